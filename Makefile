@@ -1,0 +1,49 @@
+# Everything strictmcp needs on a fresh machine with only Python 3 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+EXAMPLE := examples/schema
+
+.PHONY: demo test install install-test lint typecheck unit bench clean
+
+demo: install  ## set up and run strictmcp on the bundled example
+	$(BIN)/strictmcp schema check $(EXAMPLE)/search-tool.input-schema.json
+	$(BIN)/strictmcp schema validate $(EXAMPLE)/search-tool.input-schema.json $(EXAMPLE)/good-call.json
+	@# The second call is meant to be refused: exit status 1 is the expected outcome.
+	$(BIN)/strictmcp schema validate $(EXAMPLE)/search-tool.input-schema.json $(EXAMPLE)/bad-call.json; \
+	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
+
+test: install-test lint typecheck unit  ## set up and run the whole suite
+
+install: $(STAMP)
+install-test: $(TEST_STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP) $@
+
+lint:
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck:
+	$(BIN)/mypy
+
+unit:
+	$(BIN)/pytest -q
+
+bench: install-test  ## engine benchmarks; figures go in docs/benchmarks.md
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,23 @@
+"""The ``strictmcp`` command: one group, each layer bringing its own subcommands."""
+
+from __future__ import annotations
+
+import click
+
+from . import __version__
+from .schema.cli import schema
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="strictmcp")
+def main() -> None:
+    """strictmcp: every Model Context Protocol message checked, strict and safe.
+
+    \b
+    Start with:
+      strictmcp schema check SCHEMA              is this schema valid, safe, self-contained?
+      strictmcp schema validate SCHEMA FILE...   do these JSON files match it?
+    """
+
+
+main.add_command(schema)

@@ -1,0 +1,120 @@
+"""Bounds on instances, checked before a backend sees them.
+
+The native backend recurses once per level of nesting and crashes the process when a recursive
+schema meets a deep enough instance, so depth must be known before it runs. Size is checked
+here too, so that a huge instance gets a clear error instead of seconds of work.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .codes import IssueCode
+from .pointer import to_pointer
+
+_SCALARS = (str, int, float, type(None))
+
+
+@dataclass(frozen=True)
+class BoundsViolation:
+    """The first bound an instance crosses, and where."""
+
+    code: IssueCode
+    message: str
+    path: tuple[str | int, ...]
+
+    @property
+    def pointer(self) -> str:
+        """The location as a JSON Pointer."""
+        return to_pointer(self.path)
+
+
+def check_instance(instance: Any, max_depth: int, max_size: int | None) -> BoundsViolation | None:
+    """Check depth, size and JSON-ness of an instance; ``max_size=None`` skips the size count.
+
+    Size is the approximate length of the JSON text: characters of strings and keys plus one per
+    value. The walk stops at the first violation, so it costs at most ``max_size`` steps.
+    """
+    size = 0
+    # (value, path, depth); paths are built only for containers, which are few.
+    stack: list[tuple[Any, tuple[str | int, ...], int]] = [(instance, (), 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            if depth >= max_depth:
+                return _too_deep(path, max_depth)
+            for key, value in node.items():
+                if type(key) is not str:
+                    return BoundsViolation(
+                        IssueCode.INSTANCE_NOT_JSON, "object keys must be strings", path
+                    )
+                size += len(key) + 1
+                if type(value) in (dict, list, tuple):
+                    stack.append((value, (*path, key), depth + 1))
+                else:
+                    size += _scalar_size(value)
+                    if size < 0:
+                        return _not_json(value, (*path, key))
+        elif kind is list or kind is tuple:
+            if depth >= max_depth:
+                return _too_deep(path, max_depth)
+            for index, value in enumerate(node):
+                if type(value) in (dict, list, tuple):
+                    stack.append((value, (*path, index), depth + 1))
+                else:
+                    size += _scalar_size(value)
+                    if size < 0:
+                        return _not_json(value, (*path, index))
+        else:
+            size += _scalar_size(node)
+            if size < 0:
+                return _not_json(node, path)
+        size += 1
+        if max_size is not None and size > max_size:
+            return BoundsViolation(
+                IssueCode.INSTANCE_TOO_LARGE,
+                f"instance is larger than the limit of {max_size} (about that many bytes of JSON)",
+                path,
+            )
+    return None
+
+
+def _scalar_size(value: Any) -> int:
+    """Approximate JSON length of a scalar, or a negative number when it is not JSON."""
+    if type(value) is str:
+        return len(value) + 2
+    if type(value) is float and not math.isfinite(value):
+        return -(10**18)
+    if isinstance(value, _SCALARS):
+        return 4
+    return -(10**18)
+
+
+def _too_deep(path: tuple[str | int, ...], max_depth: int) -> BoundsViolation:
+    return BoundsViolation(
+        IssueCode.INSTANCE_TOO_DEEP, f"instance nesting exceeds {max_depth} levels", path
+    )
+
+
+def _not_json(value: Any, path: tuple[str | int, ...]) -> BoundsViolation:
+    what = "a non-finite number" if isinstance(value, float) else f"a {type(value).__name__}"
+    return BoundsViolation(IssueCode.INSTANCE_NOT_JSON, f"{what} is not a JSON value", path)
+
+
+def instance_depth(instance: Any, cap: int) -> int:
+    """Levels of nested arrays and objects (a scalar has 0), counting no further than ``cap``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(instance, 1)]
+    while stack:
+        node, depth = stack.pop()
+        kind = type(node)
+        if kind is not dict and kind is not list and kind is not tuple:
+            continue
+        if depth >= cap:
+            return cap
+        deepest = max(deepest, depth)
+        stack.extend((value, depth + 1) for value in (node.values() if kind is dict else node))
+    return deepest

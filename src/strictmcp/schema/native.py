@@ -1,0 +1,217 @@
+"""The default backend: jsonschema-rs, configured so that it can never fetch."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema_rs
+
+from .backend import CompileOptions, RawIssue
+from .codes import SchemaErrorCode
+from .dialects import Dialect
+from .errors import SchemaError
+from .pointer import to_pointer
+from .registry import Registry
+
+_CLASSES: dict[Dialect, type[jsonschema_rs.Validator]] = {
+    Dialect.DRAFT4: jsonschema_rs.Draft4Validator,
+    Dialect.DRAFT6: jsonschema_rs.Draft6Validator,
+    Dialect.DRAFT7: jsonschema_rs.Draft7Validator,
+    Dialect.DRAFT2019_09: jsonschema_rs.Draft201909Validator,
+    Dialect.DRAFT2020_12: jsonschema_rs.Draft202012Validator,
+}
+_DRAFTS = {
+    Dialect.DRAFT4: jsonschema_rs.Draft4,
+    Dialect.DRAFT6: jsonschema_rs.Draft6,
+    Dialect.DRAFT7: jsonschema_rs.Draft7,
+    Dialect.DRAFT2019_09: jsonschema_rs.Draft201909,
+    Dialect.DRAFT2020_12: jsonschema_rs.Draft202012,
+}
+# Keywords whose false subschema means "this item or property is not allowed".
+_FALSE_SCHEMA_KEYWORDS = frozenset(
+    {"additionalProperties", "unevaluatedProperties", "items", "additionalItems", "unevaluatedItems"}
+)
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "prefixItems"})
+
+
+class _Refused(LookupError):
+    """Raised by the retriever: strictmcp resolves references only from memory."""
+
+
+class NativeBackend:
+    """jsonschema-rs: compiled in Rust, linear-time regexes by default, no network, no files."""
+
+    name = "jsonschema-rs"
+
+    def compile(self, schema: Any, options: CompileOptions) -> NativeSchema:
+        """Compile, turning every refusal into a :class:`SchemaError` with a stable code."""
+        requested: list[str] = []
+
+        def refuse(uri: str) -> Any:
+            requested.append(uri)
+            raise _Refused(uri)
+
+        kwargs: dict[str, Any] = {
+            "validate_formats": options.formats,
+            "retriever": refuse,
+            "pattern_options": _pattern_options(options),
+        }
+        if options.format_checkers:
+            kwargs["formats"] = dict(options.format_checkers)
+        if options.registry is not None:
+            kwargs["registry"] = options.registry.native(self.name, _native_registry)
+        try:
+            if isinstance(schema, dict) and "$schema" in schema:
+                # Also follows a custom meta-schema from the registry to its vocabularies.
+                validator = jsonschema_rs.validator_for(schema, **kwargs)
+            else:
+                validator = _CLASSES[options.dialect](schema, **kwargs)
+        except jsonschema_rs.ValidationError as error:
+            raise _schema_error(error, requested) from None
+        except ValueError as error:
+            raise SchemaError(SchemaErrorCode.INVALID, str(error).splitlines()[0]) from None
+        return NativeSchema(validator)
+
+
+class NativeSchema:
+    """A jsonschema-rs validator behind the :class:`CompiledSchema` protocol."""
+
+    def __init__(self, validator: jsonschema_rs.Validator) -> None:
+        # The bound method itself: the hot path calls straight into Rust.
+        self.is_valid = validator.is_valid
+        self._validator = validator
+
+    def iter_raw(self, instance: Any) -> Iterator[RawIssue]:
+        """Every failure as a :class:`RawIssue`."""
+        for error in self._validator.iter_errors(instance):
+            yield _raw_issue(error)
+
+
+def _pattern_options(options: CompileOptions) -> Any:
+    if options.backtracking:
+        return jsonschema_rs.FancyRegexOptions(backtrack_limit=options.limits.backtrack_limit)
+    # The regex crate matches in linear time and rejects lookaround and backreferences, which
+    # is what makes `pattern` safe against catastrophic backtracking.
+    return jsonschema_rs.RegexOptions()
+
+
+def _native_registry(registry: Registry) -> Any:
+    return jsonschema_rs.Registry(
+        list(registry.items()), draft=_DRAFTS[registry.dialect], retriever=_refuse_always
+    )
+
+
+def _refuse_always(uri: str) -> Any:
+    raise _Refused(uri)
+
+
+def _raw_issue(error: jsonschema_rs.ValidationError) -> RawIssue:
+    kind = error.kind
+    keyword = kind.name
+    schema_path = tuple(error.schema_path)
+    detail: dict[str, Any] = {}
+    if keyword == "falseSchema":
+        keyword = _false_schema_keyword(schema_path)
+    elif keyword == "propertyNames":
+        inner = kind.as_dict()["error"]
+        detail["reason"] = inner.kind.name
+        schema_path = schema_path[:1] if schema_path else schema_path
+    elif keyword in ("anyOf", "oneOf"):
+        detail["branches"] = len(kind.as_dict()["context"])
+        if isinstance(kind, jsonschema_rs.ValidationErrorKind.OneOfMultipleValid):
+            keyword = "oneOf:multiple"
+    elif keyword == "referencing":
+        keyword = "$ref"
+    elif keyword not in ("not", "custom"):
+        detail = kind.as_dict()
+    if schema_path and isinstance(schema_path[-1], str) and keyword in ("contains", "required"):
+        # minContains/maxContains and dependentRequired report under their parent keyword.
+        keyword = schema_path[-1]
+    return RawIssue(
+        keyword=keyword,
+        instance_path=tuple(error.instance_path),
+        schema_path=schema_path,
+        evaluation_path=tuple(error.evaluation_path),
+        detail=detail,
+        value=error.instance,
+    )
+
+
+def _false_schema_keyword(schema_path: tuple[str | int, ...]) -> str:
+    if not schema_path:
+        return "falseSchema"
+    last = schema_path[-1]
+    named = len(schema_path) >= 2 and schema_path[-2] in _NAME_MAPS
+    if isinstance(last, str) and last in _FALSE_SCHEMA_KEYWORDS and not named:
+        return last
+    return "falseSchema"
+
+
+_RESOURCE_RE = re.compile(r"Resource '([^']*)'")
+
+
+def _schema_error(error: jsonschema_rs.ValidationError, requested: list[str]) -> SchemaError:
+    message = str(error.message).splitlines()[0]
+    location = to_pointer(error.instance_path)
+    if requested:
+        return SchemaError(
+            SchemaErrorCode.EXTERNAL_REF,
+            f"reference to {requested[0]!r} is outside this schema and its registry; "
+            "strictmcp never fetches references",
+            location=location,
+            detail=requested[0],
+        )
+    kind = error.kind
+    if isinstance(kind, jsonschema_rs.ValidationErrorKind.Referencing):
+        if message.startswith("Unknown meta-schema"):
+            return SchemaError(SchemaErrorCode.UNKNOWN_DIALECT, message, location="/$schema")
+        found = _RESOURCE_RE.search(message)
+        if found:
+            # Only bundled meta-schemas resolve without the registry; anything else is outside.
+            return SchemaError(
+                SchemaErrorCode.EXTERNAL_REF,
+                f"reference to {found.group(1)!r} cannot be resolved from memory; "
+                "strictmcp never fetches references",
+                location=location,
+                detail=found.group(1),
+            )
+        return SchemaError(SchemaErrorCode.UNRESOLVABLE_REF, message, location=location)
+    pattern = _failed_pattern(error)
+    if pattern is not None:
+        return _pattern_error(pattern, location)
+    return SchemaError(SchemaErrorCode.INVALID, message, location=location)
+
+
+def _failed_pattern(error: jsonschema_rs.ValidationError) -> str | None:
+    kind = error.kind
+    if isinstance(kind, jsonschema_rs.ValidationErrorKind.PropertyNames):
+        kind = kind.error.kind
+        if isinstance(kind, jsonschema_rs.ValidationErrorKind.Format) and kind.format == "regex":
+            path = error.instance_path
+            return str(path[-1]) if path else None
+    if isinstance(kind, jsonschema_rs.ValidationErrorKind.Format) and kind.format == "regex":
+        return error.instance if isinstance(error.instance, str) else None
+    return None
+
+
+def _pattern_error(pattern: str, location: str) -> SchemaError:
+    try:
+        jsonschema_rs.validator_for(
+            {"pattern": pattern}, pattern_options=jsonschema_rs.FancyRegexOptions()
+        )
+    except jsonschema_rs.ValidationError:
+        return SchemaError(
+            SchemaErrorCode.INVALID_PATTERN,
+            f"pattern {pattern!r} is not a valid regular expression",
+            location=location,
+            detail=pattern,
+        )
+    return SchemaError(
+        SchemaErrorCode.PATTERN_NEEDS_BACKTRACKING,
+        f"pattern {pattern!r} needs a backtracking regex engine (lookaround or backreferences); "
+        "allow it explicitly with backtracking=True, which bounds its steps",
+        location=location,
+        detail=pattern,
+    )

@@ -1,0 +1,237 @@
+"""Compiled schemas and the call that makes them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .analysis import SchemaProfile, profile_schema
+from .backend import Backend, CompiledSchema, CompileOptions, FormatChecker, ValidationTimeout
+from .cache import LRUCache
+from .codes import IssueCode
+from .dialects import DEFAULT_DIALECT, Dialect, dialect_of
+from .instance import check_instance, instance_depth
+from .limits import Limits
+from .messages import describe
+from .native import NativeBackend
+from .pointer import to_pointer
+from .registry import Registry
+from .result import HIDDEN, VALID, Issue, ValidationResult
+
+DEFAULT_LIMITS = Limits()
+# Native recursion uses stack per schema level per instance level; keeping their product under
+# this keeps even small thread stacks safe when a caller raises both bounds.
+_STACK_LEVELS = 4096
+
+
+class Validator:
+    """A compiled schema, safe to share between threads and to call millions of times.
+
+    Get one from :func:`compile_schema`. :meth:`validate` never raises for a bad instance: every
+    problem, including the engine's own bounds, comes back as an :class:`Issue`.
+    """
+
+    __slots__ = (
+        "_compiled",
+        "_depth",
+        "_explain_depth",
+        "_is_valid",
+        "_max_size",
+        "_recursive",
+        "backend",
+        "dialect",
+        "limits",
+        "profile",
+        "schema",
+    )
+
+    def __init__(
+        self,
+        schema: Any,
+        *,
+        dialect: Dialect,
+        profile: SchemaProfile,
+        compiled: CompiledSchema,
+        limits: Limits,
+        backend: str,
+    ) -> None:
+        self.schema = schema
+        self.dialect = dialect
+        self.profile = profile
+        self.limits = limits
+        self.backend = backend
+        self._compiled = compiled
+        self._is_valid = compiled.is_valid
+        self._max_size = limits.max_instance_size
+        self._recursive = profile.recursive
+        self._depth = limits.max_instance_depth
+        if profile.recursive:
+            self._depth = max(1, min(self._depth, _STACK_LEVELS // profile.depth))
+        # Explaining a failure walks every branch of a branching recursion: branches ** depth.
+        self._explain_depth = (
+            int(math.log(limits.explain_budget) / math.log(profile.fanout))
+            if profile.fanout > 1
+            else self._depth
+        )
+
+    def validate(
+        self, instance: Any, *, json_size: int | None = None, show_values: bool = False
+    ) -> ValidationResult:
+        """Validate one instance.
+
+        ``json_size``: the length of the JSON text the instance was parsed from, when known.
+        It stands in for measuring the instance, which makes the common case (a schema that
+        cannot recurse) cost no more than the backend's own check. ``show_values`` puts each
+        failing value in its issue; leave it off where values may be secrets.
+        """
+        if json_size is None:
+            violation = check_instance(instance, self._depth, self._max_size)
+        elif json_size > self._max_size:
+            return _bound_failure(
+                IssueCode.INSTANCE_TOO_LARGE,
+                f"instance is larger than the limit of {self._max_size} bytes of JSON",
+            )
+        elif self._recursive:
+            violation = check_instance(instance, self._depth, None)
+        else:
+            violation = None
+        if violation is not None:
+            return _bound_failure(violation.code, violation.message, violation.pointer)
+        try:
+            if self._is_valid(instance):
+                return VALID
+            return self._explain(instance, show_values)
+        except ValidationTimeout:
+            return _bound_failure(
+                IssueCode.VALIDATION_TIMEOUT,
+                f"validation took longer than {self.limits.max_seconds} seconds",
+            )
+
+    def is_valid(self, instance: Any, *, json_size: int | None = None) -> bool:
+        """The verdict of :meth:`validate` alone."""
+        return self.validate(instance, json_size=json_size).valid
+
+    def _explain(self, instance: Any, show_values: bool) -> ValidationResult:
+        if instance_depth(instance, self._explain_depth + 1) > self._explain_depth:
+            return _bound_failure(
+                IssueCode.UNEXPLAINED,
+                "does not match the schema; the details are withheld because explaining "
+                "this failure through the schema's branching recursion would take too long",
+            )
+        issues: list[Issue] = []
+        for raw in self._compiled.iter_raw(instance):
+            if len(issues) == self.limits.max_issues:
+                return ValidationResult(False, tuple(issues), truncated=True)
+            code, message = describe(raw)
+            issues.append(
+                Issue(
+                    code=code,
+                    message=message,
+                    instance_path=to_pointer(raw.instance_path),
+                    keyword=raw.keyword.split(":", 1)[0],
+                    schema_path=to_pointer(raw.schema_path),
+                    evaluation_path=to_pointer(raw.evaluation_path),
+                    value=raw.value if show_values else HIDDEN,
+                )
+            )
+        if not issues:
+            return _bound_failure(IssueCode.UNEXPLAINED, "does not match the schema")
+        return ValidationResult(False, tuple(issues))
+
+    def __repr__(self) -> str:
+        return f"<Validator {self.dialect.short_name} backend={self.backend}>"
+
+
+def _bound_failure(code: IssueCode, message: str, pointer: str = "") -> ValidationResult:
+    return ValidationResult(False, (Issue(code=code, message=message, instance_path=pointer),))
+
+
+_BACKENDS: dict[str, Backend] = {"jsonschema-rs": NativeBackend()}
+
+#: Compiled validators by canonical schema and options. Bounded: see :class:`LRUCache`.
+VALIDATOR_CACHE: LRUCache[Validator] = LRUCache(maxsize=1024)
+
+
+def get_backend(name: str) -> Backend:
+    """A backend by name: ``jsonschema-rs`` (default) or ``python-jsonschema`` (reference)."""
+    if name not in _BACKENDS:
+        if name != "python-jsonschema":
+            raise ValueError(f"unknown backend {name!r}")
+        from .reference import ReferenceBackend  # noqa: PLC0415 - optional dependency
+
+        _BACKENDS[name] = ReferenceBackend()
+    return _BACKENDS[name]
+
+
+def compile_schema(
+    schema: Any,
+    *,
+    default_dialect: Dialect = DEFAULT_DIALECT,
+    limits: Limits | None = None,
+    formats: bool = True,
+    format_checkers: Mapping[str, FormatChecker] | None = None,
+    backtracking: bool = False,
+    registry: Registry | None = None,
+    backend: str = "jsonschema-rs",
+    cache: LRUCache[Validator] | None = VALIDATOR_CACHE,
+) -> Validator:
+    """Compile a schema once; the same schema and options return the cached validator.
+
+    The dialect comes from ``$schema`` (``default_dialect`` when absent). References resolve
+    within the schema, to bundled meta-schemas, and to ``registry``, and nowhere else: nothing
+    is ever fetched. ``formats`` asserts ``format``; ``format_checkers`` adds or replaces
+    checks by name. ``backtracking`` allows lookaround and backreferences in patterns, bounded
+    by ``limits.backtrack_limit``; without it patterns run on a linear-time engine.
+
+    Raises :class:`~strictmcp.schema.SchemaError` for invalid, unsafe or unresolvable schemas.
+    """
+    limits = limits or DEFAULT_LIMITS
+    dialect = dialect_of(
+        schema, default=default_dialect, lookup=registry.get if registry is not None else None
+    )
+    profile = profile_schema(
+        schema, limits, id_keyword="id" if dialect is Dialect.DRAFT4 else "$id"
+    )
+    options = CompileOptions(
+        dialect=dialect,
+        limits=limits,
+        formats=formats,
+        format_checkers=dict(format_checkers or {}),
+        backtracking=backtracking,
+        registry=registry,
+    )
+    engine = get_backend(backend)
+
+    def build() -> Validator:
+        return Validator(
+            schema,
+            dialect=dialect,
+            profile=profile,
+            compiled=engine.compile(schema, options),
+            limits=limits,
+            backend=engine.name,
+        )
+
+    if cache is None:
+        return build()
+    key = (
+        _digest(schema),
+        dialect,
+        limits,
+        formats,
+        tuple(sorted((name, id(check)) for name, check in options.format_checkers.items())),
+        backtracking,
+        registry.fingerprint if registry is not None else None,
+        engine.name,
+    )
+    return cache.get_or_create(key, build)
+
+
+def _digest(schema: Any) -> str:
+    # Canonical text: key order and spacing do not make a new entry. Safe to serialize
+    # recursively: profile_schema has already bounded the depth.
+    text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
