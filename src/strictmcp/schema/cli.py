@@ -129,7 +129,11 @@ def validate(
         for issue in result.issues:
             value = f" (value: {json.dumps(issue.value)})" if show_values else ""
             lines.append(f"  {issue}{value}")
-    _emit(fmt, {"schema": schema_file, "dialect": validator.dialect.short_name, "results": results}, lines)
+    _emit(
+        fmt,
+        {"schema": schema_file, "dialect": validator.dialect.short_name, "results": results},
+        lines,
+    )
     sys.exit(status)
 
 

@@ -50,5 +50,6 @@ def load_json(data: bytes | str, *, max_size: int) -> Any:
         raise JSONInputError("json-invalid", "input is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise JSONInputError(
-            "json-invalid", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            "json-invalid",
+            f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}",
         ) from None

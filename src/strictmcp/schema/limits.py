@@ -14,8 +14,11 @@ class Limits:
 
     - ``max_schema_depth``: nesting of JSON containers in a schema document.
     - ``max_subschemas``: objects and booleans in schema positions, counted over the document.
-    - ``max_instance_depth``: nesting of arrays and objects in an instance. Below the depth at
-      which the native backend's recursion exhausts a thread's stack, with a wide margin.
+    - ``max_instance_depth``: nesting of arrays and objects in an instance, far below the depth
+      at which the native backend's recursion exhausts a thread's stack. When a caller passes
+      ``json_size`` to skip measuring, depth is still checked wherever it matters for safety:
+      for recursive schemas before validating, and for any schema before explaining a failure.
+      (A schema that cannot recurse can look no deeper than itself.)
     - ``max_instance_size``: roughly the length of the instance's JSON text (characters of
       strings and keys, plus one per value).
     - ``max_issues``: issues reported for one instance; the rest are counted as truncated.

@@ -56,7 +56,9 @@ def _unexpected(issue: RawIssue, noun: str) -> str:
     if not names:
         return f"{noun}s are not allowed here"
     shown = ", ".join(quote_name(name) for name in list(names)[:_LIST_LIMIT])
-    return f"{noun} {shown} is not allowed" if len(names) == 1 else f"{noun}s {shown} are not allowed"
+    return (
+        f"{noun} {shown} is not allowed" if len(names) == 1 else f"{noun}s {shown} are not allowed"
+    )
 
 
 _Describe = Callable[[RawIssue, Mapping[str, Any]], str]
@@ -137,8 +139,10 @@ _TABLE: dict[str, tuple[IssueCode, _Describe]] = {
     ),
     "dependentRequired": (
         IssueCode.MISSING_REQUIRED,
-        lambda i, d: f"is missing the property {quote_name(d.get('property', '?'))}, "
-        "required by another property that is present",
+        lambda i, d: (
+            f"is missing the property {quote_name(d.get('property', '?'))}, "
+            "required by another property that is present"
+        ),
     ),
     "dependencies": (
         IssueCode.MISSING_REQUIRED,
@@ -172,7 +176,10 @@ _TABLE: dict[str, tuple[IssueCode, _Describe]] = {
     ),
     "not": (IssueCode.MATCHES_NOT, lambda i, d: "must not match the `not` schema"),
     "falseSchema": (IssueCode.FALSE_SCHEMA, lambda i, d: "is not allowed here"),
-    "$ref": (IssueCode.UNRESOLVABLE_REF, lambda i, d: "reaches a reference that cannot be resolved"),
+    "$ref": (
+        IssueCode.UNRESOLVABLE_REF,
+        lambda i, d: "reaches a reference that cannot be resolved",
+    ),
     "custom": (IssueCode.CUSTOM, lambda i, d: "fails a custom keyword of the schema"),
 }
 # python-jsonschema names no keyword when a `false` subschema fails.

@@ -31,7 +31,13 @@ _DRAFTS = {
 }
 # Keywords whose false subschema means "this item or property is not allowed".
 _FALSE_SCHEMA_KEYWORDS = frozenset(
-    {"additionalProperties", "unevaluatedProperties", "items", "additionalItems", "unevaluatedItems"}
+    {
+        "additionalProperties",
+        "unevaluatedProperties",
+        "items",
+        "additionalItems",
+        "unevaluatedItems",
+    }
 )
 _NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "prefixItems"})
 
@@ -98,13 +104,36 @@ def _pattern_options(options: CompileOptions) -> Any:
 
 
 def _native_registry(registry: Registry) -> Any:
-    return jsonschema_rs.Registry(
-        list(registry.items()), draft=_DRAFTS[registry.dialect], retriever=_refuse_always
-    )
+    requested: list[str] = []
 
+    def refuse(uri: str) -> Any:
+        requested.append(uri)
+        raise _Refused(uri)
 
-def _refuse_always(uri: str) -> Any:
-    raise _Refused(uri)
+    try:
+        return jsonschema_rs.Registry(
+            list(registry.items()), draft=_DRAFTS[registry.dialect], retriever=refuse
+        )
+    except ValueError as error:
+        # jsonschema-rs resolves every reference of every document up front, so this fails
+        # every compile that uses the registry; it must still be a SchemaError, not a raw
+        # ValueError carrying the backend's wording.
+        message = str(error).splitlines()[0]
+        if requested:
+            # Earlier requests may have been tolerated (an unknown `$schema` is looked up and
+            # then ignored): the one that failed is named in the message, else it is the last.
+            found = _RESOURCE_RE.search(message)
+            uri = found.group(1) if found else requested[-1]
+            raise SchemaError(
+                SchemaErrorCode.EXTERNAL_REF,
+                f"a document in the registry references {uri!r}, which is not in the registry "
+                f"when its documents are read as {registry.dialect.short_name}; "
+                "strictmcp never fetches references",
+                detail=uri,
+            ) from None
+        raise SchemaError(
+            SchemaErrorCode.INVALID, f"the registry's documents cannot be loaded: {message}"
+        ) from None
 
 
 def _raw_issue(error: jsonschema_rs.ValidationError) -> RawIssue:

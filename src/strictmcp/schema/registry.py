@@ -24,9 +24,7 @@ class Registry(Mapping[str, Any]):
     Registry(1 documents, dialect='2020-12')
     """
 
-    def __init__(
-        self, documents: Mapping[str, Any], *, dialect: Dialect = DEFAULT_DIALECT
-    ) -> None:
+    def __init__(self, documents: Mapping[str, Any], *, dialect: Dialect = DEFAULT_DIALECT) -> None:
         self._documents = {_strip_fragment(uri): doc for uri, doc in documents.items()}
         self.dialect = dialect
         canonical = json.dumps(

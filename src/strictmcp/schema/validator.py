@@ -71,11 +71,10 @@ class Validator:
         if profile.recursive:
             self._depth = max(1, min(self._depth, _STACK_LEVELS // profile.depth))
         # Explaining a failure walks every branch of a branching recursion: branches ** depth.
-        self._explain_depth = (
-            int(math.log(limits.explain_budget) / math.log(profile.fanout))
-            if profile.fanout > 1
-            else self._depth
-        )
+        self._explain_depth = self._depth
+        if profile.fanout > 1:
+            affordable = int(math.log(limits.explain_budget) / math.log(profile.fanout))
+            self._explain_depth = min(self._depth, max(1, affordable))
 
     def validate(
         self, instance: Any, *, json_size: int | None = None, show_values: bool = False
@@ -115,7 +114,14 @@ class Validator:
         return self.validate(instance, json_size=json_size).valid
 
     def _explain(self, instance: Any, show_values: bool) -> ValidationResult:
-        if instance_depth(instance, self._explain_depth + 1) > self._explain_depth:
+        # Only now is depth measured for instances that came with json_size: the backend's
+        # error objects copy the failing value, and deep copies are refused (or worse).
+        depth = instance_depth(instance, self._depth + 1)
+        if depth > self._depth:
+            return _bound_failure(
+                IssueCode.INSTANCE_TOO_DEEP, f"instance nesting exceeds {self._depth} levels"
+            )
+        if depth > self._explain_depth:
             return _bound_failure(
                 IssueCode.UNEXPLAINED,
                 "does not match the schema; the details are withheld because explaining "
