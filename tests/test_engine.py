@@ -521,3 +521,31 @@ def test_reference_backend_honours_its_deadline() -> None:
 def test_unknown_backend_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown backend"):
         compile_schema({}, backend="nope")
+
+
+def test_fast_path_exists_only_where_it_is_safe() -> None:
+    plain = compile_schema({"type": "object", "properties": {"n": {"type": "integer"}}})
+    fast = plain.fast_path
+    assert fast is not None
+    assert fast({"n": 1})
+    assert not fast({"n": "x"})
+    assert compile_schema({"items": {"$ref": "#"}}).fast_path is None
+    assert compile_schema({}, backend="python-jsonschema").fast_path is None
+
+
+def test_json_size_path_gives_the_same_results_as_measuring() -> None:
+    validator = compile_schema({"properties": {"n": {"type": "integer", "maximum": 3}}})
+    for instance in ({"n": 1}, {"n": 9}, {"n": "x"}, {}):
+        assert validator.validate(instance, json_size=20) == validator.validate(instance)
+
+
+def test_cache_hit_skips_work_but_never_the_bounds() -> None:
+    cache: LRUCache[Any] = LRUCache(maxsize=4)
+    deep: Any = {}
+    for _ in range(5000):
+        deep = {"not": deep}
+    for _ in range(2):
+        with pytest.raises(SchemaError) as caught:
+            compile_schema(deep, cache=cache)
+        assert caught.value.code is SchemaErrorCode.TOO_DEEP
+    assert len(cache) == 0

@@ -47,7 +47,13 @@ class ValidationTimeout(Exception):
 
 
 class CompiledSchema(Protocol):
-    """A schema compiled by a backend."""
+    """A schema compiled by a backend.
+
+    ``preemptible`` backends may raise :class:`ValidationTimeout` from either method; others
+    never do, which lets the engine hand out :meth:`is_valid` itself as a fast path.
+    """
+
+    preemptible: bool
 
     def is_valid(self, instance: Any) -> bool:
         """The verdict alone, as fast as the backend can give it."""

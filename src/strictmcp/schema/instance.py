@@ -82,6 +82,56 @@ def check_instance(instance: Any, max_depth: int, max_size: int | None) -> Bound
     return None
 
 
+def within_bounds(instance: Any, max_depth: int, max_size: int) -> bool:
+    """Whether :func:`check_instance` would find nothing: the fast answer, without locations.
+
+    Recursion is safe here (``max_depth`` is far below the interpreter's limit), and it is the
+    cheapest way to walk small JSON in CPython; :func:`check_instance` then locates a failure.
+    """
+    size = _fitting_size(instance, max_depth, max_size)
+    return 0 <= size <= max_size
+
+
+def _fitting_size(node: Any, depth_left: int, budget: int) -> int:
+    """Approximate JSON size of ``node``, or -1 if it is too deep, too large or not JSON."""
+    kind = type(node)
+    if kind is str:
+        return len(node) + 2
+    if kind is dict:
+        values: Any = node.values()
+        size = 1
+        for key in node:
+            if type(key) is not str:
+                return -1
+            size += len(key) + 1
+    elif kind is list or kind is tuple:
+        if len(node) > budget:
+            return -1
+        values, size = node, 1
+    elif kind is int or kind is bool or node is None:
+        return 4
+    elif kind is float:
+        return 4 if math.isfinite(node) else -1
+    else:
+        return -1
+    if depth_left <= 0:
+        return -1
+    for value in values:
+        vkind = type(value)
+        if vkind is str:
+            size += len(value) + 2
+        elif vkind is int or vkind is bool or value is None:
+            size += 4
+        else:
+            inner = _fitting_size(value, depth_left - 1, budget - size)
+            if inner < 0:
+                return -1
+            size += inner
+        if size > budget:
+            return -1
+    return size
+
+
 def _scalar_size(value: Any) -> int:
     """Approximate JSON length of a scalar, or a negative number when it is not JSON."""
     if type(value) is str:

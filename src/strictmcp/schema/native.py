@@ -84,6 +84,8 @@ class NativeBackend:
 class NativeSchema:
     """A jsonschema-rs validator behind the :class:`CompiledSchema` protocol."""
 
+    preemptible = False
+
     def __init__(self, validator: jsonschema_rs.Validator) -> None:
         # The bound method itself: the hot path calls straight into Rust.
         self.is_valid = validator.is_valid

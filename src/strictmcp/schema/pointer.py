@@ -8,7 +8,14 @@ from urllib.parse import unquote
 
 def to_pointer(path: Iterable[str | int]) -> str:
     """``["a", 0, "b/c"]`` → ``"/a/0/b~1c"``; the empty path is ``""`` (the whole document)."""
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+    parts = [str(part) for part in path]
+    if not parts:
+        return ""
+    joined = "/".join(parts)
+    # Most paths need no escaping; telling so from the joined text saves a pass per part.
+    if "~" not in joined and joined.count("/") == len(parts) - 1:
+        return "/" + joined
+    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts)
 
 
 def from_fragment(fragment: str) -> tuple[str, ...] | None:

@@ -91,6 +91,8 @@ class ReferenceBackend:
 class ReferenceSchema:
     """A python-jsonschema validator behind the :class:`CompiledSchema` protocol."""
 
+    preemptible = True
+
     def __init__(self, validator: Any, max_seconds: float) -> None:
         self._validator = validator
         self._max_seconds = max_seconds

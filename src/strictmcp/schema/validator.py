@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .analysis import SchemaProfile, profile_schema
@@ -13,7 +13,7 @@ from .backend import Backend, CompiledSchema, CompileOptions, FormatChecker, Val
 from .cache import LRUCache
 from .codes import IssueCode
 from .dialects import DEFAULT_DIALECT, Dialect, dialect_of
-from .instance import check_instance, instance_depth
+from .instance import check_instance, instance_depth, within_bounds
 from .limits import Limits
 from .messages import describe
 from .native import NativeBackend
@@ -38,6 +38,7 @@ class Validator:
         "_compiled",
         "_depth",
         "_explain_depth",
+        "_fast_limit",
         "_is_valid",
         "_max_size",
         "_recursive",
@@ -67,6 +68,8 @@ class Validator:
         self._is_valid = compiled.is_valid
         self._max_size = limits.max_instance_size
         self._recursive = profile.recursive
+        # Largest json_size that may go straight to the backend; -1 when none may.
+        self._fast_limit = -1 if self._recursive or compiled.preemptible else self._max_size
         self._depth = limits.max_instance_depth
         if profile.recursive:
             self._depth = max(1, min(self._depth, _STACK_LEVELS // profile.depth))
@@ -86,8 +89,33 @@ class Validator:
         cannot recurse) cost no more than the backend's own check. ``show_values`` puts each
         failing value in its issue; leave it off where values may be secrets.
         """
+        if json_size is not None and json_size <= self._fast_limit:
+            if self._is_valid(instance):
+                return VALID
+            return self._explain(instance, show_values)
+        return self._validate_bounded(instance, json_size, show_values)
+
+    @property
+    def fast_path(self) -> Callable[[Any], bool] | None:
+        """The backend's own verdict function, for the hottest loops; None where unsafe.
+
+        Safe to call on any instance parsed from at most ``limits.max_instance_size`` bytes of
+        JSON: it exists only for schemas that cannot recurse, on backends that cannot time
+        out. A caller that already bounds message size (the protocol layer does) can skip even
+        the cost of calling :meth:`validate` when this says True, and call :meth:`validate` for
+        the details when it says False.
+        """
+        return self._is_valid if self._fast_limit >= 0 else None
+
+    def _validate_bounded(
+        self, instance: Any, json_size: int | None, show_values: bool
+    ) -> ValidationResult:
         if json_size is None:
-            violation = check_instance(instance, self._depth, self._max_size)
+            violation = (
+                None
+                if within_bounds(instance, self._depth, self._max_size)
+                else check_instance(instance, self._depth, self._max_size)
+            )
         elif json_size > self._max_size:
             return _bound_failure(
                 IssueCode.INSTANCE_TOO_LARGE,
@@ -198,9 +226,7 @@ def compile_schema(
     dialect = dialect_of(
         schema, default=default_dialect, lookup=registry.get if registry is not None else None
     )
-    profile = profile_schema(
-        schema, limits, id_keyword="id" if dialect is Dialect.DRAFT4 else "$id"
-    )
+    id_keyword = "id" if dialect is Dialect.DRAFT4 else "$id"
     options = CompileOptions(
         dialect=dialect,
         limits=limits,
@@ -212,6 +238,8 @@ def compile_schema(
     engine = get_backend(backend)
 
     def build() -> Validator:
+        # Bounds first: the backend must never see a schema over them.
+        profile = profile_schema(schema, limits, id_keyword=id_keyword)
         return Validator(
             schema,
             dialect=dialect,
@@ -223,8 +251,15 @@ def compile_schema(
 
     if cache is None:
         return build()
+    try:
+        digest = _digest(schema)
+    except (RecursionError, TypeError, ValueError):
+        # Not hashable as JSON text: too deep or not JSON. Profiling says which, as a
+        # SchemaError; it cannot pass a document that json.dumps refused.
+        profile_schema(schema, limits, id_keyword=id_keyword)
+        raise
     key = (
-        _digest(schema),
+        digest,
         dialect,
         limits,
         formats,
@@ -237,7 +272,7 @@ def compile_schema(
 
 
 def _digest(schema: Any) -> str:
-    # Canonical text: key order and spacing do not make a new entry. Safe to serialize
-    # recursively: profile_schema has already bounded the depth.
+    # Canonical text: key order and spacing do not make a new entry. A document deeper than
+    # the interpreter's recursion limit raises RecursionError here, cleanly, before any backend.
     text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
