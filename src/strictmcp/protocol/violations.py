@@ -1,0 +1,58 @@
+"""What every protocol check returns: violations with a rule, a place and a value-free message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from ..schema import Issue
+from .rules import Rule
+
+
+class Severity(str, Enum):
+    """Errors make a message invalid; warnings are reported and let it through."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule in one message.
+
+    ``pointer`` is a JSON Pointer into the message (``/params/arguments/path``); ``issues``
+    carries the schema engine's issues when the rule is a schema check. Messages quote names
+    and schema facts, never values from the message.
+    """
+
+    rule: Rule
+    message: str
+    pointer: str = ""
+    severity: Severity = Severity.ERROR
+    issues: tuple[Issue, ...] = ()
+
+    @property
+    def code(self) -> str:
+        """The rule's stable code."""
+        return self.rule.value
+
+    def __str__(self) -> str:
+        return f"{self.pointer or '(message)'}: {self.message} [{self.code}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "pointer": self.pointer,
+        }
+        if self.issues:
+            out["issues"] = [issue.to_dict() for issue in self.issues]
+        return out
+
+
+def errors(violations: list[Violation] | tuple[Violation, ...]) -> list[Violation]:
+    """Only the violations that make a message invalid."""
+    return [v for v in violations if v.severity is Severity.ERROR]
