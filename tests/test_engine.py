@@ -262,7 +262,7 @@ SECRET_CASES: list[tuple[dict[str, Any], Any, IssueCode]] = [
     ({"format": "email"}, SECRET, IssueCode.BAD_FORMAT),
     ({"type": "integer"}, SECRET, IssueCode.WRONG_TYPE),
     ({"not": {"type": "string"}}, SECRET, IssueCode.MATCHES_NOT),
-    ({"anyOf": [{"type": "integer"}, {"maxLength": 1}]}, SECRET, IssueCode.NO_MATCH),
+    ({"anyOf": [{"maxLength": 1}, {"pattern": "^x"}]}, SECRET, IssueCode.NO_MATCH),
     ({"oneOf": [{"type": "string"}, {"minLength": 1}]}, SECRET, IssueCode.MULTIPLE_MATCH),
     ({"items": {"type": "integer"}}, [SECRET], IssueCode.WRONG_TYPE),
     ({"uniqueItems": True}, [SECRET, SECRET], IssueCode.DUPLICATE_ITEMS),
@@ -549,3 +549,52 @@ def test_cache_hit_skips_work_but_never_the_bounds() -> None:
             compile_schema(deep, cache=cache)
         assert caught.value.code is SchemaErrorCode.TOO_DEEP
     assert len(cache) == 0
+
+
+@pytest.mark.parametrize(
+    ("schema", "location", "code"),
+    [
+        (
+            {"properties": {"a": {"$ref": "https://example.com/x.json"}}},
+            "/properties/a/$ref",
+            SchemaErrorCode.EXTERNAL_REF,
+        ),
+        (
+            {"$id": "https://example.com/r.json", "properties": {"c": {"$ref": "other.json#/a"}}},
+            "/properties/c/$ref",
+            SchemaErrorCode.EXTERNAL_REF,
+        ),
+        (
+            {"properties": {"b": {"$ref": "#/$defs/missing"}}},
+            "/properties/b/$ref",
+            SchemaErrorCode.UNRESOLVABLE_REF,
+        ),
+    ],
+)
+def test_reference_errors_say_where_the_reference_is(
+    schema: Any, location: str, code: SchemaErrorCode
+) -> None:
+    error = refused(schema)
+    assert (error.code, error.location) == (code, location)
+
+
+def test_optional_model_failures_name_the_field() -> None:
+    # What pydantic writes for `dates: Optional[Dates]`: the null branch is the wrong kind of
+    # value, so the object branch's own failure is the useful one.
+    schema = {
+        "type": "object",
+        "properties": {"dates": {"anyOf": [{"$ref": "#/$defs/Dates"}, {"type": "null"}]}},
+        "$defs": {
+            "Dates": {
+                "type": "object",
+                "properties": {"start": {"type": "string", "format": "date"}},
+                "required": ["start"],
+            }
+        },
+    }
+    validator = compile_schema(schema)
+    issue = validator.validate({"dates": {"start": "soon"}}).issues[0]
+    assert (issue.instance_path, issue.code) == ("/dates/start", IssueCode.BAD_FORMAT)
+    assert issue.evaluation_path == "/properties/dates/anyOf/0/$ref/properties/start/format"
+    mismatch = validator.validate({"dates": 5}).issues[0]
+    assert (mismatch.instance_path, mismatch.code) == ("/dates", IssueCode.NO_MATCH)

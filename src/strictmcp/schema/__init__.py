@@ -12,6 +12,8 @@ from .codes import IssueCode, SchemaErrorCode
 from .dialects import DEFAULT_DIALECT, Dialect, dialect_of
 from .errors import SchemaError
 from .limits import Limits
+from .messages import quote_name
+from .pointer import from_fragment, to_pointer
 from .registry import Registry
 from .result import HIDDEN, VALID, Issue, ValidationResult
 from .validator import VALIDATOR_CACHE, Validator, compile_schema, get_backend
@@ -34,5 +36,8 @@ __all__ = [
     "Validator",
     "compile_schema",
     "dialect_of",
+    "from_fragment",
     "get_backend",
+    "quote_name",
+    "to_pointer",
 ]

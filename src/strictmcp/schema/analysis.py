@@ -41,8 +41,14 @@ class SchemaProfile:
 
     depth: int
     subschemas: int
-    refs: int
+    #: (JSON Pointer to the keyword, its value) for every ``$ref``-like keyword.
+    references: tuple[tuple[str, str], ...]
     fanout: int
+
+    @property
+    def refs(self) -> int:
+        """How many references the document makes."""
+        return len(self.references)
 
     @property
     def recursive(self) -> bool:
@@ -64,7 +70,7 @@ def profile_schema(schema: Any, limits: Limits, *, id_keyword: str = "$id") -> S
     not made of JSON values.
     """
     walk = _Walk()
-    refs: list[tuple[Path, str]] = []
+    refs: list[tuple[Path, str, str]] = []
     # (node, path, depth, role): an explicit stack, because the documents measured here may be
     # deep enough to overflow Python's own recursion.
     stack: list[tuple[Any, Path, int, _Role]] = [(schema, (), 1, _SCHEMA)]
@@ -117,7 +123,7 @@ def profile_schema(schema: Any, limits: Limits, *, id_keyword: str = "$id") -> S
     return SchemaProfile(
         depth=walk.depth,
         subschemas=walk.subschemas,
-        refs=len(refs),
+        references=tuple((to_pointer((*path, keyword)), value) for path, keyword, value in refs),
         fanout=_recursive_refs(refs, walk.nested_ids),
     )
 
@@ -138,17 +144,21 @@ def _child_role(role: _Role, key: str) -> _Role:
 
 
 def _note_schema(
-    node: dict[str, Any], path: Path, refs: list[tuple[Path, str]], walk: _Walk, id_keyword: str
+    node: dict[str, Any],
+    path: Path,
+    refs: list[tuple[Path, str, str]],
+    walk: _Walk,
+    id_keyword: str,
 ) -> None:
     for keyword in _REF_KEYWORDS:
         target = node.get(keyword)
         if isinstance(target, str):
-            refs.append((path, target if keyword == "$ref" else "\0dynamic"))
+            refs.append((path, keyword, target))
     if path and isinstance(node.get(id_keyword), str):
         walk.nested_ids = True
 
 
-def _recursive_refs(refs: list[tuple[Path, str]], nested_ids: bool) -> int:
+def _recursive_refs(refs: list[tuple[Path, str, str]], nested_ids: bool) -> int:
     """How many references lie on a cycle of references (0: validation cannot recurse).
 
     Exact for documents whose references are all local JSON Pointers and that embed no other
@@ -157,12 +167,13 @@ def _recursive_refs(refs: list[tuple[Path, str]], nested_ids: bool) -> int:
     if not refs:
         return 0
     targets: list[tuple[str, ...]] = []
-    for _, ref in refs:
-        target = from_fragment(ref)
+    for _, keyword, ref in refs:
+        # Dynamic references resolve at run time, so their targets cannot be known here.
+        target = from_fragment(ref) if keyword == "$ref" else None
         if target is None or nested_ids or len(refs) > _MAX_ANALYSED_REFS:
             return len(refs)
         targets.append(target)
-    locations = [tuple(str(part) for part in path) for path, _ in refs]
+    locations = [tuple(str(part) for part in path) for path, _, _ in refs]
     # Reference i leads on to reference j when j is written inside the subschema i points at.
     edges = [
         [j for j, loc in enumerate(locations) if loc[: len(target)] == target] for target in targets

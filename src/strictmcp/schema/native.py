@@ -94,7 +94,29 @@ class NativeSchema:
     def iter_raw(self, instance: Any) -> Iterator[RawIssue]:
         """Every failure as a :class:`RawIssue`."""
         for error in self._validator.iter_errors(instance):
-            yield _raw_issue(error)
+            yield from _explained(error)
+
+
+def _explained(error: jsonschema_rs.ValidationError) -> Iterator[RawIssue]:
+    """The issue, or, for a failed anyOf/oneOf with one branch of the right kind, that
+    branch's own issues: ``Optional[Model]`` then says which field is wrong, not just that
+    neither branch matched."""
+    kind = error.kind
+    if isinstance(
+        kind,
+        (jsonschema_rs.ValidationErrorKind.AnyOf, jsonschema_rs.ValidationErrorKind.OneOfNotValid),
+    ):
+        here = list(error.instance_path)
+        plausible = [
+            branch
+            for branch in kind.context
+            if not any(e.kind.name == "type" and list(e.instance_path) == here for e in branch)
+        ]
+        if len(plausible) == 1 and plausible[0]:
+            for inner in plausible[0]:
+                yield from _explained(inner)
+            return
+    yield _raw_issue(error)
 
 
 def _pattern_options(options: CompileOptions) -> Any:
@@ -181,6 +203,7 @@ def _false_schema_keyword(schema_path: tuple[str | int, ...]) -> str:
 
 
 _RESOURCE_RE = re.compile(r"Resource '([^']*)'")
+_MISSING_RE = re.compile(r"(Pointer|Anchor) '([^']*)' does not exist")
 
 
 def _schema_error(error: jsonschema_rs.ValidationError, requested: list[str]) -> SchemaError:
@@ -208,7 +231,13 @@ def _schema_error(error: jsonschema_rs.ValidationError, requested: list[str]) ->
                 location=location,
                 detail=found.group(1),
             )
-        return SchemaError(SchemaErrorCode.UNRESOLVABLE_REF, message, location=location)
+        missing = _MISSING_RE.search(message)
+        return SchemaError(
+            SchemaErrorCode.UNRESOLVABLE_REF,
+            message,
+            location=location,
+            detail="#" + missing.group(2) if missing else None,
+        )
     pattern = _failed_pattern(error)
     if pattern is not None:
         return _pattern_error(pattern, location)

@@ -13,6 +13,7 @@ from .backend import Backend, CompiledSchema, CompileOptions, FormatChecker, Val
 from .cache import LRUCache
 from .codes import IssueCode
 from .dialects import DEFAULT_DIALECT, Dialect, dialect_of
+from .errors import SchemaError
 from .instance import check_instance, instance_depth, within_bounds
 from .limits import Limits
 from .messages import describe
@@ -240,11 +241,17 @@ def compile_schema(
     def build() -> Validator:
         # Bounds first: the backend must never see a schema over them.
         profile = profile_schema(schema, limits, id_keyword=id_keyword)
+        try:
+            compiled = engine.compile(schema, options)
+        except SchemaError as error:
+            if not error.location and error.detail is not None:
+                error.location = _reference_location(profile, error.detail)
+            raise
         return Validator(
             schema,
             dialect=dialect,
             profile=profile,
-            compiled=engine.compile(schema, options),
+            compiled=compiled,
             limits=limits,
             backend=engine.name,
         )
@@ -269,6 +276,20 @@ def compile_schema(
         engine.name,
     )
     return cache.get_or_create(key, build)
+
+
+def _reference_location(profile: SchemaProfile, target: str) -> str:
+    """Where the reference that failed is written, for backends that do not say.
+
+    Backends name the resolved URI; the schema holds what was written, possibly relative to
+    an ``$id``. The first reference that is the target, or its unresolved tail, is the one.
+    """
+    wanted = target.split("#", 1)[0] if not target.startswith("#") else target
+    for pointer, written in profile.references:
+        bare = written if written.startswith("#") else written.split("#", 1)[0]
+        if bare and (wanted == bare or wanted.endswith("/" + bare.removeprefix("./"))):
+            return pointer
+    return ""
 
 
 def _digest(schema: Any) -> str:
