@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strictmcp.schema.instance import check_instance, instance_depth, within_bounds
+from strictmcp.schema.instance import check_instance, instance_shape, within_bounds
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 json_like = st.recursive(
@@ -37,7 +37,7 @@ finite_json = st.recursive(
 @settings(max_examples=200, derandomize=True)
 @given(finite_json)
 def test_depth_is_the_nesting_the_bound_counts(instance: Any) -> None:
-    depth = instance_depth(instance, 100)
+    depth, _ = instance_shape(instance, 100)
     assert check_instance(instance, max(depth, 1), None) is None
     if depth > 1:
         violation = check_instance(instance, depth - 1, None)

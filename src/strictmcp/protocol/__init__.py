@@ -2,8 +2,74 @@
 sampling and prompts, for every revision from 2024-11-05 to 2026-07-28. Transport-independent:
 the proxy and the SDK integrations use exactly this layer."""
 
+from .elicitation import (
+    AppliedDefaults,
+    apply_defaults,
+    check_elicit_result,
+    check_requested_schema,
+)
+from .jsonrpc import (
+    Decoded,
+    Message,
+    RequestTracker,
+    check_envelope,
+    decode,
+    error_response,
+    jsonrpc_error_for,
+)
+from .methods import Sender, check_notification, check_request
+from .methods import check_result as check_method_result
+from .prompts import check_prompt_arguments
 from .revisions import LATEST, Revision
 from .rules import Rule
+from .sampling import check_create_message, check_create_message_result
+from .tool_calls import (
+    VALIDATION_META_KEY,
+    CallCheck,
+    DeclaredArguments,
+    check_call,
+    check_result,
+    declared_arguments,
+)
+from .tool_names import check_tool_name
+from .tool_registry import ToolRegistry
+from .tools import CheckedTool, check_tool, check_tools
 from .violations import Severity, Violation, errors
 
-__all__ = ["LATEST", "Revision", "Rule", "Severity", "Violation", "errors"]
+__all__ = [
+    "LATEST",
+    "VALIDATION_META_KEY",
+    "AppliedDefaults",
+    "CallCheck",
+    "CheckedTool",
+    "DeclaredArguments",
+    "Decoded",
+    "Message",
+    "RequestTracker",
+    "Revision",
+    "Rule",
+    "Sender",
+    "Severity",
+    "ToolRegistry",
+    "Violation",
+    "apply_defaults",
+    "check_call",
+    "check_create_message",
+    "check_create_message_result",
+    "check_elicit_result",
+    "check_envelope",
+    "check_method_result",
+    "check_notification",
+    "check_prompt_arguments",
+    "check_request",
+    "check_requested_schema",
+    "check_result",
+    "check_tool",
+    "check_tool_name",
+    "check_tools",
+    "declared_arguments",
+    "decode",
+    "error_response",
+    "errors",
+    "jsonrpc_error_for",
+]

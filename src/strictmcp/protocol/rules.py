@@ -60,6 +60,8 @@ class Rule(str, Enum):
     SAMPLING_TOOL_RESULT_MIXED = "sampling-tool-result-mixed"
     SAMPLING_TOOL_RESULT_UNMATCHED = "sampling-tool-result-unmatched"
     SAMPLING_TOOL_USE_UNANSWERED = "sampling-tool-use-unanswered"
+    SAMPLING_TOOL_USE_NOT_OFFERED = "sampling-tool-use-not-offered"
+    SAMPLING_STOP_REASON_INCONSISTENT = "sampling-stop-reason-inconsistent"
 
     # prompts (prompts.py)
     PROMPT_ARGUMENT_MISSING = "prompt-argument-missing"

@@ -58,8 +58,8 @@ class CompiledSchema(Protocol):
     def is_valid(self, instance: Any) -> bool:
         """The verdict alone, as fast as the backend can give it."""
 
-    def iter_raw(self, instance: Any) -> Iterator[RawIssue]:
-        """Every failure, in the backend's order."""
+    def iter_raw(self, instance: Any, *, first_only: bool = False) -> Iterator[RawIssue]:
+        """Every failure, in the backend's order; only the first with ``first_only``."""
 
 
 class Backend(Protocol):

@@ -65,5 +65,7 @@ class SchemaErrorCode(str, Enum):
     UNRESOLVABLE_REF = "schema-unresolvable-ref"
     TOO_DEEP = "schema-too-deep"
     TOO_MANY_SUBSCHEMAS = "schema-too-many-subschemas"
+    TOO_EXPENSIVE = "schema-too-expensive"
     INVALID_PATTERN = "schema-invalid-pattern"
     PATTERN_NEEDS_BACKTRACKING = "schema-pattern-needs-backtracking"
+    PATTERN_TOO_COMPLEX = "schema-pattern-too-complex"

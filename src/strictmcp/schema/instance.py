@@ -43,9 +43,15 @@ def check_instance(instance: Any, max_depth: int, max_size: int | None) -> Bound
     while stack:
         node, path, depth = stack.pop()
         kind = type(node)
+        if (kind is dict or kind is list or kind is tuple) and (
+            max_size is not None and len(node) > max_size
+        ):
+            # Every member costs at least one unit: no need to walk a huge one to know.
+            return _too_large(path, max_size)
         if kind is dict:
             if depth >= max_depth:
                 return _too_deep(path, max_depth)
+            size += 1
             for key, value in node.items():
                 if type(key) is not str:
                     return BoundsViolation(
@@ -61,6 +67,7 @@ def check_instance(instance: Any, max_depth: int, max_size: int | None) -> Bound
         elif kind is list or kind is tuple:
             if depth >= max_depth:
                 return _too_deep(path, max_depth)
+            size += 1
             for index, value in enumerate(node):
                 if type(value) in (dict, list, tuple):
                     stack.append((value, (*path, index), depth + 1))
@@ -72,14 +79,17 @@ def check_instance(instance: Any, max_depth: int, max_size: int | None) -> Bound
             size += _scalar_size(node)
             if size < 0:
                 return _not_json(node, path)
-        size += 1
         if max_size is not None and size > max_size:
-            return BoundsViolation(
-                IssueCode.INSTANCE_TOO_LARGE,
-                f"instance is larger than the limit of {max_size} (about that many bytes of JSON)",
-                path,
-            )
+            return _too_large(path, max_size)
     return None
+
+
+def _too_large(path: tuple[str | int, ...], max_size: int) -> BoundsViolation:
+    return BoundsViolation(
+        IssueCode.INSTANCE_TOO_LARGE,
+        f"instance is larger than the limit of {max_size} (about that many bytes of JSON)",
+        path,
+    )
 
 
 def within_bounds(instance: Any, max_depth: int, max_size: int) -> bool:
@@ -98,6 +108,8 @@ def _fitting_size(node: Any, depth_left: int, budget: int) -> int:
     if kind is str:
         return len(node) + 2
     if kind is dict:
+        if len(node) > budget:
+            return -1
         values: Any = node.values()
         size = 1
         for key in node:
@@ -154,17 +166,24 @@ def _not_json(value: Any, path: tuple[str | int, ...]) -> BoundsViolation:
     return BoundsViolation(IssueCode.INSTANCE_NOT_JSON, f"{what} is not a JSON value", path)
 
 
-def instance_depth(instance: Any, cap: int) -> int:
-    """Levels of nested arrays and objects (a scalar has 0), counting no further than ``cap``."""
+def instance_shape(instance: Any, max_depth: int) -> tuple[int, int]:
+    """Levels of nested arrays and objects (a scalar has 0, counting no further than
+    ``max_depth``) and the number of values in the instance."""
     deepest = 0
+    count = 1
     stack: list[tuple[Any, int]] = [(instance, 1)]
     while stack:
         node, depth = stack.pop()
         kind = type(node)
         if kind is not dict and kind is not list and kind is not tuple:
             continue
-        if depth >= cap:
-            return cap
+        if depth >= max_depth:
+            return max_depth, count
         deepest = max(deepest, depth)
-        stack.extend((value, depth + 1) for value in (node.values() if kind is dict else node))
-    return deepest
+        values = node.values() if kind is dict else node
+        count += len(values)
+        stack.extend((value, depth + 1) for value in values if type(value) in _CONTAINERS)
+    return deepest, count
+
+
+_CONTAINERS = (dict, list, tuple)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# jsonschema-rs refuses to copy values nested deeper than 255 levels into its errors.
+MAX_INSTANCE_DEPTH = 200
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -14,6 +17,9 @@ class Limits:
 
     - ``max_schema_depth``: nesting of JSON containers in a schema document.
     - ``max_subschemas``: objects and booleans in schema positions, counted over the document.
+    - ``max_evaluation_paths``: ways validation can reach subschemas through references, per
+      instance level; references to one place from many places multiply it (a schema whose
+      every level refers twice to the next costs ``2 ** levels``).
     - ``max_instance_depth``: nesting of arrays and objects in an instance, far below the depth
       at which the native backend's recursion exhausts a thread's stack. When a caller passes
       ``json_size`` to skip measuring, depth is still checked wherever it matters for safety:
@@ -34,6 +40,7 @@ class Limits:
 
     max_schema_depth: int = 64
     max_subschemas: int = 10_000
+    max_evaluation_paths: int = 100_000
     max_instance_depth: int = 64
     max_instance_size: int = 4 * 1024 * 1024
     max_issues: int = 100
@@ -45,6 +52,7 @@ class Limits:
         for name in (
             "max_schema_depth",
             "max_subschemas",
+            "max_evaluation_paths",
             "max_instance_depth",
             "max_instance_size",
             "max_issues",
@@ -53,5 +61,10 @@ class Limits:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
+        if self.max_instance_depth > MAX_INSTANCE_DEPTH:
+            raise ValueError(
+                f"Limits.max_instance_depth can be at most {MAX_INSTANCE_DEPTH}: the native "
+                "backend cannot copy deeper values when it reports a failure"
+            )
         if self.max_seconds <= 0:
             raise ValueError("Limits.max_seconds must be positive")

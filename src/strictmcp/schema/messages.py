@@ -88,7 +88,7 @@ _TABLE: dict[str, tuple[IssueCode, _Describe]] = {
     ),
     "contentEncoding": (IssueCode.BAD_CONTENT, lambda i, d: "is not in the declared encoding"),
     "contentMediaType": (IssueCode.BAD_CONTENT, lambda i, d: "is not of the declared media type"),
-    "backtrackLimitExceeded": (
+    "pattern:backtrack": (
         IssueCode.PATTERN_BACKTRACK_LIMIT,
         lambda i, d: "could not be matched against the pattern within the backtracking limit",
     ),

@@ -91,8 +91,14 @@ class NativeSchema:
         self.is_valid = validator.is_valid
         self._validator = validator
 
-    def iter_raw(self, instance: Any) -> Iterator[RawIssue]:
-        """Every failure as a :class:`RawIssue`."""
+    def iter_raw(self, instance: Any, *, first_only: bool = False) -> Iterator[RawIssue]:
+        """Every failure as a :class:`RawIssue`; ``first_only`` stops the backend early."""
+        if first_only:
+            try:
+                self._validator.validate(instance)
+            except jsonschema_rs.ValidationError as first:
+                yield from _explained(first)
+            return
         for error in self._validator.iter_errors(instance):
             yield from _explained(error)
 
@@ -100,23 +106,33 @@ class NativeSchema:
 def _explained(error: jsonschema_rs.ValidationError) -> Iterator[RawIssue]:
     """The issue, or, for a failed anyOf/oneOf with one branch of the right kind, that
     branch's own issues: ``Optional[Model]`` then says which field is wrong, not just that
-    neither branch matched."""
+    neither branch matched. Iterative: hostile schemas nest such branches deeply."""
+    pending = [error]
+    while pending:
+        current = pending.pop()
+        branch = _plausible_branch(current)
+        if branch is None:
+            yield _raw_issue(current)
+        else:
+            pending.extend(reversed(branch))
+
+
+def _plausible_branch(
+    error: jsonschema_rs.ValidationError,
+) -> list[jsonschema_rs.ValidationError] | None:
     kind = error.kind
-    if isinstance(
+    if not isinstance(
         kind,
         (jsonschema_rs.ValidationErrorKind.AnyOf, jsonschema_rs.ValidationErrorKind.OneOfNotValid),
     ):
-        here = list(error.instance_path)
-        plausible = [
-            branch
-            for branch in kind.context
-            if not any(e.kind.name == "type" and list(e.instance_path) == here for e in branch)
-        ]
-        if len(plausible) == 1 and plausible[0]:
-            for inner in plausible[0]:
-                yield from _explained(inner)
-            return
-    yield _raw_issue(error)
+        return None
+    here = list(error.instance_path)
+    plausible = [
+        branch
+        for branch in kind.context
+        if not any(e.kind.name == "type" and list(e.instance_path) == here for e in branch)
+    ]
+    return plausible[0] if len(plausible) == 1 and plausible[0] else None
 
 
 def _pattern_options(options: CompileOptions) -> Any:
@@ -162,7 +178,13 @@ def _native_registry(registry: Registry) -> Any:
 
 def _raw_issue(error: jsonschema_rs.ValidationError) -> RawIssue:
     kind = error.kind
-    keyword = kind.name
+    # The backend names a backtracking failure after the `pattern` keyword it happened in;
+    # it is not a mismatch, and must not read like one.
+    keyword = (
+        "pattern:backtrack"
+        if isinstance(kind, jsonschema_rs.ValidationErrorKind.BacktrackLimitExceeded)
+        else kind.name
+    )
     schema_path = tuple(error.schema_path)
     detail: dict[str, Any] = {}
     if keyword == "falseSchema":
@@ -204,6 +226,8 @@ def _false_schema_keyword(schema_path: tuple[str | int, ...]) -> str:
 
 _RESOURCE_RE = re.compile(r"Resource '([^']*)'")
 _MISSING_RE = re.compile(r"(Pointer|Anchor) '([^']*)' does not exist")
+# Lookaround, backreferences (numbered or named): what only a backtracking engine can run.
+_BACKTRACKING_SYNTAX = re.compile(r"\(\?<?[=!]|\\[1-9]|\\k<")
 
 
 def _schema_error(error: jsonschema_rs.ValidationError, requested: list[str]) -> SchemaError:
@@ -265,6 +289,14 @@ def _pattern_error(pattern: str, location: str) -> SchemaError:
         return SchemaError(
             SchemaErrorCode.INVALID_PATTERN,
             f"pattern {pattern!r} is not a valid regular expression",
+            location=location,
+            detail=pattern,
+        )
+    if not _BACKTRACKING_SYNTAX.search(pattern):
+        return SchemaError(
+            SchemaErrorCode.PATTERN_TOO_COMPLEX,
+            f"pattern {pattern!r} compiles to more states than the linear-time engine allows "
+            "(nested counted repetitions multiply); write a smaller pattern",
             location=location,
             detail=pattern,
         )

@@ -1,7 +1,9 @@
 """The reference backend: python-jsonschema, for differential tests, never the default.
 
-It is pure Python, so unlike the native backend it can be stopped midway: every keyword checks
-a deadline, which bounds validation time by ``Limits.max_seconds``.
+It is pure Python, so unlike the native backend it can be stopped between keywords: each one
+checks a deadline, ``Limits.max_seconds``. A single keyword cannot be stopped, and Python's
+regex engine backtracks, so a catastrophic ``pattern`` or a huge ``uniqueItems`` can overrun
+the deadline: do not use this backend on untrusted input.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from .backend import CompileOptions, RawIssue, ValidationTimeout
 from .codes import SchemaErrorCode
 from .dialects import Dialect
 from .errors import SchemaError
+from .native import NativeBackend
 from .pointer import to_pointer
 from .registry import Registry
 
@@ -63,7 +66,13 @@ class ReferenceBackend:
         }
 
     def compile(self, schema: Any, options: CompileOptions) -> ReferenceSchema:
-        """Check the schema against its meta-schema and build a validator."""
+        """Refuse what the native backend refuses, then build a python-jsonschema validator.
+
+        The native compile is the gate: python-jsonschema resolves references lazily and
+        accepts any Python regex, so without it an external ``$ref`` would only fail at
+        validation time and lookaround would pass unannounced.
+        """
+        NativeBackend().compile(schema, options)
         jsonschema = _load()
         cls = self._classes[options.dialect]
         try:
@@ -101,8 +110,9 @@ class ReferenceSchema:
         """The verdict; raises :class:`ValidationTimeout` past the deadline."""
         return next(self.iter_raw(instance), None) is None
 
-    def iter_raw(self, instance: Any) -> Iterator[RawIssue]:
-        """Every failure as a :class:`RawIssue`."""
+    def iter_raw(self, instance: Any, *, first_only: bool = False) -> Iterator[RawIssue]:
+        """Every failure as a :class:`RawIssue`; python-jsonschema is lazy, so
+        ``first_only`` needs nothing special: the caller stops iterating."""
         import referencing.exceptions  # noqa: PLC0415 - comes with the optional extra
 
         _clock.deadline = time.monotonic() + self._max_seconds

@@ -14,7 +14,7 @@ from .cache import LRUCache
 from .codes import IssueCode
 from .dialects import DEFAULT_DIALECT, Dialect, dialect_of
 from .errors import SchemaError
-from .instance import check_instance, instance_depth, within_bounds
+from .instance import check_instance, instance_shape, within_bounds
 from .limits import Limits
 from .messages import describe
 from .native import NativeBackend
@@ -23,9 +23,11 @@ from .registry import Registry
 from .result import HIDDEN, VALID, Issue, ValidationResult
 
 DEFAULT_LIMITS = Limits()
-# Native recursion uses stack per schema level per instance level; keeping their product under
-# this keeps even small thread stacks safe when a caller raises both bounds.
-_STACK_LEVELS = 4096
+# Native recursion uses stack per subschema level per instance level. Keeping their product
+# under this keeps a thread with a 1 MiB stack safe (measured: ~2,000 levels overflow it).
+_STACK_LEVELS = 1024
+# Instances with more values than this get only their first failure explained.
+_EXPLAIN_ALL_UP_TO = 10_000
 
 
 class Validator:
@@ -73,11 +75,14 @@ class Validator:
         self._fast_limit = -1 if self._recursive or compiled.preemptible else self._max_size
         self._depth = limits.max_instance_depth
         if profile.recursive:
-            self._depth = max(1, min(self._depth, _STACK_LEVELS // profile.depth))
-        # Explaining a failure walks every branch of a branching recursion: branches ** depth.
+            levels = _STACK_LEVELS // profile.evaluation_depth
+            self._depth = max(1, min(self._depth, levels))
+        # Explaining a failure walks every branch of a branching recursion, and the native
+        # backend's error collection grows faster than the branch count (measured: 2.4x a
+        # level for two branches), so the budget is spent at (branches + 1) ** depth.
         self._explain_depth = self._depth
         if profile.fanout > 1:
-            affordable = int(math.log(limits.explain_budget) / math.log(profile.fanout))
+            affordable = int(math.log(limits.explain_budget) / math.log(profile.fanout + 1))
             self._explain_depth = min(self._depth, max(1, affordable))
 
     def validate(
@@ -91,9 +96,14 @@ class Validator:
         failing value in its issue; leave it off where values may be secrets.
         """
         if json_size is not None and json_size <= self._fast_limit:
-            if self._is_valid(instance):
-                return VALID
-            return self._explain(instance, show_values)
+            try:
+                if self._is_valid(instance):
+                    return VALID
+                return self._explain(instance, show_values)
+            except ValueError:
+                # The backend could not read the instance (an unpaired surrogate, a key that
+                # is not a string, nesting too deep to copy): the measuring path says which.
+                return self._validate_bounded(instance, None, show_values)
         return self._validate_bounded(instance, json_size, show_values)
 
     @property
@@ -137,6 +147,11 @@ class Validator:
                 IssueCode.VALIDATION_TIMEOUT,
                 f"validation took longer than {self.limits.max_seconds} seconds",
             )
+        except ValueError:
+            return _bound_failure(
+                IssueCode.INSTANCE_NOT_JSON,
+                "instance holds text that is not valid Unicode (such as an unpaired surrogate)",
+            )
 
     def is_valid(self, instance: Any, *, json_size: int | None = None) -> bool:
         """The verdict of :meth:`validate` alone."""
@@ -145,7 +160,7 @@ class Validator:
     def _explain(self, instance: Any, show_values: bool) -> ValidationResult:
         # Only now is depth measured for instances that came with json_size: the backend's
         # error objects copy the failing value, and deep copies are refused (or worse).
-        depth = instance_depth(instance, self._depth + 1)
+        depth, values = instance_shape(instance, self._depth + 1)
         if depth > self._depth:
             return _bound_failure(
                 IssueCode.INSTANCE_TOO_DEEP, f"instance nesting exceeds {self._depth} levels"
@@ -156,8 +171,11 @@ class Validator:
                 "does not match the schema; the details are withheld because explaining "
                 "this failure through the schema's branching recursion would take too long",
             )
+        # The native backend builds every error before yielding the first: on a big instance
+        # that is seconds of work for issues nobody will read, so only the first is explained.
+        first_only = values > _EXPLAIN_ALL_UP_TO
         issues: list[Issue] = []
-        for raw in self._compiled.iter_raw(instance):
+        for raw in self._compiled.iter_raw(instance, first_only=first_only):
             if len(issues) == self.limits.max_issues:
                 return ValidationResult(False, tuple(issues), truncated=True)
             code, message = describe(raw)
@@ -174,7 +192,7 @@ class Validator:
             )
         if not issues:
             return _bound_failure(IssueCode.UNEXPLAINED, "does not match the schema")
-        return ValidationResult(False, tuple(issues))
+        return ValidationResult(False, tuple(issues), truncated=first_only)
 
     def __repr__(self) -> str:
         return f"<Validator {self.dialect.short_name} backend={self.backend}>"
@@ -296,4 +314,6 @@ def _digest(schema: Any) -> str:
     # Canonical text: key order and spacing do not make a new entry. A document deeper than
     # the interpreter's recursion limit raises RecursionError here, cleanly, before any backend.
     text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    # surrogatepass: an unpaired surrogate is valid JSON text and must hash, not crash; the
+    # backend then refuses the schema with a SchemaError.
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

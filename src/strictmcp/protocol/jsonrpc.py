@@ -1,0 +1,411 @@
+"""The JSON-RPC 2.0 envelope as MCP uses it: decoding, envelope rules, error replies, pairing.
+
+Transport-independent: stdio lines, HTTP bodies and SSE events all arrive here as text.
+
+MCP is stricter than JSON-RPC 2.0 in a few places, and strictmcp follows MCP:
+
+- ``params``, when present, must be an object: JSON-RPC allows by-position arrays, MCP defines
+  every method's params by name. ``null`` is refused too (JSON-RPC allows only omission).
+- ``result`` must be an object (MCP's ``Result``); from 2026-07-28 it must carry a string
+  ``resultType``.
+- ``_meta``, where MCP defines it (in ``params`` and ``result``), must be an object, and a
+  request's ``_meta.progressToken`` a string or integer.
+
+And stricter than the MCP schemas where JSON-RPC 2.0 is explicit (the schemas leave these
+open because they allow unknown members everywhere): a message may not be a request and a
+response at once, a response may not carry both ``result`` and ``error``, and an empty batch is
+refused. An error response may carry ``"id": null`` (JSON-RPC requires it when the request's id
+could not be read), which the MCP schemas do not allow.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp_types.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    JSONRPC_VERSION,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+
+from ..schema.codes import IssueCode
+from ..schema.jsonio import JSONInputError, load_json
+from .revisions import Revision
+from .rules import Rule
+from .violations import Severity, Violation
+
+__all__ = [
+    "DEFAULT_MAX_SIZE",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "Decoded",
+    "Kind",
+    "Message",
+    "RequestTracker",
+    "check_envelope",
+    "decode",
+    "error_response",
+    "jsonrpc_error_for",
+]
+
+Kind = Literal["request", "notification", "response", "error"]
+
+DEFAULT_MAX_SIZE = 4 * 1024 * 1024
+"""The largest message :func:`decode` reads by default: the engine's own instance size bound."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One valid JSON-RPC envelope.
+
+    ``kind`` says which of the four shapes it is; the fields that shape does not have are None
+    (``result`` is None for anything but a response). ``raw`` is the decoded object itself,
+    unknown members included: the method layer validates it, and a proxy forwards it.
+    """
+
+    kind: Kind
+    id: int | str | None
+    method: str | None
+    params: dict[str, Any] | None
+    result: Any
+    error: dict[str, Any] | None
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """What :func:`decode` read: the valid envelopes, and every violation found on the way.
+
+    ``messages`` holds each item that is a valid envelope, in order, even when the batch as a
+    whole is refused; ``violations`` says whether it was. ``size`` is the length of the input
+    (bytes for ``bytes``, characters for ``str``): pass it to the schema engine as
+    ``json_size`` when validating any part of these messages.
+    """
+
+    messages: tuple[Message, ...]
+    batch: bool
+    violations: tuple[Violation, ...]
+    size: int
+
+    @property
+    def valid(self) -> bool:
+        """Whether no violation is an error."""
+        return all(v.severity is not Severity.ERROR for v in self.violations)
+
+
+def decode(
+    data: bytes | str, revision: Revision | None = None, *, max_size: int = DEFAULT_MAX_SIZE
+) -> Decoded:
+    """Read one JSON-RPC message or batch and check its envelope; never raises on bad input.
+
+    The size is checked before parsing; duplicate keys and ``NaN``/``Infinity`` are refused
+    (see :func:`strictmcp.schema.jsonio.load_json`). With ``revision`` None, the revision is
+    not known yet and batches are accepted; with a revision, a batch is refused unless that
+    revision allows batches (only 2025-03-26 does).
+    """
+    size = len(data)
+    try:
+        document = load_json(data, max_size=max_size)
+    except JSONInputError as error:
+        rule = (
+            Rule.MESSAGE_TOO_LARGE
+            if error.code == IssueCode.INSTANCE_TOO_LARGE.value
+            else Rule.PARSE_ERROR
+        )
+        return Decoded((), False, (Violation(rule, error.message),), size)
+    if not isinstance(document, list):
+        message, violations = check_envelope(document, revision)
+        return Decoded(() if message is None else (message,), False, tuple(violations), size)
+    violations = []
+    if revision is not None and not revision.allows_batches:
+        violations.append(
+            Violation(Rule.BATCH_NOT_ALLOWED, f"MCP {revision.value} does not allow batches")
+        )
+    if not document:
+        violations.append(Violation(Rule.EMPTY_BATCH, "a batch must hold at least one message"))
+    messages = []
+    for index, item in enumerate(document):
+        message, found = check_envelope(item, revision, f"/{index}")
+        violations.extend(found)
+        if message is not None:
+            messages.append(message)
+    kinds = {m.kind in ("request", "notification") for m in messages}
+    if len(kinds) > 1:
+        # A batch is what one side sends: requests and notifications, or the responses to them.
+        violations.append(
+            Violation(Rule.INVALID_MESSAGE, "a batch must not mix requests and responses")
+        )
+    return Decoded(tuple(messages), True, tuple(violations), size)
+
+
+def check_envelope(
+    obj: Any, revision: Revision | None, pointer: str = ""
+) -> tuple[Message | None, list[Violation]]:
+    """Check one decoded item as a JSON-RPC envelope; the message, or None if it is invalid.
+
+    ``pointer`` locates the item in its document (``/3`` for a batch's fourth item) and
+    prefixes every violation's pointer. Only the envelope is checked here: what a method's
+    params and result must hold is :mod:`strictmcp.protocol.methods`' business.
+    """
+    if not isinstance(obj, dict):
+        return None, [_invalid(pointer, "a message must be a JSON object")]
+    violations: list[Violation] = []
+    if "jsonrpc" not in obj:
+        violations.append(_invalid(pointer, 'is missing the required member "jsonrpc"'))
+    elif obj["jsonrpc"] != JSONRPC_VERSION:
+        violations.append(_invalid(pointer + "/jsonrpc", f'must be the string "{JSONRPC_VERSION}"'))
+    kind = _kind(obj, pointer, violations)
+    if kind is None:
+        return None, violations
+    method = obj.get("method")
+    if kind in ("request", "notification"):
+        if not isinstance(method, str):
+            violations.append(_invalid(pointer + "/method", "must be a string"))
+        if "params" in obj:
+            _check_object_with_meta(obj["params"], pointer + "/params", kind, violations)
+    if kind in ("request", "response"):
+        _check_id(obj, pointer, violations)
+    elif kind == "error":
+        # Omitted or null when the request's id could not be read: JSON-RPC 2.0 says null, the
+        # MCP schemas from 2025-11-25 say omit it. Before 2025-11-25 the member is required.
+        if "id" in obj:
+            if obj["id"] is not None:
+                _check_id(obj, pointer, violations)
+        elif revision is not None and not revision.at_least(Revision.V2025_11_25):
+            violations.append(
+                Violation(Rule.BAD_ID, 'is missing the required member "id"', pointer)
+            )
+        _check_error(obj["error"], pointer + "/error", violations)
+    if kind == "response":
+        _check_object_with_meta(obj["result"], pointer + "/result", kind, violations)
+        result = obj["result"]
+        # 2026-07-28's Result requires resultType on every result.
+        if (
+            isinstance(result, dict)
+            and revision is not None
+            and revision.at_least(Revision.V2026_07_28)
+            and not isinstance(result.get("resultType"), str)
+        ):
+            problem = "must be a string" if "resultType" in result else "is required"
+            violations.append(_invalid(pointer + "/result/resultType", problem))
+    if violations:
+        return None, violations
+    return (
+        Message(
+            kind=kind,
+            id=obj.get("id"),
+            method=method,
+            params=obj.get("params"),
+            result=obj.get("result"),
+            error=obj.get("error"),
+            raw=obj,
+        ),
+        violations,
+    )
+
+
+def _invalid(pointer: str, message: str) -> Violation:
+    return Violation(Rule.INVALID_MESSAGE, message, pointer)
+
+
+def _kind(obj: dict[str, Any], pointer: str, violations: list[Violation]) -> Kind | None:
+    has_result, has_error = "result" in obj, "error" in obj
+    if "method" in obj:
+        if has_result or has_error:
+            violations.append(
+                _invalid(pointer, "a message must not carry both a method and a result or error")
+            )
+            return None
+        return "request" if "id" in obj else "notification"
+    if has_result and has_error:
+        violations.append(_invalid(pointer, "a response must not carry both result and error"))
+        return None
+    if has_result:
+        return "response"
+    if has_error:
+        return "error"
+    violations.append(_invalid(pointer, "a message needs a method, a result or an error"))
+    return None
+
+
+def _check_id(obj: dict[str, Any], pointer: str, violations: list[Violation]) -> None:
+    if "id" not in obj:
+        violations.append(Violation(Rule.BAD_ID, 'is missing the required member "id"', pointer))
+        return
+    value = obj["id"]
+    # bool is an int in Python and a separate type in JSON.
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        violations.append(Violation(Rule.BAD_ID, "must be a string or an integer", pointer + "/id"))
+
+
+def _check_object_with_meta(
+    value: Any, pointer: str, kind: Kind, violations: list[Violation]
+) -> None:
+    if not isinstance(value, dict):
+        violations.append(_invalid(pointer, "must be an object"))
+        return
+    if "_meta" not in value:
+        return
+    meta = value["_meta"]
+    if not isinstance(meta, dict):
+        violations.append(_invalid(pointer + "/_meta", "must be an object"))
+    elif kind == "request" and "progressToken" in meta:
+        token = meta["progressToken"]
+        if not isinstance(token, (str, int)) or isinstance(token, bool):
+            violations.append(
+                _invalid(pointer + "/_meta/progressToken", "must be a string or an integer")
+            )
+
+
+def _check_error(value: Any, pointer: str, violations: list[Violation]) -> None:
+    if not isinstance(value, dict):
+        violations.append(_invalid(pointer, "must be an object"))
+        return
+    code = value.get("code")
+    if "code" not in value:
+        violations.append(_invalid(pointer, 'is missing the required member "code"'))
+    elif not isinstance(code, int) or isinstance(code, bool):
+        violations.append(_invalid(pointer + "/code", "must be an integer"))
+    if "message" not in value:
+        violations.append(_invalid(pointer, 'is missing the required member "message"'))
+    elif not isinstance(value["message"], str):
+        violations.append(_invalid(pointer + "/message", "must be a string"))
+
+
+# --- answering ---------------------------------------------------------------------------------
+
+
+def error_response(
+    id: int | str | None, code: int, message: str, data: Any = None
+) -> dict[str, Any]:
+    """A JSON-RPC error response; ``id`` None writes ``"id": null`` (the id was unreadable).
+
+    ``data`` is omitted when None. Put only value-free content there (``Violation.to_dict()``
+    is): the reply goes to the peer that sent the bad message, and often to its logs.
+    """
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": JSONRPC_VERSION, "id": id, "error": error}
+
+
+_STANDARD_MESSAGES = {
+    PARSE_ERROR: "Parse error",
+    INVALID_REQUEST: "Invalid Request",
+    METHOD_NOT_FOUND: "Method not found",
+    INVALID_PARAMS: "Invalid params",
+    INTERNAL_ERROR: "Internal error",
+}
+
+_CODE_FOR_RULE = {
+    Rule.PARSE_ERROR: PARSE_ERROR,
+    Rule.INVALID_MESSAGE: INVALID_REQUEST,
+    Rule.BATCH_NOT_ALLOWED: INVALID_REQUEST,
+    Rule.EMPTY_BATCH: INVALID_REQUEST,
+    Rule.BAD_ID: INVALID_REQUEST,
+    Rule.DUPLICATE_ID: INVALID_REQUEST,
+    Rule.UNMATCHED_RESPONSE: INVALID_REQUEST,
+    # Nothing was parsed, so nothing about the message is known: it is not a valid request.
+    Rule.MESSAGE_TOO_LARGE: INVALID_REQUEST,
+    Rule.METHOD_NOT_IN_REVISION: METHOD_NOT_FOUND,
+    Rule.WRONG_DIRECTION: METHOD_NOT_FOUND,
+    Rule.UNKNOWN_METHOD: METHOD_NOT_FOUND,
+    # A peer's bad result is not the requester's fault: a proxy answers for it as the failure
+    # of the side it stands in for.
+    Rule.INVALID_RESULT: INTERNAL_ERROR,
+}
+
+
+def jsonrpc_error_for(violation: Violation) -> tuple[int, str]:
+    """The JSON-RPC error code and standard message a receiver answers a violation with.
+
+    Envelope rules map to -32700 (parse error) or -32600 (invalid request); methods that do not
+    exist here to -32601; a bad result to -32603; every other rule is about what a message
+    carries, which JSON-RPC calls invalid params (-32602).
+    """
+    code = _CODE_FOR_RULE.get(violation.rule, INVALID_PARAMS)
+    return code, _STANDARD_MESSAGES[code]
+
+
+# --- pairing -----------------------------------------------------------------------------------
+
+
+class RequestTracker:
+    """Pairs responses with the requests they answer, for one direction of one session.
+
+    A proxy keeps two: one for requests the client sends (answered by the server) and one for
+    requests the server sends. Memory is bounded: at most ``max_in_flight`` requests are
+    remembered, and past that the oldest is forgotten (counted in ``evicted``); its response,
+    if it ever comes, is then reported as unmatched. Call :meth:`discard` when a request is
+    cancelled, since its response may never come. Not thread-safe: one tracker per session
+    direction, used by one task.
+    """
+
+    __slots__ = ("_in_flight", "evicted", "max_in_flight")
+
+    def __init__(self, max_in_flight: int = 10_000) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self.max_in_flight = max_in_flight
+        self.evicted = 0
+        self._in_flight: OrderedDict[int | str, Message] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._in_flight)
+
+    def sent(self, message: Message, pointer: str = "") -> list[Violation]:
+        """Remember an outgoing request; anything but a request is ignored.
+
+        Reusing an id that is still in flight is a :attr:`Rule.DUPLICATE_ID` violation, and
+        the first request keeps the id: a response cannot say which of the two it answers.
+        """
+        if message.kind != "request" or message.id is None:
+            return []
+        if message.id in self._in_flight:
+            return [
+                Violation(
+                    Rule.DUPLICATE_ID,
+                    "reuses the id of a request that is still waiting for its response",
+                    pointer + "/id",
+                )
+            ]
+        self._in_flight[message.id] = message
+        if len(self._in_flight) > self.max_in_flight:
+            self._in_flight.popitem(last=False)
+            self.evicted += 1
+        return []
+
+    def answered(
+        self, message: Message, pointer: str = ""
+    ) -> tuple[Message | None, list[Violation]]:
+        """The request a response answers (now no longer in flight), and any violation.
+
+        A response whose id matches no request in flight is a
+        :attr:`Rule.UNMATCHED_RESPONSE` violation. An error response without an id (or with
+        ``"id": null``) answers a request that could not be read: no request, no violation.
+        Anything but a response is ignored.
+        """
+        if message.kind not in ("response", "error") or message.id is None:
+            return None, []
+        request = self._in_flight.pop(message.id, None)
+        if request is None:
+            return None, [
+                Violation(
+                    Rule.UNMATCHED_RESPONSE,
+                    "answers no request that is waiting for a response",
+                    pointer + "/id",
+                )
+            ]
+        return request, []
+
+    def discard(self, request_id: int | str) -> None:
+        """Forget a request that will not be answered (it was cancelled)."""
+        self._in_flight.pop(request_id, None)

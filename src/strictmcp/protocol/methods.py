@@ -1,0 +1,820 @@
+"""Params, results and notifications of MCP methods, per revision, checked with mcp-types.
+
+mcp-types (a pinned dependency) says, for each (method, revision), which model a message must
+match and who may send it; its models check shapes per schema era: 2025-11-25's for every
+earlier revision, 2026-07-28's for 2026-07-28. Where an earlier revision's own schema differs
+from its era's model, the tables below (``_FIELD_SINCE``, ``_CLASS_SINCE``, ``_ARRAY_SINCE``,
+``_REQUIRED_BEFORE``) say how, and the check follows the revision. The tests recompute these
+tables from each revision's ``schema.json`` and compare.
+
+How strictmcp reads a model, beyond what pydantic checks by default:
+
+- Strict types: ``"1"`` is not an integer and ``1`` is not ``true``, as in JSON Schema. (One
+  difference stays: ``1.0`` is not an integer either.)
+- ``null`` is refused for every field whose type is not "any JSON value": the models write an
+  optional field as ``X | None``, and the schemas allow ``null`` nowhere else.
+- A field a revision does not define is an unknown field in that revision, whatever the era's
+  model says: any value passes, as the revision's own schema has it.
+- ``strict=True`` reports every unknown field (``Rule.UNKNOWN_FIELD``): the members of the
+  envelope, of params and results and of every object in them that the revision does not
+  define, and the keys of ``_meta`` it does not define (``_meta`` is the spec's extension
+  point, and strict means "nothing but what the revision defines"). JSON Schema documents
+  (``inputSchema``, ``outputSchema``) and free-form maps (tool ``arguments``,
+  ``structuredContent``, ``experimental``) are never walked.
+
+Violation pointers: for requests and notifications they point into the message
+(``/params/name``); for results they are relative to the result (``/content/0/text``). Either
+way ``pointer=`` prefixes them: pass ``"/3"`` for a batch's fourth message, or ``"/result"``
+(``"/3/result"``) to make a result's pointers point into its response.
+
+Cost: one pydantic validation in Rust per message (models and adapters are built once per
+class and cached), then one walk in Python over the objects the models define, to find
+``null``, fields of later revisions and, when strict, unknown fields. The walk skips
+free-form values: a large tool ``arguments`` object costs pydantic one pass over its top-level
+keys, and the walk nothing. Failures cost more (errors are explained against the model's
+types), which is the uncommon path.
+"""
+
+from __future__ import annotations
+
+import operator
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache, reduce
+from types import UnionType
+from typing import Any, Literal
+
+from mcp_types.methods import (
+    CLIENT_NOTIFICATIONS,
+    CLIENT_REQUESTS,
+    CLIENT_RESULTS,
+    SERVER_NOTIFICATIONS,
+    SERVER_REQUESTS,
+    SERVER_RESULTS,
+    is_input_required,
+)
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
+
+from ..schema.messages import quote_name
+from ..schema.pointer import to_pointer
+from .jsonrpc import Message
+from .revisions import Revision
+from .rules import Rule
+from .violations import Violation
+
+__all__ = ["Sender", "check_notification", "check_request", "check_result"]
+
+Sender = Literal["client", "server"]
+"""Who sends a message: the client or the server."""
+
+_V2025_03_26 = Revision.V2025_03_26
+_V2025_06_18 = Revision.V2025_06_18
+_V2025_11_25 = Revision.V2025_11_25
+
+# --- where a revision's own schema differs from its era's model --------------------------------
+# Keys name mcp-types' classes (the schema's definition names) and wire field names. Only
+# revisions before 2025-11-25 need entries: later revisions are their own eras.
+
+_FIELD_SINCE: dict[tuple[str, str], Revision] = {
+    # 2025-03-26
+    ("ProgressNotificationParams", "message"): _V2025_03_26,  # progress messages
+    ("ServerCapabilities", "completions"): _V2025_03_26,  # completions capability
+    ("Tool", "annotations"): _V2025_03_26,  # tool annotations (readOnlyHint, ...)
+    # 2025-06-18
+    ("Annotations", "lastModified"): _V2025_06_18,  # content annotations
+    ("CallToolResult", "structuredContent"): _V2025_06_18,  # structured tool output
+    ("Tool", "outputSchema"): _V2025_06_18,  # structured tool output
+    ("ClientCapabilities", "elicitation"): _V2025_06_18,  # elicitation
+    ("CompleteRequestParams", "context"): _V2025_06_18,  # completion context
+    # `title` next to `name`: display names
+    ("Implementation", "title"): _V2025_06_18,
+    ("Prompt", "title"): _V2025_06_18,
+    ("PromptArgument", "title"): _V2025_06_18,
+    ("PromptReference", "title"): _V2025_06_18,
+    ("Resource", "title"): _V2025_06_18,
+    ("ResourceTemplate", "title"): _V2025_06_18,
+    ("Tool", "title"): _V2025_06_18,
+    # `_meta` on the objects inside results
+    ("AudioContent", "_meta"): _V2025_06_18,
+    ("BlobResourceContents", "_meta"): _V2025_06_18,
+    ("EmbeddedResource", "_meta"): _V2025_06_18,
+    ("ImageContent", "_meta"): _V2025_06_18,
+    ("Prompt", "_meta"): _V2025_06_18,
+    ("Resource", "_meta"): _V2025_06_18,
+    ("ResourceTemplate", "_meta"): _V2025_06_18,
+    ("Root", "_meta"): _V2025_06_18,
+    ("TextContent", "_meta"): _V2025_06_18,
+    ("TextResourceContents", "_meta"): _V2025_06_18,
+    ("Tool", "_meta"): _V2025_06_18,
+    # 2025-11-25
+    ("SamplingMessage", "_meta"): _V2025_11_25,
+    # tasks (SEP-1686)
+    ("CallToolRequestParams", "task"): _V2025_11_25,
+    ("ClientCapabilities", "tasks"): _V2025_11_25,
+    ("CreateMessageRequestParams", "task"): _V2025_11_25,
+    ("ElicitRequestFormParams", "task"): _V2025_11_25,
+    ("ServerCapabilities", "tasks"): _V2025_11_25,
+    ("Tool", "execution"): _V2025_11_25,
+    # tools in sampling (SEP-1577)
+    ("CreateMessageRequestParams", "toolChoice"): _V2025_11_25,
+    ("CreateMessageRequestParams", "tools"): _V2025_11_25,
+    ("Sampling", "context"): _V2025_11_25,
+    ("Sampling", "tools"): _V2025_11_25,
+    # elicitation modes (URL mode, SEP-1036)
+    ("ElicitRequestFormParams", "mode"): _V2025_11_25,
+    ("Elicitation", "form"): _V2025_11_25,
+    ("Elicitation", "url"): _V2025_11_25,
+    # icons and implementation metadata (SEP-973)
+    ("Implementation", "description"): _V2025_11_25,
+    ("Implementation", "icons"): _V2025_11_25,
+    ("Implementation", "websiteUrl"): _V2025_11_25,
+    ("Prompt", "icons"): _V2025_11_25,
+    ("Resource", "icons"): _V2025_11_25,
+    ("ResourceLink", "icons"): _V2025_11_25,
+    ("ResourceTemplate", "icons"): _V2025_11_25,
+    ("Tool", "icons"): _V2025_11_25,
+    # `$schema` in tool and elicitation schemas (JSON Schema 2020-12 default, SEP-1613)
+    ("InputSchema", "$schema"): _V2025_11_25,
+    ("OutputSchema", "$schema"): _V2025_11_25,
+    ("RequestedSchema", "$schema"): _V2025_11_25,
+}
+"""(class, field) → the first revision whose schema defines the field."""
+
+_CLASS_SINCE: dict[str, Revision] = {
+    "AudioContent": _V2025_03_26,  # audio content blocks
+    "ResourceLink": _V2025_06_18,  # resource_link content blocks
+    "ToolUseContent": _V2025_11_25,  # tool_use in sampling (SEP-1577)
+    "ToolResultContent": _V2025_11_25,  # tool_result in sampling (SEP-1577)
+    "ElicitRequestURLParams": _V2025_11_25,  # URL-mode elicitation (SEP-1036)
+}
+"""Union members (content blocks, params shapes) → the first revision that has them."""
+
+_ARRAY_SINCE: dict[tuple[str, str], Revision] = {
+    # An array of content blocks in one sampling message (SEP-1577).
+    ("SamplingMessage", "content"): _V2025_11_25,
+    ("CreateMessageResult", "content"): _V2025_11_25,
+    # Multi-select answers: an array of strings as a map value (SEP-1330).
+    ("ElicitResult", "content"): _V2025_11_25,
+}
+"""(class, field) → the first revision that allows an array there (or as the map's values)."""
+
+_REQUIRED_BEFORE: dict[tuple[str, str], Revision] = {
+    # Optional from 2025-11-25, where tasks are cancelled by their own request.
+    ("CancelledNotificationParams", "requestId"): _V2025_11_25,
+}
+"""(class, field) → the first revision where the model's optional field stopped being required."""
+
+_OPEN_MODELS = frozenset({"InputSchema", "OutputSchema"})
+"""JSON Schema documents: every keyword is a legitimate member; the tool layer checks them."""
+
+_DISCRIMINATORS = frozenset({"type", "method", "mode"})
+"""Literal fields that say which member of a union an object means to be."""
+
+
+def _absent(model: str, field: str, revision: Revision) -> bool:
+    since = _FIELD_SINCE.get((model, field))
+    return since is not None and not revision.at_least(since)
+
+
+# --- which model, who sends it -----------------------------------------------------------------
+
+_Surface = Mapping[tuple[str, str], Any]
+
+
+@dataclass(frozen=True)
+class _Kind:
+    noun: str
+    rule: Rule
+    surfaces: Mapping[Sender, _Surface]
+    known: frozenset[str]
+
+
+def _methods(*surfaces: _Surface) -> frozenset[str]:
+    return frozenset(method for surface in surfaces for method, _ in surface)
+
+
+_REQUEST = _Kind(
+    "request",
+    Rule.INVALID_PARAMS,
+    {"client": CLIENT_REQUESTS, "server": SERVER_REQUESTS},
+    _methods(CLIENT_REQUESTS, SERVER_REQUESTS),
+)
+_NOTIFICATION = _Kind(
+    "notification",
+    Rule.INVALID_NOTIFICATION,
+    {"client": CLIENT_NOTIFICATIONS, "server": SERVER_NOTIFICATIONS},
+    _methods(CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS),
+)
+# Results are keyed by their request's method, and sent by the side that received it.
+_RESULT = _Kind(
+    "result",
+    Rule.INVALID_RESULT,
+    {"server": SERVER_RESULTS, "client": CLIENT_RESULTS},
+    _methods(SERVER_RESULTS, CLIENT_RESULTS),
+)
+
+
+def _route(
+    kind: _Kind, method: str, revision: Revision, sender: Sender, strict: bool, pointer: str
+) -> tuple[Any, list[Violation]]:
+    key = (method, revision.value)
+    target = kind.surfaces[sender].get(key)
+    if target is not None:
+        return target, []
+    other: Sender = "server" if sender == "client" else "client"
+    # Method names are quoted only when they are MCP's own, never a peer's invention.
+    if key in kind.surfaces[other]:
+        return None, [
+            Violation(
+                Rule.WRONG_DIRECTION,
+                f"a {quote_name(method)} {kind.noun} is sent by the {other}, not the {sender}",
+                pointer,
+            )
+        ]
+    if method in kind.known:
+        return None, [
+            Violation(
+                Rule.METHOD_NOT_IN_REVISION,
+                f"{quote_name(method)} is not part of MCP {revision.value}",
+                pointer,
+            )
+        ]
+    if kind is _REQUEST and method in _NOTIFICATION.known:
+        return None, [
+            Violation(
+                Rule.INVALID_MESSAGE,
+                f"{quote_name(method)} is a notification: it must not carry an id",
+                pointer,
+            )
+        ]
+    if kind is _NOTIFICATION and method in _REQUEST.known:
+        return None, [
+            Violation(
+                Rule.INVALID_MESSAGE, f"{quote_name(method)} is a request: it needs an id", pointer
+            )
+        ]
+    if strict:
+        return None, [
+            Violation(Rule.UNKNOWN_METHOD, f"the method is not an MCP {kind.noun}", pointer)
+        ]
+    return None, []
+
+
+def check_request(
+    message: Message,
+    revision: Revision,
+    sender: Sender,
+    *,
+    strict: bool = False,
+    pointer: str = "",
+) -> list[Violation]:
+    """Check a request's method and params against ``revision``, as sent by ``sender``.
+
+    Methods no revision defines pass unless ``strict`` (``Rule.UNKNOWN_METHOD``); an MCP
+    method this revision lacks is ``Rule.METHOD_NOT_IN_REVISION``, one the other side sends
+    ``Rule.WRONG_DIRECTION``, and bad params ``Rule.INVALID_PARAMS`` (one violation per
+    problem, pointing into the message). ``tools/call`` arguments are only checked to be an
+    object here: the tool layer checks them against the tool's schema.
+    """
+    return _check_message(_REQUEST, message, revision, sender, strict, pointer)
+
+
+def check_notification(
+    message: Message,
+    revision: Revision,
+    sender: Sender,
+    *,
+    strict: bool = False,
+    pointer: str = "",
+) -> list[Violation]:
+    """Check a notification's method and params, like :func:`check_request`.
+
+    Bad params are ``Rule.INVALID_NOTIFICATION``.
+    """
+    return _check_message(_NOTIFICATION, message, revision, sender, strict, pointer)
+
+
+def _check_message(
+    kind: _Kind,
+    message: Message,
+    revision: Revision,
+    sender: Sender,
+    strict: bool,
+    pointer: str,
+) -> list[Violation]:
+    if message.kind != kind.noun or message.method is None:
+        raise ValueError(f"check_{kind.noun} needs a {kind.noun}, not a {message.kind}")
+    target, violations = _route(kind, message.method, revision, sender, strict, pointer + "/method")
+    if target is None:
+        return violations
+    # The surface models describe the whole frame, which the decoded message already is.
+    return _validate(target, message.raw, revision, strict, kind.rule, pointer)
+
+
+def check_result(
+    method: str,
+    result: Any,
+    revision: Revision,
+    sender: Sender,
+    *,
+    strict: bool = False,
+    pointer: str = "",
+) -> list[Violation]:
+    """Check the result of a ``method`` request, as sent by ``sender`` (who answers it).
+
+    Pointers are relative to the result unless ``pointer`` says where it is (``"/result"``).
+    The routing rules are those of :func:`check_request`; a bad result is
+    ``Rule.INVALID_RESULT``.
+
+    From 2026-07-28 some requests have two kinds of result, told apart by ``resultType``
+    (``"input_required"`` or not): a result is checked as the kind it says it is. The
+    schema's ``anyOf`` of the two would accept any object with a string ``resultType`` as an
+    InputRequiredResult, whose members are all optional.
+    """
+    target, violations = _route(_RESULT, method, revision, sender, strict, pointer)
+    if target is None:
+        return violations
+    if isinstance(target, UnionType):
+        input_required, complete = _result_kinds(target)
+        target = input_required if is_input_required(result) else complete
+    return _validate(target, result, revision, strict, Rule.INVALID_RESULT, pointer)
+
+
+@cache
+def _result_kinds(target: UnionType) -> tuple[Any, Any]:
+    """A two-kind result's InputRequiredResult member, and the union of the others."""
+    members = typing.get_args(target)
+    (input_required,) = (m for m in members if m.__name__ == "InputRequiredResult")
+    return input_required, reduce(operator.or_, (m for m in members if m is not input_required))
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+@cache
+def _adapter(target: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(target)
+
+
+# Each round removes the fields of later revisions that the previous round's errors named;
+# another round is needed only when removing them changes which union member matches.
+_ROUNDS = 3
+
+
+def _validate(
+    target: Any, value: Any, revision: Revision, strict: bool, rule: Rule, pointer: str
+) -> list[Violation]:
+    adapter = _adapter(target)
+    out: list[Violation] = []
+    for _ in range(_ROUNDS):
+        try:
+            instance = adapter.validate_python(value, strict=True, by_name=False)
+        except ValidationError as error:
+            problems, removed = _explain(error, target, value, revision, rule, pointer)
+            if problems or not removed:
+                return _unique(problems)
+            value = _without(value, removed)
+            if strict:
+                out.extend(
+                    _unknown(pointer + to_pointer(path), str(path[-1]), revision)
+                    for path in removed
+                )
+            continue
+        _Walk(revision, strict, rule, out).value(value, instance, pointer)
+        return out
+    return [
+        Violation(rule, "does not match its definition in any way this revision allows", pointer)
+    ]
+
+
+def _unique(violations: list[Violation]) -> list[Violation]:
+    # Union members that both survive can report the same problem.
+    return list(dict.fromkeys(violations))
+
+
+def _unknown(pointer: str, name: str, revision: Revision) -> Violation:
+    return Violation(
+        Rule.UNKNOWN_FIELD,
+        f"field {quote_name(name)} is not defined by MCP {revision.value}",
+        pointer,
+    )
+
+
+def _without(value: Any, paths: list[tuple[str | int, ...]]) -> Any:
+    """``value`` without the members at ``paths``, copying only the containers on the way."""
+    removed = {path[0] for path in paths if len(path) == 1}
+    deeper: dict[str | int, list[tuple[str | int, ...]]] = {}
+    for path in paths:
+        if len(path) > 1:
+            deeper.setdefault(path[0], []).append(path[1:])
+    if isinstance(value, dict):
+        copy: Any = {key: item for key, item in value.items() if key not in removed}
+    elif isinstance(value, list):
+        copy = list(value)
+    else:
+        return value
+    for key, rest in deeper.items():
+        copy[key] = _without(copy[key], rest)
+    return copy
+
+
+# --- the walk over a valid message -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldPlan:
+    attribute: str
+    nullable: bool
+    walk: bool
+    descend: bool
+    closed_map: bool
+    array_since: Revision | None
+
+
+@dataclass(frozen=True, slots=True)
+class _ModelPlan:
+    name: str
+    fields: dict[str, _FieldPlan]
+    open: bool
+    since: Revision | None
+    required: tuple[str, ...]
+
+
+def _strip(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _members(tp: Any) -> list[Any]:
+    """The types a value may have, ``None`` left out."""
+    tp = _strip(tp)
+    if typing.get_origin(tp) in (typing.Union, UnionType):
+        return [_strip(arg) for arg in typing.get_args(tp) if arg is not type(None)]
+    return [tp]
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _holds_model(tp: Any) -> bool:
+    return any(
+        _is_model(member) or any(_holds_model(arg) for arg in typing.get_args(member))
+        for member in _members(tp)
+    )
+
+
+@cache
+def _fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    return {field.alias or name: field for name, field in model.model_fields.items()}
+
+
+_PLANS: dict[Revision, dict[type[BaseModel], _ModelPlan]] = {revision: {} for revision in Revision}
+
+
+def _plan(model: type[BaseModel], revision: Revision) -> _ModelPlan:
+    """What the walk needs to know about a model in a revision; built once, then looked up."""
+    fields = {}
+    for alias, field in _fields(model).items():
+        if _absent(model.__name__, alias, revision):
+            continue
+        since = _ARRAY_SINCE.get((model.__name__, alias))
+        array_since = since if since is not None and not revision.at_least(since) else None
+        descend = _holds_model(field.annotation)
+        # `_meta` as a plain map: its keys are extensions, and in strict mode unknown.
+        closed_map = alias == "_meta" and not descend
+        fields[alias] = _FieldPlan(
+            attribute=next(n for n, f in model.model_fields.items() if f is field),
+            nullable=any(member is Any for member in _members(field.annotation)),
+            walk=descend or closed_map or array_since is not None,
+            descend=descend,
+            closed_map=closed_map,
+            array_since=array_since,
+        )
+    since = _CLASS_SINCE.get(model.__name__)
+    plan = _ModelPlan(
+        name=model.__name__,
+        fields=fields,
+        open=model.__name__ in _OPEN_MODELS,
+        since=since if since is not None and not revision.at_least(since) else None,
+        required=tuple(
+            alias
+            for (name, alias), until in _REQUIRED_BEFORE.items()
+            if name == model.__name__ and not revision.at_least(until)
+        ),
+    )
+    _PLANS[revision][model] = plan
+    return plan
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+class _Walk:
+    """Walks a validated value next to its model instance (which says which union member
+    each object matched), for what pydantic does not check."""
+
+    __slots__ = ("out", "plans", "revision", "rule", "strict")
+
+    def __init__(self, revision: Revision, strict: bool, rule: Rule, out: list[Violation]) -> None:
+        self.revision = revision
+        self.plans = _PLANS[revision]
+        self.strict = strict
+        self.rule = rule
+        self.out = out
+
+    def value(self, data: Any, instance: Any, pointer: str) -> None:
+        if isinstance(instance, BaseModel):
+            if isinstance(data, dict):
+                self.model(data, instance, pointer)
+        elif isinstance(instance, list):
+            for index, (item, inner) in enumerate(zip(data, instance, strict=True)):
+                self.value(item, inner, f"{pointer}/{index}")
+        elif isinstance(instance, dict):
+            for key, inner in instance.items():
+                self.value(data[key], inner, f"{pointer}/{_escape(key)}")
+
+    def model(self, data: dict[str, Any], instance: BaseModel, pointer: str) -> None:
+        model = type(instance)
+        plan = self.plans.get(model) or _plan(model, self.revision)
+        if plan.since is not None:
+            self.out.append(
+                Violation(
+                    self.rule, f"{plan.name} is not part of MCP {self.revision.value}", pointer
+                )
+            )
+            return
+        fields = plan.fields
+        for key, value in data.items():
+            field = fields.get(key)
+            if field is None:
+                if self.strict and not plan.open:
+                    self.out.append(_unknown(f"{pointer}/{_escape(key)}", key, self.revision))
+            elif value is None:
+                if not field.nullable:
+                    self.out.append(
+                        Violation(self.rule, "must not be null", f"{pointer}/{_escape(key)}")
+                    )
+            elif field.walk:
+                inner = getattr(instance, field.attribute)
+                self._field(field, value, inner, f"{pointer}/{_escape(key)}")
+        for alias in plan.required:
+            if alias not in data:
+                self.out.append(
+                    Violation(
+                        self.rule,
+                        f"is missing the field {quote_name(alias)}, required in MCP "
+                        f"{self.revision.value}",
+                        pointer,
+                    )
+                )
+
+    def _field(self, field: _FieldPlan, value: Any, inner: Any, where: str) -> None:
+        if field.array_since is not None:
+            # The instance says what the value is: an array, or a map whose values may be.
+            if isinstance(inner, list):
+                places = [where]
+            elif isinstance(inner, dict):
+                places = [f"{where}/{_escape(k)}" for k, v in inner.items() if isinstance(v, list)]
+            else:
+                places = []
+            for place in places:
+                self.out.append(
+                    Violation(
+                        self.rule,
+                        f"an array is not allowed here before MCP {field.array_since.value}",
+                        place,
+                    )
+                )
+        if field.closed_map and self.strict and isinstance(value, dict):
+            for key in value:
+                self.out.append(_unknown(f"{where}/{_escape(key)}", key, self.revision))
+        if field.descend:
+            self.value(value, inner, where)
+
+
+# --- explaining pydantic's errors --------------------------------------------------------------
+
+_ArmKey = tuple[tuple[str | int, ...], int]
+
+
+@dataclass(slots=True)
+class _Traced:
+    """One pydantic error, read against the model's types."""
+
+    error: ErrorDetails
+    tokens: list[str | int]
+    # Each union on the way: its place → (member label, member model or None, index in loc).
+    arms: dict[_ArmKey, tuple[str, type[BaseModel] | None, int]]
+    # Length of the tokens up to a field the revision does not define, if any is on the way.
+    later: int | None
+
+
+def _arm(members: list[Any], label: str | int) -> Any:
+    """The union member pydantic's ``label`` names (class names, ``list[...]``, ``str``)."""
+    for member in members:
+        if _is_model(member) and member.__name__ == label:
+            return member
+    for prefix, origin in (("list[", list), ("dict[", dict)):
+        if isinstance(label, str) and label.startswith(prefix):
+            return next((m for m in members if typing.get_origin(m) is origin), None)
+    return None
+
+
+def _trace(target: Any, error: ErrorDetails, revision: Revision) -> _Traced:
+    tokens: list[str | int] = []
+    arms: dict[_ArmKey, tuple[str, type[BaseModel] | None, int]] = {}
+    later = None
+    tp: Any = target
+    for index, element in enumerate(error["loc"]):
+        members = _members(tp) if tp is not None else []
+        if len(members) > 1:
+            # pydantic labels the union member it tried before going on into it.
+            tp = _arm(members, element)
+            arms[(tuple(tokens), len(arms))] = (
+                str(element),
+                tp if _is_model(tp) else None,
+                index,
+            )
+            continue
+        tp = members[0] if members else None
+        tokens.append(element)
+        if _is_model(tp):
+            field = _fields(tp).get(str(element))
+            if later is None and _absent(tp.__name__, str(element), revision):
+                later = len(tokens)
+            tp = field.annotation if field is not None else None
+        elif typing.get_origin(tp) in (list, dict):
+            tp = typing.get_args(tp)[-1]
+        else:
+            tp = None
+    return _Traced(error, tokens, arms, later)
+
+
+def _explain(
+    error: ValidationError,
+    target: Any,
+    value: Any,
+    revision: Revision,
+    rule: Rule,
+    pointer: str,
+) -> tuple[list[Violation], list[tuple[str | int, ...]]]:
+    """Violations for pydantic's errors, and the later-revision fields to remove and retry."""
+    traced = [
+        _trace(target, details, revision)
+        for details in error.errors(include_url=False, include_input=False)
+    ]
+    alive, problems = _choose_members(traced, revision, rule, pointer)
+    removed: list[tuple[str | int, ...]] = []
+    for item in alive:
+        if item.later is not None:
+            path = tuple(item.tokens[: item.later])
+            if path not in removed:
+                removed.append(path)
+        else:
+            problems.append(_describe(item, rule, pointer))
+    return problems, removed
+
+
+def _choose_members(
+    traced: list[_Traced], revision: Revision, rule: Rule, pointer: str
+) -> tuple[list[_Traced], list[Violation]]:
+    """Keep the errors of the union members a value meant to be.
+
+    pydantic reports every member's errors when none matches. A member is out when the
+    revision does not have it, when the value is not even of its type, or when a
+    discriminator (``type``, ``method``, ``mode``) says it is another one; the errors of the
+    members left explain the failure. When no member is left, one violation says so.
+    """
+    alive = traced
+    problems: list[Violation] = []
+    places = sorted({key for item in traced for key in item.arms}, key=lambda k: (len(k[0]), k[1]))
+    for place in places:
+        by_label: dict[str, list[_Traced]] = {}
+        models: dict[str, type[BaseModel] | None] = {}
+        for item in alive:
+            if place in item.arms:
+                label, model, _ = item.arms[place]
+                by_label.setdefault(label, []).append(item)
+                models[label] = model
+        if not by_label:
+            continue
+        kept = {
+            label
+            for label, items in by_label.items()
+            if not _rules_out(place, models[label], items, revision)
+        }
+        # A member whose only errors are in fields this revision does not define is the one
+        # meant: those fields are removed and the value checked again.
+        clean = {label for label in kept if all(i.later is not None for i in by_label[label])}
+        kept = clean or kept
+        alive = [item for item in alive if place not in item.arms or item.arms[place][0] in kept]
+        if not kept:
+            problems.append(_no_member(place, by_label, models, revision, rule, pointer))
+    return alive, problems
+
+
+def _rules_out(
+    place: _ArmKey, model: type[BaseModel] | None, items: list[_Traced], revision: Revision
+) -> bool:
+    if model is not None:
+        since = _CLASS_SINCE.get(model.__name__)
+        if since is not None and not revision.at_least(since):
+            return True
+    for item in items:
+        at = item.arms[place][2]
+        last = len(item.error["loc"]) - 1
+        if at == last:
+            return True
+        if (
+            at == last - 1
+            and item.error["type"] == "literal_error"
+            and item.error["loc"][-1] in _DISCRIMINATORS
+            and item.later is None
+        ):
+            return True
+    return False
+
+
+def _no_member(
+    place: _ArmKey,
+    by_label: dict[str, list[_Traced]],
+    models: dict[str, type[BaseModel] | None],
+    revision: Revision,
+    rule: Rule,
+    pointer: str,
+) -> Violation:
+    where = pointer + to_pointer(place[0])
+    allowed = []
+    for label, model in models.items():
+        since = _CLASS_SINCE.get(model.__name__) if model is not None else None
+        if since is None or revision.at_least(since):
+            allowed.append(label)
+            continue
+        if not any(_rules_out(place, None, [item], revision) for item in by_label[label]):
+            return Violation(rule, f"{label} is not part of MCP {revision.value}", where)
+    expected: dict[str, list[str]] = {}
+    for label in allowed:
+        for item in by_label[label]:
+            loc = item.error["loc"]
+            if (
+                item.error["type"] == "literal_error"
+                and item.arms[place][2] == len(loc) - 2
+                and loc[-1] in _DISCRIMINATORS
+            ):
+                expected.setdefault(str(loc[-1]), []).append(str(item.error["ctx"]["expected"]))
+    if len(expected) == 1:
+        ((name, values),) = expected.items()
+        return Violation(
+            rule, f"matches no allowed shape: {quote_name(name)} must be {', '.join(values)}", where
+        )
+    return Violation(rule, f"matches none of the allowed shapes ({', '.join(allowed)})", where)
+
+
+_EXPECTED_TYPES = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "bool_type": "a boolean",
+    "list_type": "an array",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
+
+_BOUNDS = {
+    "greater_than_equal": ("ge", "must be at least {}"),
+    "greater_than": ("gt", "must be greater than {}"),
+    "less_than_equal": ("le", "must be at most {}"),
+    "less_than": ("lt", "must be less than {}"),
+    "too_long": ("max_length", "must have at most {} items"),
+    "too_short": ("min_length", "must have at least {} items"),
+    "literal_error": ("expected", "must be {}"),
+}
+
+
+def _describe(item: _Traced, rule: Rule, pointer: str) -> Violation:
+    # Built from the error's type and the model's own facts (ctx), never from `msg` or
+    # `input`: pydantic's messages can quote the value.
+    kind = item.error["type"]
+    tokens = item.tokens
+    if kind == "missing":
+        return Violation(
+            rule,
+            f"is missing the required field {quote_name(tokens[-1])}",
+            pointer + to_pointer(tokens[:-1]),
+        )
+    where = pointer + to_pointer(tokens)
+    if kind in _EXPECTED_TYPES:
+        return Violation(rule, f"must be {_EXPECTED_TYPES[kind]}", where)
+    bound = _BOUNDS.get(kind)
+    ctx = item.error.get("ctx") or {}
+    if bound is not None and bound[0] in ctx:
+        return Violation(rule, bound[1].format(ctx[bound[0]]), where)
+    return Violation(rule, f"is not valid ({kind})", where)
