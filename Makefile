@@ -14,6 +14,9 @@ demo: install  ## set up and run strictmcp on the bundled example
 	@# The second call is meant to be refused: exit status 1 is the expected outcome.
 	$(BIN)/strictmcp schema validate $(EXAMPLE)/search-tool.input-schema.json $(EXAMPLE)/bad-call.json; \
 	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
+	@# A captured MCP session with planted faults: exit status 1 is expected here too.
+	$(BIN)/strictmcp messages validate examples/messages/session.jsonl; \
+	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
 
 test: install-test lint typecheck unit  ## set up and run the whole suite
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from . import __version__
+from .protocol.cli import messages
 from .schema.cli import schema
 
 
@@ -17,7 +18,9 @@ def main() -> None:
     Start with:
       strictmcp schema check SCHEMA              is this schema valid, safe, self-contained?
       strictmcp schema validate SCHEMA FILE...   do these JSON files match it?
+      strictmcp messages validate CAPTURE.jsonl  does this captured MCP traffic follow the spec?
     """
 
 
 main.add_command(schema)
+main.add_command(messages)

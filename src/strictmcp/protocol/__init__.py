@@ -2,6 +2,8 @@
 sampling and prompts, for every revision from 2024-11-05 to 2026-07-28. Transport-independent:
 the proxy and the SDK integrations use exactly this layer."""
 
+from .capture import CaptureFormatError, CaptureReport, Finding, validate_capture
+from .conversation import ASSUMED_REVISION, Conversation, Direction
 from .elicitation import (
     AppliedDefaults,
     apply_defaults,
@@ -17,7 +19,7 @@ from .jsonrpc import (
     error_response,
     jsonrpc_error_for,
 )
-from .methods import Sender, check_notification, check_request
+from .methods import Sender, check_notification, check_request, sender_of
 from .methods import check_result as check_method_result
 from .prompts import check_prompt_arguments
 from .revisions import LATEST, Revision
@@ -37,13 +39,19 @@ from .tools import CheckedTool, check_tool, check_tools
 from .violations import Severity, Violation, errors
 
 __all__ = [
+    "ASSUMED_REVISION",
     "LATEST",
     "VALIDATION_META_KEY",
     "AppliedDefaults",
     "CallCheck",
+    "CaptureFormatError",
+    "CaptureReport",
     "CheckedTool",
+    "Conversation",
     "DeclaredArguments",
     "Decoded",
+    "Direction",
+    "Finding",
     "Message",
     "RequestTracker",
     "Revision",
@@ -72,4 +80,6 @@ __all__ = [
     "error_response",
     "errors",
     "jsonrpc_error_for",
+    "sender_of",
+    "validate_capture",
 ]

@@ -361,6 +361,14 @@ class RequestTracker:
     def __len__(self) -> int:
         return len(self._in_flight)
 
+    def __contains__(self, request_id: object) -> bool:
+        """Whether a request with this id is waiting for its response."""
+        return request_id in self._in_flight
+
+    def get(self, request_id: int | str) -> Message | None:
+        """The request with this id that is waiting for its response, if there is one."""
+        return self._in_flight.get(request_id)
+
     def sent(self, message: Message, pointer: str = "") -> list[Violation]:
         """Remember an outgoing request; anything but a request is ignored.
 

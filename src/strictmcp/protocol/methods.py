@@ -263,6 +263,23 @@ def _route(
     return None, []
 
 
+def sender_of(method: str, kind: Literal["request", "notification"]) -> Sender | None:
+    """Which side sends this MCP method in any revision; None for methods MCP does not define
+    (or, in principle, ones both sides send)."""
+    return _SENDERS[kind].get(method)
+
+
+def _sender_table(kind: _Kind) -> dict[str, Sender | None]:
+    table: dict[str, Sender | None] = {}
+    for sender, surface in kind.surfaces.items():
+        for method, _ in surface:
+            table[method] = sender if table.get(method, sender) == sender else None
+    return table
+
+
+_SENDERS = {"request": _sender_table(_REQUEST), "notification": _sender_table(_NOTIFICATION)}
+
+
 def check_request(
     message: Message,
     revision: Revision,

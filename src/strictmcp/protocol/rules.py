@@ -33,6 +33,9 @@ class Rule(str, Enum):
     UNKNOWN_FIELD = "mcp-unknown-field"
     UNKNOWN_REVISION = "mcp-unknown-revision"
 
+    # captures of traffic (capture.py)
+    CAPTURE_DIRECTION_UNKNOWN = "capture-direction-unknown"
+
     # tool definitions (tools.py, tool_names.py)
     TOOL_NAME_INVALID = "tool-name-invalid"
     TOOL_NAME_NOT_PORTABLE = "tool-name-not-portable"

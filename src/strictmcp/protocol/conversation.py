@@ -1,0 +1,363 @@
+"""Both directions of one MCP session, checked message by message.
+
+A :class:`Conversation` is what ties the protocol checks together: it learns the revision from
+the ``initialize`` exchange (or, from 2026-07-28, from each request's own metadata), pairs
+responses with requests, keeps the tools, prompts and client capabilities the session has
+shown, and so can check a ``tools/call`` against the schema its tool was listed with, an
+elicitation answer against the schema it was asked with, and a sampling result against the
+request that offered tools. The capture validator and the proxy both drive one.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from ..schema import Limits, quote_name, to_pointer
+from .elicitation import check_elicit_result, check_requested_schema
+from .jsonrpc import Message, RequestTracker
+from .methods import Sender, check_notification, check_request
+from .methods import check_result as check_method_result
+from .prompts import check_prompt_arguments
+from .revisions import Revision
+from .rules import Rule
+from .sampling import check_create_message, check_create_message_result
+from .tool_calls import check_call
+from .tool_calls import check_result as check_tool_result
+from .tool_registry import ToolRegistry
+from .tools import CheckedTool
+from .violations import Severity, Violation
+
+Direction = Literal["c2s", "s2c"]
+"""Who sent a message: the client (``c2s``) or the server (``s2c``)."""
+
+# The revision a session is checked against when nothing in it says which: the newest one
+# with an initialize handshake, the most common in traffic today.
+ASSUMED_REVISION = Revision.V2025_11_25
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """What a request left behind for checking its response."""
+
+    tool: CheckedTool | None = None
+    requested_schema: Any = None
+    elicitation_mode: Literal["form", "url"] = "form"
+    sampling_params: Mapping[str, Any] | None = None
+    cursor: bool = False
+
+
+class Conversation:
+    """Checks every message of one session, in the order it was seen.
+
+    ``revision`` fixes the revision; without it the session's own ``initialize`` exchange (or
+    2026-07-28 request metadata) decides, and until then :data:`ASSUMED_REVISION` is used with
+    one warning. ``strict`` refuses unknown methods and fields and undeclared tool arguments;
+    ``portable_names`` applies the strict tool-name profile. Memory is bounded by
+    ``max_tracked`` requests in flight per direction and as many remembered prompts and input
+    requests. Not thread-safe: one conversation per session, driven by one task.
+    """
+
+    def __init__(
+        self,
+        revision: Revision | None = None,
+        *,
+        strict: bool = False,
+        portable_names: bool = False,
+        limits: Limits | None = None,
+        max_tracked: int = 10_000,
+    ) -> None:
+        self.strict = strict
+        self.portable_names = portable_names
+        self.limits = limits
+        self._fixed = revision is not None
+        self._revision = revision
+        self._warned_assumed = False
+        self._requests: dict[Direction, RequestTracker] = {
+            "c2s": RequestTracker(max_tracked),
+            "s2c": RequestTracker(max_tracked),
+        }
+        self._pending: dict[Direction, OrderedDict[int | str, _Pending]] = {
+            "c2s": OrderedDict(),
+            "s2c": OrderedDict(),
+        }
+        self._max_tracked = max_tracked
+        self._registries: dict[Revision, ToolRegistry] = {}
+        self._prompts: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
+        self._input_requests: OrderedDict[str, tuple[str, Mapping[str, Any]]] = OrderedDict()
+        self._client_capabilities: Mapping[str, Any] | None = None
+
+    # --- what the session has shown so far ---------------------------------------------------
+
+    @property
+    def revision(self) -> Revision | None:
+        """The revision the session has settled on, if it has."""
+        return self._revision
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The tools listed so far, for the session's revision."""
+        return self._registry(self._revision or ASSUMED_REVISION)
+
+    def response_direction(self, message: Message) -> Direction | None:
+        """Who sent a response, judged by which side has a request with its id in flight."""
+        if message.id in self._requests["c2s"]:
+            return "s2c"
+        if message.id in self._requests["s2c"]:
+            return "c2s"
+        return None
+
+    def request_answered_by(self, message: Message, direction: Direction) -> Message | None:
+        """The request in flight that a response sent in ``direction`` would answer."""
+        if message.id is None:
+            return None
+        return self._requests["s2c" if direction == "c2s" else "c2s"].get(message.id)
+
+    # --- checking ----------------------------------------------------------------------------
+
+    def observe(
+        self, message: Message, direction: Direction, *, size: int | None = None
+    ) -> list[Violation]:
+        """Check one message sent in ``direction`` and learn what it says about the session.
+
+        ``size`` is the length of the JSON text the message came in, handed to the schema
+        engine so it need not measure tool arguments again.
+        """
+        sender: Sender = "client" if direction == "c2s" else "server"
+        violations: list[Violation] = []
+        if message.kind == "request":
+            violations += self._requests[direction].sent(message)
+            revision = self._revision_of(message, violations)
+            violations += check_request(message, revision, sender, strict=self.strict)
+            violations += self._request(message, direction, revision, size)
+        elif message.kind == "notification":
+            revision = self._revision_of(message, violations)
+            violations += check_notification(message, revision, sender, strict=self.strict)
+            if message.method == "notifications/tools/list_changed" and direction == "s2c":
+                self._registry(revision).mark_stale()
+            elif message.method == "notifications/cancelled" and message.params:
+                self._forget(message.params.get("requestId"), direction)
+        else:
+            answers: Direction = "s2c" if direction == "c2s" else "c2s"
+            request, unmatched = self._requests[answers].answered(message)
+            violations += unmatched
+            if request is None or request.id is None:
+                return violations
+            pending = self._pending[answers].pop(request.id, _Pending())
+            if request.method is not None and message.kind == "response":
+                revision = self._revision_of(request, violations)
+                violations += check_method_result(
+                    request.method,
+                    message.result,
+                    revision,
+                    sender,
+                    strict=self.strict,
+                    pointer="/result",
+                )
+                violations += self._result(request, message, pending, size)
+        return violations
+
+    # --- the revision ------------------------------------------------------------------------
+
+    def _revision_of(self, message: Message, violations: list[Violation]) -> Revision:
+        """The revision to check ``message`` against, learning it from the message if it says."""
+        declared = _declared_revision(message)
+        if declared is not None and not self._fixed:
+            try:
+                self._revision = Revision.parse(declared)
+            except ValueError:
+                violations.append(
+                    Violation(
+                        Rule.UNKNOWN_REVISION,
+                        f"protocol version {quote_name(declared)} is not a revision strictmcp "
+                        f"knows; checking as {(self._revision or ASSUMED_REVISION).value}",
+                        severity=Severity.WARNING,
+                    )
+                )
+        if self._revision is not None:
+            return self._revision
+        if not self._warned_assumed:
+            self._warned_assumed = True
+            violations.append(
+                Violation(
+                    Rule.UNKNOWN_REVISION,
+                    "the session has not said which MCP revision it speaks (no initialize "
+                    f"exchange seen); checking as {ASSUMED_REVISION.value}",
+                    severity=Severity.WARNING,
+                )
+            )
+        return ASSUMED_REVISION
+
+    def _registry(self, revision: Revision) -> ToolRegistry:
+        if revision not in self._registries:
+            self._registries[revision] = ToolRegistry(
+                revision, portable=self.portable_names, limits=self.limits
+            )
+        return self._registries[revision]
+
+    # --- requests ----------------------------------------------------------------------------
+
+    def _request(
+        self, message: Message, direction: Direction, revision: Revision, size: int | None
+    ) -> list[Violation]:
+        params = message.params or {}
+        method = message.method
+        violations: list[Violation] = []
+        pending = _Pending()
+        if direction == "c2s":
+            meta = params.get("_meta")
+            if method == "initialize" and isinstance(params.get("capabilities"), Mapping):
+                self._client_capabilities = params["capabilities"]
+            elif isinstance(meta, Mapping) and isinstance(meta.get(_META_CAPABILITIES), Mapping):
+                self._client_capabilities = meta[_META_CAPABILITIES]
+            violations += self._input_responses(params, revision)
+            if method == "tools/call":
+                check = check_call(
+                    self._registry(revision), params, strict=self.strict, json_size=size
+                )
+                violations += check.violations
+                pending = _Pending(tool=check.tool)
+            elif method == "tools/list":
+                pending = _Pending(cursor=params.get("cursor") is not None)
+            elif method == "prompts/get" and isinstance(params.get("name"), str):
+                prompt = self._prompts.get(params["name"])
+                if prompt is not None:
+                    violations += check_prompt_arguments(prompt, params.get("arguments"))
+        elif method == "elicitation/create":
+            violations += check_requested_schema(params.get("requestedSchema"), revision)
+            mode: Literal["form", "url"] = "url" if params.get("mode") == "url" else "form"
+            pending = _Pending(
+                requested_schema=params.get("requestedSchema"), elicitation_mode=mode
+            )
+        elif method == "sampling/createMessage":
+            violations += check_create_message(params, revision, self._client_capabilities)
+            pending = _Pending(sampling_params=params)
+        if pending != _Pending() and message.id is not None:
+            _remember(self._pending[direction], message.id, pending, self._max_tracked)
+        return violations
+
+    def _forget(self, request_id: Any, direction: Direction) -> None:
+        if isinstance(request_id, (int, str)):
+            self._requests[direction].discard(request_id)
+            self._pending[direction].pop(request_id, None)
+
+    # --- results -----------------------------------------------------------------------------
+
+    def _result(
+        self, request: Message, response: Message, pending: _Pending, size: int | None
+    ) -> list[Violation]:
+        result = response.result if isinstance(response.result, Mapping) else {}
+        revision = self._revision or ASSUMED_REVISION
+        method = request.method
+        if method == "initialize" and not self._fixed:
+            # The server's answer settles the revision the client offered.
+            self._revision_of(response, [])
+        if method == "tools/list":
+            registry = self._registry(revision)
+            # An answer to a request without a cursor starts a fresh listing.
+            found = registry.add_page(result) if pending.cursor else registry.update(result)
+            return _under("/result", found)
+        if method == "prompts/list":
+            self._remember_prompts(result.get("prompts"))
+        if result.get("resultType") == "input_required":
+            return self._input_requests_of(result, revision)
+        if method == "tools/call" and request.params is not None:
+            name = request.params.get("name")
+            if isinstance(name, str) and pending.tool is not None:
+                found = check_tool_result(
+                    self._registry(revision), name, result, json_size=size, tool=pending.tool
+                )
+                return _under("/result", found)
+        if method == "elicitation/create" and pending.requested_schema is not None:
+            return check_elicit_result(
+                pending.requested_schema, result, revision, mode=pending.elicitation_mode
+            )
+        if method == "sampling/createMessage" and pending.sampling_params is not None:
+            return check_create_message_result(result, pending.sampling_params, revision)
+        return []
+
+    def _remember_prompts(self, prompts: Any) -> None:
+        if not isinstance(prompts, list):
+            return
+        for prompt in prompts:
+            if isinstance(prompt, Mapping) and isinstance(prompt.get("name"), str):
+                _remember(self._prompts, prompt["name"], prompt, self._max_tracked)
+
+    # --- 2026-07-28: input requests travel inside results, answers inside the next request ----
+
+    def _input_requests_of(self, result: Mapping[str, Any], revision: Revision) -> list[Violation]:
+        requests = result.get("inputRequests")
+        if not isinstance(requests, Mapping):
+            return []
+        violations: list[Violation] = []
+        for key, request in requests.items():
+            if not isinstance(request, Mapping) or not isinstance(request.get("params"), Mapping):
+                continue
+            method, params = request.get("method"), request["params"]
+            at = "/result" + to_pointer(["inputRequests", key, "params"])
+            if method == "elicitation/create":
+                violations += check_requested_schema(
+                    params.get("requestedSchema"), revision, at=at + "/requestedSchema"
+                )
+            elif method == "sampling/createMessage":
+                violations += check_create_message(
+                    params, revision, self._client_capabilities, at=at
+                )
+            else:
+                continue
+            _remember(self._input_requests, key, (method, params), self._max_tracked)
+        return violations
+
+    def _input_responses(self, params: Mapping[str, Any], revision: Revision) -> list[Violation]:
+        responses = params.get("inputResponses")
+        if not isinstance(responses, Mapping):
+            return []
+        violations: list[Violation] = []
+        for key, response in responses.items():
+            asked = self._input_requests.pop(key, None)
+            if asked is None or not isinstance(response, Mapping):
+                continue
+            method, request_params = asked
+            at = "/params" + to_pointer(["inputResponses", key])
+            if method == "elicitation/create":
+                mode: Literal["form", "url"] = (
+                    "url" if request_params.get("mode") == "url" else "form"
+                )
+                violations += check_elicit_result(
+                    request_params.get("requestedSchema"), response, revision, mode=mode, at=at
+                )
+            else:
+                violations += check_create_message_result(response, request_params, revision, at=at)
+        return violations
+
+
+def _declared_revision(message: Message) -> str | None:
+    """The protocol version a message itself names, if it is one that names one."""
+    if message.kind == "request" and message.method == "initialize" and message.params:
+        version = message.params.get("protocolVersion")
+        return version if isinstance(version, str) else None
+    if message.kind == "response" and isinstance(message.result, Mapping):
+        version = message.result.get("protocolVersion")
+        if isinstance(version, str) and "serverInfo" in message.result:
+            return version
+        return None
+    meta = (message.params or {}).get("_meta")
+    if isinstance(meta, Mapping) and isinstance(meta.get(_META_VERSION), str):
+        return str(meta[_META_VERSION])
+    return None
+
+
+def _under(prefix: str, violations: Iterable[Violation]) -> list[Violation]:
+    """Violations pointing into a part of a message, re-pointed into the whole message."""
+    return [replace(v, pointer=prefix + v.pointer) for v in violations]
+
+
+def _remember(store: OrderedDict[Any, Any], key: Any, value: Any, cap: int) -> None:
+    store[key] = value
+    store.move_to_end(key)
+    while len(store) > cap:
+        store.popitem(last=False)
