@@ -331,7 +331,8 @@ def jsonrpc_error_for(violation: Violation) -> tuple[int, str]:
     exist here to -32601; a bad result to -32603; every other rule is about what a message
     carries, which JSON-RPC calls invalid params (-32602).
     """
-    code = _CODE_FOR_RULE.get(violation.rule, INVALID_PARAMS)
+    rule = violation.rule
+    code = _CODE_FOR_RULE.get(rule, INVALID_PARAMS) if isinstance(rule, Rule) else INVALID_PARAMS
     return code, _STANDARD_MESSAGES[code]
 
 

@@ -21,12 +21,13 @@ class Severity(str, Enum):
 class Violation:
     """One broken rule in one message.
 
+    ``rule`` is a :class:`Rule`, or the code enum of a higher layer (guards bring their own).
     ``pointer`` is a JSON Pointer into the message (``/params/arguments/path``); ``issues``
     carries the schema engine's issues when the rule is a schema check. Messages quote names
     and schema facts, never values from the message.
     """
 
-    rule: Rule
+    rule: Rule | Enum
     message: str
     pointer: str = ""
     severity: Severity = Severity.ERROR
@@ -35,7 +36,7 @@ class Violation:
     @property
     def code(self) -> str:
         """The rule's stable code."""
-        return self.rule.value
+        return str(self.rule.value)
 
     def __str__(self) -> str:
         return f"{self.pointer or '(message)'}: {self.message} [{self.code}]"

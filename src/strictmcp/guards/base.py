@@ -1,0 +1,52 @@
+"""What every guard is: a side-effect-free check of what one argument value means."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..protocol import Severity, Violation
+from .codes import GuardCode
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a guard found in one value: an error (reject) or a warning (allow, but say so).
+
+    ``message`` never quotes the value (it may be a secret, or a path the caller must not
+    learn about); ``where`` is a JSON Pointer *inside* the value when the guard looked into
+    it (an argv item), else ``""``.
+    """
+
+    code: GuardCode
+    message: str
+    severity: Severity = Severity.ERROR
+    where: str = ""
+
+    def at(self, pointer: str) -> Violation:
+        """This finding as a protocol :class:`Violation` at ``pointer`` in the message."""
+        return Violation(self.code, self.message, pointer + self.where, self.severity)
+
+
+class Guard(Protocol):
+    """Checks one argument value. Must not write, create, connect or run anything.
+
+    ``check`` gets the value exactly as the call carries it (a guard that expects a string
+    reports :attr:`GuardCode.NOT_A_STRING` for anything else) and returns every finding, or
+    an empty list. It must be safe to call from any thread and must not raise on bad input.
+    """
+
+    kind: str
+
+    def check(self, value: Any) -> list[Finding]:
+        """Every finding about ``value``."""
+
+
+def not_a_string(value: Any, kind: str) -> list[Finding]:
+    """The finding for a guard that checks strings and was given something else."""
+    return [
+        Finding(
+            GuardCode.NOT_A_STRING,
+            f"a {kind} guard checks strings; this argument is a {type(value).__name__}",
+        )
+    ]

@@ -1,0 +1,58 @@
+"""Stable codes for what guards find. Each code names one finding and never changes meaning."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class GuardCode(str, Enum):
+    """A guard's finding; its value is the stable code."""
+
+    NOT_A_STRING = "guard-not-a-string"
+
+    # path
+    PATH_OUTSIDE_ROOTS = "path-outside-roots"
+    PATH_TRAVERSAL = "path-traversal"
+    PATH_NUL = "path-nul"
+    PATH_HOME = "path-home"
+    PATH_RELATIVE = "path-relative"
+    PATH_SYMLINK_ESCAPE = "path-symlink-escape"
+    PATH_DANGLING_SYMLINK = "path-dangling-symlink"
+    PATH_NOT_FOUND = "path-not-found"
+    PATH_WRONG_KIND = "path-wrong-kind"
+    PATH_NOT_READABLE = "path-not-readable"
+    PATH_NOT_WRITABLE = "path-not-writable"
+
+    # url
+    URL_INVALID = "url-invalid"
+    URL_SCHEME_NOT_ALLOWED = "url-scheme-not-allowed"
+    URL_HOST_NOT_ALLOWED = "url-host-not-allowed"
+    URL_USERINFO = "url-userinfo"
+    URL_UNRESOLVABLE = "url-unresolvable"
+    URL_PRIVATE_ADDRESS = "url-private-address"
+    URL_OBFUSCATED_ADDRESS = "url-obfuscated-address"
+    URL_REDIRECT_NOT_ALLOWED = "url-redirect-not-allowed"
+
+    # sql
+    SQL_UNPARSEABLE = "sql-unparseable"
+    SQL_MULTIPLE_STATEMENTS = "sql-multiple-statements"
+    SQL_NOT_READ_ONLY = "sql-not-read-only"
+    SQL_DENIED_FUNCTION = "sql-denied-function"
+    SQL_IDENTIFIER_NOT_ALLOWED = "sql-identifier-not-allowed"
+
+    # argv
+    ARGV_OPTION_INJECTION = "argv-option-injection"
+    ARGV_CONTROL_CHARACTER = "argv-control-character"
+    ARGV_EXECUTABLE_NOT_ALLOWED = "argv-executable-not-allowed"
+
+    # text
+    TEXT_TOO_SHORT = "text-too-short"
+    TEXT_TOO_LONG = "text-too-long"
+    TEXT_CONTROL_CHARACTER = "text-control-character"
+    TEXT_INVISIBLE_CHARACTER = "text-invisible-character"
+    TEXT_BIDI_CONTROL = "text-bidi-control"
+
+    # deep validators written by tool authors
+    DEEP_INVALID = "deep-invalid"
+    DEEP_TIMEOUT = "deep-timeout"
+    DEEP_FAILED = "deep-failed"
