@@ -99,7 +99,7 @@ def _read(
     text: bytes, number: int, conversation: Conversation, max_size: int
 ) -> tuple[Direction | None, tuple[Message, ...], tuple[Violation, ...], int]:
     """The direction the line states, its valid messages, envelope violations and size."""
-    wrapper = _wrapper(text, max_size)
+    wrapper = _wrapper(text, number, max_size)
     if wrapper is None:
         decoded = decode(text, conversation.revision, max_size=max_size)
         return None, decoded.messages, decoded.violations, decoded.size
@@ -110,17 +110,23 @@ def _read(
     return direction, (message,) if message is not None else (), tuple(violations), len(text)
 
 
-def _wrapper(text: bytes, max_size: int) -> dict[str, Any] | None:
-    """The ``{"direction", "message"}`` object a line is, or None for a bare message."""
+def _wrapper(text: bytes, number: int, max_size: int) -> dict[str, Any] | None:
+    """The ``{"direction", "message"}`` object a line is, or None for a bare message.
+
+    An object with ``direction`` and no ``jsonrpc`` member is meant as a wrapper: without a
+    ``message`` it is a malformed capture line, not a malformed message.
+    """
     if not text.startswith(b"{") or b'"direction"' not in text:
         return None  # the common case, decided without parsing twice
     try:
         value = load_json(text, max_size=max_size)
     except JSONInputError:
         return None
-    if isinstance(value, dict) and "direction" in value and "message" in value:
-        return value
-    return None
+    if not isinstance(value, dict) or "direction" not in value or "jsonrpc" in value:
+        return None
+    if "message" not in value:
+        raise CaptureFormatError(number, 'a line with "direction" needs a "message"')
+    return value
 
 
 def _attribute(
@@ -132,7 +138,13 @@ def _attribute(
 ) -> Direction:
     """Who sent a message the capture does not attribute."""
     if message.kind in ("response", "error"):
-        return conversation.response_direction(message) or "s2c"
+        direction = conversation.response_direction(message)
+        if direction is not None:
+            return direction
+        # Both sides have a request with this id in flight (ids are per sender): the one
+        # whose result shape fits is the one answered.
+        fits = [d for d in _DIRECTIONS if conversation.fits(message, d)]
+        return fits[0] if len(fits) == 1 else "s2c"
     method = message.method or ""
     sender = sender_of(method, "request" if message.kind == "request" else "notification")
     if sender is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 import click
@@ -21,7 +22,7 @@ def messages() -> None:
 
 
 @messages.command()
-@click.argument("capture", metavar="CAPTURE.jsonl", type=click.File("rb"))
+@click.argument("capture", metavar="CAPTURE.jsonl")
 @click.option(
     "--revision",
     type=click.Choice([r.value for r in Revision]),
@@ -38,7 +39,7 @@ def messages() -> None:
 @click.option(
     "--strict", is_flag=True, help="Also refuse unknown methods, fields and tool arguments."
 )
-def validate(capture: IO[bytes], revision: str | None, fmt: str, strict: bool) -> None:
+def validate(capture: str, revision: str | None, fmt: str, strict: bool) -> None:
     """Check a capture: one JSON-RPC message per line in the order seen, or
     {"direction": "c2s"|"s2c", "message": {...}} per line.
 
@@ -48,28 +49,34 @@ def validate(capture: IO[bytes], revision: str | None, fmt: str, strict: bool) -
     number, rule code and JSON Pointer. Exit status: 0 clean (warnings allowed), 1
     violations, 2 unreadable.
     """
-    name = getattr(capture, "name", "-")
     try:
-        report = validate_capture(
-            _lines(capture), revision=Revision(revision) if revision else None, strict=strict
-        )
+        with _open(capture) as stream:
+            report = validate_capture(
+                stream, revision=Revision(revision) if revision else None, strict=strict
+            )
     except CaptureFormatError as error:
-        _unreadable(fmt, name, str(error))
+        _unreadable(fmt, capture, str(error))
         sys.exit(EXIT_UNREADABLE)
     except OSError as error:
-        _unreadable(fmt, name, f"cannot read: {error.strerror}")
+        _unreadable(fmt, capture, f"cannot read: {error.strerror}")
         sys.exit(EXIT_UNREADABLE)
     if fmt == "json":
-        click.echo(json.dumps(_as_json(name, report), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_as_json(capture, report), indent=2, ensure_ascii=False))
     else:
-        for line in _as_text(name, report):
+        for line in _as_text(capture, report):
             click.echo(line)
     sys.exit(EXIT_CLEAN if report.clean else EXIT_VIOLATIONS)
 
 
-def _lines(capture: IO[bytes]) -> Iterator[bytes]:
-    # Streamed: captures can be large, and every line is bounded by the message size limit.
-    yield from capture
+@contextmanager
+def _open(path: str) -> Iterator[IO[bytes]]:
+    # Streamed line by line: captures can be large, and every line is bounded by the message
+    # size limit. "-" is standard input.
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    with open(path, "rb") as stream:
+        yield stream
 
 
 def _as_json(name: str, report: CaptureReport) -> dict[str, Any]:
@@ -91,10 +98,10 @@ def _as_text(name: str, report: CaptureReport) -> list[str]:
         f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
     ]
     for finding in report.findings:
-        where = " ".join(part for part in (finding.direction, finding.method) if part is not None)
+        where = " ".join(str(p) for p in (finding.line, finding.direction, finding.method) if p)
         violation = finding.violation
         level = "" if violation.severity.value == "error" else " (warning)"
-        lines.append(f"  line {finding.line} {where}: {violation}{level}".replace("  :", ":"))
+        lines.append(f"  line {where}: {violation}{level}")
         for issue in violation.issues:
             lines.append(f"      {issue}")
     return lines

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..schema import Limits, quote_name, to_pointer
+from ..schema import Limits, to_pointer
 from .elicitation import check_elicit_result, check_requested_schema
 from .jsonrpc import Message, RequestTracker
-from .methods import Sender, check_notification, check_request
+from .methods import Sender, check_notification, check_request, sender_of
 from .methods import check_result as check_method_result
 from .prompts import check_prompt_arguments
 from .revisions import Revision
@@ -45,10 +45,13 @@ class _Pending:
     """What a request left behind for checking its response."""
 
     tool: CheckedTool | None = None
+    elicitation: bool = False
     requested_schema: Any = None
     elicitation_mode: Literal["form", "url"] = "form"
     sampling_params: Mapping[str, Any] | None = None
     cursor: bool = False
+    # From 2026-07-28 capabilities travel with each request, and its result is read by them.
+    client_capabilities: Mapping[str, Any] | None = None
 
 
 class Conversation:
@@ -88,6 +91,12 @@ class Conversation:
         self._max_tracked = max_tracked
         self._registries: dict[Revision, ToolRegistry] = {}
         self._prompts: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
+        # Requests each side cancelled: a response may already be on its way (the spec says
+        # to ignore it), so it is not unmatched.
+        self._cancelled: dict[Direction, OrderedDict[int | str, None]] = {
+            "c2s": OrderedDict(),
+            "s2c": OrderedDict(),
+        }
         self._input_requests: OrderedDict[str, tuple[str, Mapping[str, Any]]] = OrderedDict()
         self._client_capabilities: Mapping[str, Any] | None = None
 
@@ -104,12 +113,24 @@ class Conversation:
         return self._registry(self._revision or ASSUMED_REVISION)
 
     def response_direction(self, message: Message) -> Direction | None:
-        """Who sent a response, judged by which side has a request with its id in flight."""
-        if message.id in self._requests["c2s"]:
-            return "s2c"
-        if message.id in self._requests["s2c"]:
-            return "c2s"
+        """Who sent a response, judged by which side has a request with its id in flight;
+        None when neither or both do."""
+        client, server = (message.id in self._requests[d] for d in ("c2s", "s2c"))
+        if client != server:
+            return "s2c" if client else "c2s"
         return None
+
+    def fits(self, message: Message, direction: Direction) -> bool:
+        """Whether a response, sent in ``direction``, is a valid result of the request it
+        would answer (a hint for captures that do not say who sent what)."""
+        request = self.request_answered_by(message, direction)
+        if request is None or request.method is None:
+            return False
+        if message.kind == "error":
+            return True
+        sender: Sender = "client" if direction == "c2s" else "server"
+        revision = self._revision or ASSUMED_REVISION
+        return not check_method_result(request.method, message.result, revision, sender)
 
     def request_answered_by(self, message: Message, direction: Direction) -> Message | None:
         """The request in flight that a response sent in ``direction`` would answer."""
@@ -130,10 +151,13 @@ class Conversation:
         sender: Sender = "client" if direction == "c2s" else "server"
         violations: list[Violation] = []
         if message.kind == "request":
-            violations += self._requests[direction].sent(message)
+            duplicate = self._requests[direction].sent(message)
+            violations += duplicate
             revision = self._revision_of(message, violations)
             violations += check_request(message, revision, sender, strict=self.strict)
-            violations += self._request(message, direction, revision, size)
+            # A duplicate id keeps the first request's expectations: the response is paired
+            # with that one.
+            violations += self._request(message, direction, revision, size, remember=not duplicate)
         elif message.kind == "notification":
             revision = self._revision_of(message, violations)
             violations += check_notification(message, revision, sender, strict=self.strict)
@@ -144,12 +168,19 @@ class Conversation:
         else:
             answers: Direction = "s2c" if direction == "c2s" else "c2s"
             request, unmatched = self._requests[answers].answered(message)
+            if unmatched and message.id is not None and message.id in self._cancelled[answers]:
+                del self._cancelled[answers][message.id]
+                unmatched = []
             violations += unmatched
             if request is None or request.id is None:
                 return violations
             pending = self._pending[answers].pop(request.id, _Pending())
-            if request.method is not None and message.kind == "response":
-                revision = self._revision_of(request, violations)
+            known = sender_of(request.method or "", "request") is not None
+            if request.method is not None and message.kind == "response" and known:
+                # The initialize result settles the revision; other results are read by the
+                # revision their request was made under.
+                said = message if request.method == "initialize" else request
+                revision = self._revision_of(said, violations)
                 violations += check_method_result(
                     request.method,
                     message.result,
@@ -167,14 +198,17 @@ class Conversation:
         """The revision to check ``message`` against, learning it from the message if it says."""
         declared = _declared_revision(message)
         if declared is not None and not self._fixed:
+            # Said is said: an unknown version is its own warning, not "nothing said".
+            self._warned_assumed = True
             try:
                 self._revision = Revision.parse(declared)
             except ValueError:
                 violations.append(
                     Violation(
                         Rule.UNKNOWN_REVISION,
-                        f"protocol version {quote_name(declared)} is not a revision strictmcp "
+                        "the protocol version declared here is not a revision strictmcp "
                         f"knows; checking as {(self._revision or ASSUMED_REVISION).value}",
+                        _version_pointer(message),
                         severity=Severity.WARNING,
                     )
                 )
@@ -202,7 +236,13 @@ class Conversation:
     # --- requests ----------------------------------------------------------------------------
 
     def _request(
-        self, message: Message, direction: Direction, revision: Revision, size: int | None
+        self,
+        message: Message,
+        direction: Direction,
+        revision: Revision,
+        size: int | None,
+        *,
+        remember: bool,
     ) -> list[Violation]:
         params = message.params or {}
         method = message.method
@@ -214,36 +254,41 @@ class Conversation:
                 self._client_capabilities = params["capabilities"]
             elif isinstance(meta, Mapping) and isinstance(meta.get(_META_CAPABILITIES), Mapping):
                 self._client_capabilities = meta[_META_CAPABILITIES]
+                pending = _Pending(client_capabilities=meta[_META_CAPABILITIES])
             violations += self._input_responses(params, revision)
             if method == "tools/call":
                 check = check_call(
                     self._registry(revision), params, strict=self.strict, json_size=size
                 )
                 violations += check.violations
-                pending = _Pending(tool=check.tool)
+                pending = replace(pending, tool=check.tool)
             elif method == "tools/list":
-                pending = _Pending(cursor=params.get("cursor") is not None)
+                pending = replace(pending, cursor=params.get("cursor") is not None)
             elif method == "prompts/get" and isinstance(params.get("name"), str):
                 prompt = self._prompts.get(params["name"])
                 if prompt is not None:
                     violations += check_prompt_arguments(prompt, params.get("arguments"))
-        elif method == "elicitation/create":
-            violations += check_requested_schema(params.get("requestedSchema"), revision)
-            mode: Literal["form", "url"] = "url" if params.get("mode") == "url" else "form"
+        elif method == "elicitation/create" and revision.has_elicitation:
+            mode = _elicitation_mode(params)
+            if mode == "form":
+                violations += check_requested_schema(params.get("requestedSchema"), revision)
             pending = _Pending(
-                requested_schema=params.get("requestedSchema"), elicitation_mode=mode
+                elicitation=True,
+                requested_schema=params.get("requestedSchema"),
+                elicitation_mode=mode,
             )
         elif method == "sampling/createMessage":
             violations += check_create_message(params, revision, self._client_capabilities)
             pending = _Pending(sampling_params=params)
-        if pending != _Pending() and message.id is not None:
+        if remember and pending != _Pending() and message.id is not None:
             _remember(self._pending[direction], message.id, pending, self._max_tracked)
         return violations
 
     def _forget(self, request_id: Any, direction: Direction) -> None:
-        if isinstance(request_id, (int, str)):
+        if isinstance(request_id, (int, str)) and request_id in self._requests[direction]:
             self._requests[direction].discard(request_id)
             self._pending[direction].pop(request_id, None)
+            _remember(self._cancelled[direction], request_id, None, self._max_tracked)
 
     # --- results -----------------------------------------------------------------------------
 
@@ -253,9 +298,6 @@ class Conversation:
         result = response.result if isinstance(response.result, Mapping) else {}
         revision = self._revision or ASSUMED_REVISION
         method = request.method
-        if method == "initialize" and not self._fixed:
-            # The server's answer settles the revision the client offered.
-            self._revision_of(response, [])
         if method == "tools/list":
             registry = self._registry(revision)
             # An answer to a request without a cursor starts a fresh listing.
@@ -264,7 +306,8 @@ class Conversation:
         if method == "prompts/list":
             self._remember_prompts(result.get("prompts"))
         if result.get("resultType") == "input_required":
-            return self._input_requests_of(result, revision)
+            capabilities = pending.client_capabilities or self._client_capabilities
+            return self._input_requests_of(result, revision, capabilities)
         if method == "tools/call" and request.params is not None:
             name = request.params.get("name")
             if isinstance(name, str) and pending.tool is not None:
@@ -272,7 +315,7 @@ class Conversation:
                     self._registry(revision), name, result, json_size=size, tool=pending.tool
                 )
                 return _under("/result", found)
-        if method == "elicitation/create" and pending.requested_schema is not None:
+        if method == "elicitation/create" and pending.elicitation:
             return check_elicit_result(
                 pending.requested_schema, result, revision, mode=pending.elicitation_mode
             )
@@ -289,7 +332,12 @@ class Conversation:
 
     # --- 2026-07-28: input requests travel inside results, answers inside the next request ----
 
-    def _input_requests_of(self, result: Mapping[str, Any], revision: Revision) -> list[Violation]:
+    def _input_requests_of(
+        self,
+        result: Mapping[str, Any],
+        revision: Revision,
+        capabilities: Mapping[str, Any] | None,
+    ) -> list[Violation]:
         requests = result.get("inputRequests")
         if not isinstance(requests, Mapping):
             return []
@@ -300,13 +348,12 @@ class Conversation:
             method, params = request.get("method"), request["params"]
             at = "/result" + to_pointer(["inputRequests", key, "params"])
             if method == "elicitation/create":
-                violations += check_requested_schema(
-                    params.get("requestedSchema"), revision, at=at + "/requestedSchema"
-                )
+                if _elicitation_mode(params) == "form":
+                    violations += check_requested_schema(
+                        params.get("requestedSchema"), revision, at=at + "/requestedSchema"
+                    )
             elif method == "sampling/createMessage":
-                violations += check_create_message(
-                    params, revision, self._client_capabilities, at=at
-                )
+                violations += check_create_message(params, revision, capabilities, at=at)
             else:
                 continue
             _remember(self._input_requests, key, (method, params), self._max_tracked)
@@ -324,15 +371,28 @@ class Conversation:
             method, request_params = asked
             at = "/params" + to_pointer(["inputResponses", key])
             if method == "elicitation/create":
-                mode: Literal["form", "url"] = (
-                    "url" if request_params.get("mode") == "url" else "form"
-                )
                 violations += check_elicit_result(
-                    request_params.get("requestedSchema"), response, revision, mode=mode, at=at
+                    request_params.get("requestedSchema"),
+                    response,
+                    revision,
+                    mode=_elicitation_mode(request_params),
+                    at=at,
                 )
             else:
                 violations += check_create_message_result(response, request_params, revision, at=at)
         return violations
+
+
+def _elicitation_mode(params: Mapping[str, Any]) -> Literal["form", "url"]:
+    return "url" if params.get("mode") == "url" else "form"
+
+
+def _version_pointer(message: Message) -> str:
+    if message.kind == "response":
+        return "/result/protocolVersion"
+    if message.method == "initialize":
+        return "/params/protocolVersion"
+    return "/params" + to_pointer(["_meta", _META_VERSION])
 
 
 def _declared_revision(message: Message) -> str | None:

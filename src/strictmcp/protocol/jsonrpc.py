@@ -137,6 +137,15 @@ def decode(
         violations.extend(found)
         if message is not None:
             messages.append(message)
+            if message.method == "initialize":
+                # The handshake settles the revision, so it cannot ride in a batch.
+                violations.append(
+                    Violation(
+                        Rule.BATCH_NOT_ALLOWED,
+                        "initialize must not be part of a batch",
+                        f"/{index}/method",
+                    )
+                )
     kinds = {m.kind in ("request", "notification") for m in messages}
     if len(kinds) > 1:
         # A batch is what one side sends: requests and notifications, or the responses to them.
