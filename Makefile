@@ -45,8 +45,9 @@ typecheck:
 unit:
 	$(BIN)/pytest -q
 
-bench: install-test  ## engine benchmarks; figures go in docs/benchmarks.md
+bench: install-test  ## engine and protocol benchmarks; figures go in docs/benchmarks.md
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/protocol.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
