@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import Any
 
 import mcp_types.jsonrpc
@@ -31,7 +32,7 @@ def decoded(message: Any, revision: Revision | None = None) -> Decoded:
     return decode(json.dumps(message), revision)
 
 
-def rules(result: Decoded) -> list[tuple[Rule, str]]:
+def rules(result: Decoded) -> list[tuple[Rule | Enum, str]]:
     return [(v.rule, v.pointer) for v in result.violations]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ PROMPT = {
 }
 
 
-def found(arguments: dict[str, Any] | None) -> list[tuple[Rule, str, Severity]]:
+def found(arguments: dict[str, Any] | None) -> list[tuple[Rule | Enum, str, Severity]]:
     return [(v.rule, v.pointer, v.severity) for v in check_prompt_arguments(PROMPT, arguments)]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from enum import Enum
 from typing import Any
 
 import pytest
@@ -58,7 +59,7 @@ def params(*messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 def found(
     request: dict[str, Any], revision: Revision = Revision.V2025_11_25
-) -> list[tuple[Rule, str]]:
+) -> list[tuple[Rule | Enum, str]]:
     return [(v.rule, v.pointer) for v in check_create_message(request, revision, DECLARED)]
 
 

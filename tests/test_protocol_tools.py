@@ -6,6 +6,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
+from enum import Enum
 from typing import Any
 
 import pytest
@@ -56,7 +57,7 @@ RECURSIVE_MODEL = {
 }
 
 
-def found(violations: list[Violation] | tuple[Violation, ...]) -> set[tuple[Rule, Severity]]:
+def found(violations: list[Violation] | tuple[Violation, ...]) -> set[tuple[Rule | Enum, Severity]]:
     return {(v.rule, v.severity) for v in violations}
 
 

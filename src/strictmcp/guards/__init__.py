@@ -3,7 +3,26 @@ safety: a valid string can still be a path out of its root or a URL into the clo
 service. Guards are attached to arguments by a policy, so they protect servers whose code we
 do not control."""
 
+from .argv import ArgvGuard
 from .base import Finding, Guard, not_a_string
 from .codes import GuardCode
+from .path import PathGuard
+from .sql import DEFAULT_DENIED_FUNCTIONS, SqlGuard
+from .text import TextGuard
+from .url import RedirectRefused, Resolver, SystemResolver, UrlGuard
 
-__all__ = ["Finding", "Guard", "GuardCode", "not_a_string"]
+__all__ = [
+    "DEFAULT_DENIED_FUNCTIONS",
+    "ArgvGuard",
+    "Finding",
+    "Guard",
+    "GuardCode",
+    "PathGuard",
+    "RedirectRefused",
+    "Resolver",
+    "SqlGuard",
+    "SystemResolver",
+    "TextGuard",
+    "UrlGuard",
+    "not_a_string",
+]

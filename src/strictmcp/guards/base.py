@@ -36,7 +36,9 @@ class Guard(Protocol):
     an empty list. It must be safe to call from any thread and must not raise on bad input.
     """
 
-    kind: str
+    @property
+    def kind(self) -> str:
+        """The name policies use for this kind of guard (``path``, ``url``, ...)."""
 
     def check(self, value: Any) -> list[Finding]:
         """Every finding about ``value``."""

@@ -22,11 +22,15 @@ class GuardCode(str, Enum):
     PATH_WRONG_KIND = "path-wrong-kind"
     PATH_NOT_READABLE = "path-not-readable"
     PATH_NOT_WRITABLE = "path-not-writable"
+    PATH_TOO_LONG = "path-too-long"
+    PATH_UNRESOLVABLE = "path-unresolvable"
+    PATH_WINDOWS_SYNTAX = "path-windows-syntax"
 
     # url
     URL_INVALID = "url-invalid"
     URL_SCHEME_NOT_ALLOWED = "url-scheme-not-allowed"
     URL_HOST_NOT_ALLOWED = "url-host-not-allowed"
+    URL_PORT_NOT_ALLOWED = "url-port-not-allowed"
     URL_USERINFO = "url-userinfo"
     URL_UNRESOLVABLE = "url-unresolvable"
     URL_PRIVATE_ADDRESS = "url-private-address"

@@ -1,0 +1,217 @@
+"""Policies: which guard checks which argument of which tool, and whether findings block.
+
+A policy attaches guards to arguments by a tool name glob and a JSON Pointer into the
+arguments, where a ``*`` token stands for any array item or object key, so it protects servers
+whose code we do not control::
+
+    mode = "enforce"                 # or "audit": log and allow
+    [[guard]]
+    tool = "read_*"
+    argument = "/path"
+    kind = "path"
+    roots = ["/srv/data"]
+
+Every key of a ``[[guard]]`` entry besides ``tool``, ``argument`` and ``kind`` configures the
+guard itself (lists become tuples). A policy that names an unknown kind or option is refused
+when it is loaded, never at the first call.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from ..protocol import Severity, Violation
+from ..schema import from_fragment, to_pointer
+from .base import Guard
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+Mode = Literal["enforce", "audit"]
+_RULE_KEYS = ("tool", "argument", "kind")
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be loaded; the message says which entry and which key."""
+
+
+@dataclass(frozen=True)
+class GuardRule:
+    """One guard on the arguments of the tools whose names match ``tool``."""
+
+    tool: str
+    argument: str
+    guard: Guard
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether this rule's glob matches a tool name (case-sensitive, like tool names)."""
+        return fnmatchcase(tool, self.tool)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Guards on tool arguments, and what their findings do.
+
+    In ``enforce`` mode a call with an error finding is refused; in ``audit`` mode every
+    finding is reported and the call goes ahead (shadow mode, for rolling a policy out).
+    """
+
+    rules: tuple[GuardRule, ...] = ()
+    mode: Mode = "enforce"
+
+    def check(
+        self, tool: str, arguments: Any, *, pointer: str = "/params/arguments"
+    ) -> list[Violation]:
+        """Every finding of every guard that applies to this call, pointing into the message.
+
+        Arguments a pattern does not reach (absent, or not a container where one is needed)
+        are not checked: whether they must exist is the schema's business.
+        """
+        violations: list[Violation] = []
+        for rule in self.rules:
+            if not rule.applies_to(tool):
+                continue
+            for where, value in select(arguments, rule.argument):
+                violations += [finding.at(pointer + where) for finding in rule.guard.check(value)]
+        return violations
+
+    def blocks(self, violations: list[Violation]) -> bool:
+        """Whether these findings refuse the call under this policy's mode."""
+        return self.mode == "enforce" and any(v.severity is Severity.ERROR for v in violations)
+
+    def covers(self, tool: str, argument: str) -> bool:
+        """Whether some rule guards this argument pointer of this tool (for lint)."""
+        return any(
+            rule.applies_to(tool) and _pattern_matches(rule.argument, argument)
+            for rule in self.rules
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Read a policy from a TOML file."""
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as error:
+            raise PolicyError(f"cannot read the policy: {error.strerror}") from None
+        except tomllib.TOMLDecodeError as error:
+            raise PolicyError(f"the policy is not valid TOML: {error}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Policy:
+        """Build a policy from its TOML form (a mapping with ``mode`` and ``guard`` entries)."""
+        unknown = set(data) - {"mode", "guard"}
+        if unknown:
+            raise PolicyError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
+        mode = data.get("mode", "enforce")
+        if mode not in ("enforce", "audit"):
+            raise PolicyError('mode must be "enforce" or "audit"')
+        entries = data.get("guard", [])
+        if not isinstance(entries, list):
+            raise PolicyError("guard must be a list of [[guard]] tables")
+        rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
+        return cls(rules=rules, mode=mode)
+
+
+def _rule(index: int, entry: Any) -> GuardRule:
+    where = f"[[guard]] #{index}"
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    missing = [key for key in _RULE_KEYS if not isinstance(entry.get(key), str)]
+    if missing:
+        raise PolicyError(f"{where} needs string values for: {', '.join(missing)}")
+    argument = entry["argument"]
+    if argument and from_fragment("#" + argument) is None:
+        raise PolicyError(f"{where}: argument must be a JSON Pointer such as /path or /files/*")
+    factory = guard_kinds().get(entry["kind"])
+    if factory is None:
+        known = ", ".join(sorted(guard_kinds()))
+        raise PolicyError(f"{where}: unknown kind {entry['kind']!r} (known: {known})")
+    options = {key: _frozen(value) for key, value in entry.items() if key not in _RULE_KEYS}
+    try:
+        guard = factory(**options)
+    except TypeError as error:
+        raise PolicyError(f"{where} ({entry['kind']}): {_option_problem(error)}") from None
+    except ValueError as error:
+        raise PolicyError(f"{where} ({entry['kind']}): {error}") from None
+    return GuardRule(tool=entry["tool"], argument=argument, guard=guard)
+
+
+def _frozen(value: Any) -> Any:
+    # Guards are frozen dataclasses: TOML arrays become tuples so the guard stays hashable.
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
+def _option_problem(error: TypeError) -> str:
+    text = str(error)
+    return text[text.find("(") + 1 :].rstrip(")") if "unexpected keyword" in text else text
+
+
+def guard_kinds() -> dict[str, Callable[..., Guard]]:
+    """The guard kinds a policy can name, by ``kind``."""
+    from .argv import ArgvGuard  # noqa: PLC0415 - import cycles: kinds import base
+    from .path import PathGuard  # noqa: PLC0415
+    from .sql import SqlGuard  # noqa: PLC0415
+    from .text import TextGuard  # noqa: PLC0415
+    from .url import UrlGuard  # noqa: PLC0415
+
+    return {
+        "argv": ArgvGuard,
+        "path": PathGuard,
+        "sql": SqlGuard,
+        "text": TextGuard,
+        "url": UrlGuard,
+    }
+
+
+def select(arguments: Any, pattern: str) -> Iterator[tuple[str, Any]]:
+    """Each value a pattern reaches, with its exact JSON Pointer; ``*`` is any item or key.
+
+    ``""`` is the arguments object itself. Iterative over an explicit frontier: the
+    arguments were bounded by the schema engine, but a pattern may fan out over every item.
+    """
+    tokens = from_fragment("#" + pattern) if pattern else ()
+    if tokens is None:
+        return
+    frontier: list[tuple[tuple[str | int, ...], Any]] = [((), arguments)]
+    for token in tokens:
+        step: list[tuple[tuple[str | int, ...], Any]] = []
+        for path, value in frontier:
+            step += list(_children(path, value, token))
+        frontier = step
+    for path, value in frontier:
+        yield to_pointer(path), value
+
+
+def _children(
+    path: tuple[str | int, ...], value: Any, token: str
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    if isinstance(value, Mapping):
+        if token == "*":
+            yield from (((*path, key), item) for key, item in value.items())
+        elif token in value:
+            yield (*path, token), value[token]
+    elif isinstance(value, list):
+        if token == "*":
+            yield from (((*path, index), item) for index, item in enumerate(value))
+        elif token.isdigit() and int(token) < len(value):
+            yield (*path, int(token)), value[int(token)]
+
+
+def _pattern_matches(pattern: str, pointer: str) -> bool:
+    pattern_tokens = from_fragment("#" + pattern) if pattern else ()
+    pointer_tokens = from_fragment("#" + pointer) if pointer else ()
+    if pattern_tokens is None or pointer_tokens is None:
+        return False
+    return len(pattern_tokens) == len(pointer_tokens) and all(
+        p in ("*", q) for p, q in zip(pattern_tokens, pointer_tokens, strict=True)
+    )

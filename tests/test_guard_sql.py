@@ -1,0 +1,479 @@
+"""The SQL guard: one read-only statement, no denied function, allowed tables, nothing quoted."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+import sqlglot
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strictmcp.guards import Finding, GuardCode
+from strictmcp.guards.sql import DEFAULT_DENIED_FUNCTIONS, SqlGuard
+
+SECRET = "s3cr3t-literal-4711"
+
+C = GuardCode
+
+
+def codes(guard: SqlGuard, sql: Any) -> set[GuardCode]:
+    """The codes ``guard`` finds, after checking no message quotes a literal of the query."""
+    findings = guard.check(sql)
+    assert_quiet(findings)
+    return {f.code for f in findings}
+
+
+def assert_quiet(findings: list[Finding]) -> None:
+    for finding in findings:
+        assert SECRET not in finding.message
+        assert "'" not in finding.message  # no string literal, quoted
+
+
+BENIGN = [
+    "SELECT 1",
+    "SELECT 1;",
+    "  SELECT 1 ;  ",
+    "select id, name from users where id = 1",
+    "SELECT * FROM orders o JOIN customers c ON c.id = o.customer_id"
+    " WHERE o.total > 100 ORDER BY o.created_at DESC LIMIT 10 OFFSET 20",
+    "SELECT c.name, count(*) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id"
+    " GROUP BY c.name HAVING count(*) > 2",
+    "SELECT name FROM users WHERE id IN (SELECT user_id FROM orders WHERE total > 10)",
+    "SELECT * FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id)",
+    "SELECT (SELECT max(total) FROM orders) AS top",
+    "WITH recent AS (SELECT * FROM orders WHERE created_at > now() - interval '7 days')"
+    " SELECT customer_id, count(*) FROM recent GROUP BY customer_id",
+    "WITH a AS (SELECT 1 AS x), b AS (SELECT x + 1 AS y FROM a) SELECT * FROM b",
+    "WITH RECURSIVE r(n) AS (VALUES (1) UNION ALL SELECT n + 1 FROM r WHERE n < 10)"
+    " SELECT * FROM r",
+    "SELECT id, rank() OVER (PARTITION BY dept ORDER BY salary DESC) FROM employees",
+    "SELECT id, sum(total) OVER w FROM orders WINDOW w AS (ORDER BY id)",
+    "SELECT count(*) FILTER (WHERE total > 1) FROM orders",
+    "SELECT DISTINCT ON (a) a, b FROM t ORDER BY a, b",
+    "SELECT * FROM t, LATERAL (SELECT * FROM u WHERE u.id = t.id) x",
+    "SELECT * FROM generate_series(1, 10) AS g(n)",
+    "SELECT 1 UNION ALL SELECT 2",
+    "SELECT 1 INTERSECT SELECT 2 EXCEPT SELECT 3",
+    "(SELECT a FROM t) UNION (SELECT a FROM u) ORDER BY 1",
+    "VALUES (1, 'a'), (2, 'b')",
+    "TABLE users",
+    "SELECT CASE WHEN a > 0 THEN 'pos' ELSE 'neg' END, a::int, CAST(b AS text) FROM t",
+    "SELECT coalesce(a, b), lower(name), upper(name), length(name) FROM t",
+    "SELECT date_trunc('day', now()), current_date, extract(year FROM created_at) FROM t",
+    "SELECT data->>'name', data->'tags' FROM docs WHERE data ? 'name'",
+    "SELECT a FROM t WHERE b ILIKE '%x%' AND c BETWEEN 1 AND 2 AND d IS NOT NULL",
+    "SELECT * FROM t WHERE id = ANY($1) AND name = $2",
+    "SELECT * FROM t WHERE id = %(id)s",
+    "SELECT * FROM t WHERE id = :id",
+    "SELECT 'a; DROP TABLE users; --' AS s",
+    "SELECT 'DELETE FROM t' AS s, 'pg_sleep(10)' AS t",
+    "SELECT 'it''s; DROP TABLE users'",
+    "SELECT $$; DELETE FROM users; $$",
+    "SELECT $tag$ '; DROP TABLE users; -- $tag$",
+    "SELECT E'it\\'s; DROP TABLE users'",
+    "SELECT 1 -- ; DROP TABLE users;\n",
+    "/* DELETE FROM t; */ SELECT 1",
+    "SELECT /* ; */ 1; -- trailing comment",
+    "SELECT sleep, benchmark, nextval FROM naps",  # columns, not calls
+    'SELECT "delete", "update" FROM "User Table"',
+    "SELECT currval('seq'), current_setting('timezone'), version()",
+]
+
+
+@pytest.mark.parametrize("sql", BENIGN)
+def test_ordinary_queries_pass(sql: str) -> None:
+    assert SqlGuard().check(sql) == []
+
+
+STACKED = [
+    f"SELECT '{SECRET}'; DROP TABLE users",
+    "COMMIT; DROP TABLE users",
+    "SELECT 1;DELETE FROM t",
+    f"SELECT ';{SECRET}' ; DROP TABLE t",
+    "SELECT 1 /* x */; /* y */ DROP TABLE t",
+    "SELECT 1 -- c\n; DROP TABLE t",
+    "SELECT $$a$$; DROP TABLE t",
+    "SELECT '\\'; DROP TABLE t; -- '",  # standard strings: the backslash does not escape
+    "SELECT 1; SELECT 2",
+]
+
+
+@pytest.mark.parametrize("sql", STACKED)
+def test_stacked_statements_are_refused(sql: str) -> None:
+    assert C.SQL_MULTIPLE_STATEMENTS in codes(SqlGuard(), sql)
+
+
+def test_every_stacked_statement_is_judged() -> None:
+    findings = SqlGuard().check("SELECT 1; DROP TABLE users")
+    assert [f.code for f in findings] == [C.SQL_MULTIPLE_STATEMENTS, C.SQL_NOT_READ_ONLY]
+    assert "SELECT, DROP" in findings[0].message
+    assert "DROP" in findings[1].message
+    assert SqlGuard(read_only=False, single_statement=False).check("SELECT 1; SELECT 2") == []
+
+
+NOT_READ_ONLY = [
+    f"INSERT INTO users (name) VALUES ('{SECRET}')",
+    f"UPDATE users SET name = '{SECRET}'",
+    "DELETE FROM users",
+    "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
+    "CREATE TABLE t (a int)",
+    "CREATE TABLE t AS SELECT * FROM users",
+    "DROP TABLE users",
+    "ALTER TABLE users ADD COLUMN a int",
+    "TRUNCATE users",
+    "GRANT ALL ON users TO public",
+    "COPY users TO '/tmp/users.csv'",
+    "COPY (SELECT 1) TO PROGRAM 'id'",
+    "SET search_path TO evil",
+    "SET ROLE admin",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "CALL refresh_everything()",
+    "DO $$ BEGIN DELETE FROM users; END $$",
+    "EXPLAIN SELECT 1",
+    "EXPLAIN ANALYZE DELETE FROM users",
+    "EXPLAIN (ANALYZE) DELETE FROM users",
+    "SHOW ALL",
+    "NOTIFY channel",
+    "LISTEN channel",
+    "VACUUM",
+    "ANALYZE users",
+    "LOCK TABLE users",
+    "PREPARE p AS SELECT 1",
+    "EXECUTE p",
+    "DECLARE c CURSOR FOR SELECT 1",
+    "REFRESH MATERIALIZED VIEW v",
+    "WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d",
+    f"WITH i AS (INSERT INTO t VALUES ('{SECRET}') RETURNING *) SELECT 1",
+    "WITH u AS (UPDATE t SET a = 1 RETURNING *) SELECT * FROM u",
+    "SELECT a FROM (WITH d AS (DELETE FROM t RETURNING a) SELECT a FROM d) s",
+    "WITH x AS (SELECT 1), d AS (DELETE FROM t RETURNING *) SELECT * FROM x",
+    "SELECT * INTO new_table FROM users",
+    "SELECT * INTO TEMP t FROM users",
+    "SELECT * FROM users FOR UPDATE",
+    "SELECT * FROM users FOR SHARE",
+    "SELECT * FROM users FOR NO KEY UPDATE",
+    "SELECT * FROM users FOR KEY SHARE",
+    "SELECT * FROM users FOR UPDATE SKIP LOCKED",
+    "SELECT * FROM (SELECT * FROM users FOR UPDATE) s",
+]
+
+
+@pytest.mark.parametrize("sql", NOT_READ_ONLY)
+def test_anything_but_a_pure_read_is_refused(sql: str) -> None:
+    assert codes(SqlGuard(), sql) == {C.SQL_NOT_READ_ONLY}
+
+
+def test_read_only_false_allows_writes_but_keeps_the_other_checks() -> None:
+    g = SqlGuard(read_only=False, tables=("users",))
+    assert g.check("DELETE FROM users WHERE id = 1") == []
+    assert g.check("INSERT INTO users SELECT * FROM users") == []
+    assert codes(g, "DELETE FROM secrets") == {C.SQL_IDENTIFIER_NOT_ALLOWED}
+    assert codes(g, "UPDATE users SET a = pg_sleep(1)") == {C.SQL_DENIED_FUNCTION}
+    assert codes(g, "DELETE FROM users; DROP TABLE users") == {C.SQL_MULTIPLE_STATEMENTS}
+
+
+def test_messages_name_the_statement_type() -> None:
+    [finding] = SqlGuard().check("WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d")
+    assert "DELETE" in finding.message
+    [finding] = SqlGuard().check("EXPLAIN ANALYZE DELETE FROM users")
+    assert "EXPLAIN" in finding.message
+    [finding] = SqlGuard().check("TRUNCATE users")
+    assert "TRUNCATE" in finding.message
+
+
+DENIED_CALLS = [
+    ("SELECT pg_sleep(10)", "postgres", "pg_sleep"),
+    ("SELECT pg_catalog.pg_sleep(10)", "postgres", "pg_catalog.pg_sleep"),
+    ('SELECT "pg_sleep"(10)', "postgres", "pg_sleep"),
+    ("SELECT PG_SLEEP(10)", "postgres", "pg_sleep"),
+    ("SELECT pg_sleep_for('5 minutes')", "postgres", "pg_sleep_for"),
+    ("SELECT pg_read_file('/etc/passwd')", "postgres", "pg_read_file"),
+    ("SELECT pg_read_binary_file('/etc/passwd')", "postgres", "pg_read_binary_file"),
+    ("SELECT * FROM pg_ls_dir('/')", "postgres", "pg_ls_dir"),
+    ("SELECT lo_import('/etc/passwd')", "postgres", "lo_import"),
+    ("SELECT lo_export(1, '/tmp/x')", "postgres", "lo_export"),
+    ("SELECT * FROM dblink('host=evil', 'SELECT 1') AS t(a int)", "postgres", "dblink"),
+    ("SELECT dblink_exec('host=evil', 'DROP TABLE t')", "postgres", "dblink_exec"),
+    ("SELECT set_config('role', 'admin', false)", "postgres", "set_config"),
+    ("SELECT nextval('orders_id_seq')", "postgres", "nextval"),
+    ("SELECT setval('orders_id_seq', 1)", "postgres", "setval"),
+    ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity", "postgres", "pg_terminate"),
+    ("SELECT pg_advisory_lock(1)", "postgres", "pg_advisory_lock"),
+    ("SELECT pg_notify('c', 'x')", "postgres", "pg_notify"),
+    ("SELECT query_to_xml('DELETE FROM t RETURNING 1', true, true, '')", "postgres", "query"),
+    ("SELECT table_to_xml('secrets', true, true, '')", "postgres", "table_to_xml"),
+    ("SELECT * FROM t WHERE a = pg_sleep(1)", "postgres", "pg_sleep"),
+    ("SELECT * FROM t ORDER BY pg_sleep(1)", "postgres", "pg_sleep"),
+    ("SELECT lower(upper(pg_sleep(1)::text))", "postgres", "pg_sleep"),
+    ("WITH x AS (SELECT pg_sleep(1)) SELECT * FROM x", "postgres", "pg_sleep"),
+    ("SELECT (SELECT pg_sleep(1))", "postgres", "pg_sleep"),
+    ("SELECT sleep(5)", "mysql", "sleep"),
+    ("SELECT benchmark(1000000, md5('x'))", "mysql", "benchmark"),
+    ("SELECT load_file('/etc/passwd')", "mysql", "load_file"),
+    ("SELECT get_lock('x', 10)", "mysql", "get_lock"),
+    ("SELECT xp_cmdshell('dir')", "tsql", "xp_cmdshell"),
+    ("SELECT * FROM OPENQUERY(srv, 'SELECT 1')", "tsql", "openquery"),
+    ("SELECT dbms_lock.sleep(5) FROM dual", "oracle", "dbms_lock.sleep"),
+    ("SELECT utl_http.request('http://evil') FROM dual", "oracle", "utl_http.request"),
+    ("SELECT load_extension('evil.so')", "sqlite", "load_extension"),
+    ("SELECT writefile('/tmp/x', 'y')", "sqlite", "writefile"),
+    ("SELECT * FROM read_csv('/etc/passwd')", "duckdb", "read_csv"),
+    ("SELECT * FROM url('http://169.254.169.254/', CSV)", "clickhouse", "url"),
+]
+
+
+@pytest.mark.parametrize(("sql", "dialect", "name"), DENIED_CALLS)
+def test_denied_functions_are_refused_by_name(sql: str, dialect: str, name: str) -> None:
+    findings = SqlGuard(dialect=dialect).check(sql)
+    assert_quiet(findings)
+    assert [f.code for f in findings] == [C.SQL_DENIED_FUNCTION]
+    assert name in findings[0].message
+
+
+@pytest.mark.parametrize("entry", DEFAULT_DENIED_FUNCTIONS)
+def test_every_default_entry_is_recognized_as_a_call(entry: str) -> None:
+    # sqlglot turns known functions into typed nodes: the entry must still match them.
+    name = entry.rstrip("*") + ("x" if entry.endswith("*") else "")
+    checked = 0
+    for dialect in ("postgres", "mysql", "sqlite", "duckdb", "tsql", "oracle", "clickhouse"):
+        try:
+            sqlglot.parse_one(f"SELECT {name}(1)", read=dialect)
+        except sqlglot.errors.ParseError:
+            continue  # not a function in this dialect's grammar: nothing to deny
+        assert codes(SqlGuard(dialect=dialect), f"SELECT {name}(1)") == {C.SQL_DENIED_FUNCTION}
+        checked += 1
+    assert checked
+
+
+def test_the_deny_list_is_configurable() -> None:
+    assert SqlGuard(denied_functions=()).check("SELECT pg_sleep(1)") == []
+    g = SqlGuard(denied_functions=("my_side_effect", "audit_*"))
+    assert codes(g, "SELECT My_Side_Effect()") == {C.SQL_DENIED_FUNCTION}
+    assert codes(g, "SELECT audit_write('x')") == {C.SQL_DENIED_FUNCTION}
+    assert codes(g, "SELECT auditor()") == set()
+    assert g.check("SELECT pg_sleep(1)") == []
+
+
+TABLES = ("orders", "public.customers", "Reporting.Daily")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM orders",
+        "SELECT * FROM ORDERS",
+        'SELECT * FROM "orders"',
+        "SELECT * FROM public.customers",
+        "SELECT * FROM PUBLIC.Customers",
+        "SELECT * FROM reporting.daily",
+        "SELECT * FROM orders o JOIN public.customers c ON o.customer_id = c.id",
+        "SELECT * FROM orders WHERE customer_id IN (SELECT id FROM public.customers)",
+        "WITH big AS (SELECT * FROM orders WHERE total > 100) SELECT * FROM big",
+        "WITH a AS (SELECT 1), b AS (SELECT * FROM a) SELECT * FROM b, a",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r",
+        "WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a",
+        "WITH big AS (SELECT 1) SELECT * FROM (SELECT * FROM big) s",
+        "SELECT 1",
+    ],
+)
+def test_allowed_tables_and_ctes_pass(sql: str) -> None:
+    assert SqlGuard(tables=TABLES).check(sql) == []
+
+
+@pytest.mark.parametrize(
+    ("sql", "table"),
+    [
+        (f"SELECT * FROM secrets WHERE a = '{SECRET}'", "secrets"),
+        ("SELECT * FROM customers", "customers"),  # only public.customers is allowed
+        ("SELECT * FROM other.orders", "other.orders"),
+        ("SELECT * FROM db.public.customers", "db.public.customers"),
+        ('SELECT * FROM "public.customers"', "public.customers"),  # one name with a dot
+        ("SELECT * FROM orders WHERE id IN (SELECT id FROM secrets)", "secrets"),
+        ("SELECT (SELECT max(a) FROM secrets)", "secrets"),
+        ("SELECT * FROM orders, LATERAL (SELECT * FROM secrets) s", "secrets"),
+        ("SELECT * FROM orders UNION SELECT * FROM secrets", "secrets"),
+        ("WITH x AS (SELECT * FROM secrets) SELECT * FROM x", "secrets"),
+        # A CTE covers only what comes after it, unless RECURSIVE.
+        ("WITH a AS (SELECT * FROM secrets), secrets AS (SELECT 1) SELECT * FROM a", "secrets"),
+        ("WITH secrets AS (SELECT * FROM secrets) SELECT * FROM secrets", "secrets"),
+        # A CTE in a subquery does not cover the outer query.
+        ("SELECT * FROM secrets, (WITH secrets AS (SELECT 1) SELECT * FROM secrets) s", "secrets"),
+        # Quoted names keep their case: "S" does not cover s.
+        ('WITH "S" AS (SELECT 1) SELECT * FROM s', "s"),
+        ("SELECT * FROM pg_catalog.pg_authid", "pg_catalog.pg_authid"),
+    ],
+)
+def test_tables_outside_the_list_are_refused(sql: str, table: str) -> None:
+    findings = SqlGuard(tables=TABLES).check(sql)
+    assert_quiet(findings)
+    assert [f.code for f in findings] == [C.SQL_IDENTIFIER_NOT_ALLOWED]
+    assert f"table {table}," in findings[0].message
+    assert "orders, public.customers, Reporting.Daily" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect"),
+    [
+        (f"SELECT * FROM IDENTIFIER('{SECRET}')", "snowflake"),
+        (f"SELECT * FROM TABLE('{SECRET}')", "snowflake"),
+        ("SELECT * FROM TABLE($1)", "snowflake"),
+        ("SELECT * FROM @stage", "snowflake"),
+        ("SELECT * FROM $1", "postgres"),
+    ],
+)
+def test_tables_named_at_run_time_are_refused(sql: str, dialect: str) -> None:
+    findings = SqlGuard(tables=TABLES, dialect=dialect).check(sql)
+    assert_quiet(findings)
+    assert [f.code for f in findings] == [C.SQL_IDENTIFIER_NOT_ALLOWED]
+    assert "cannot check" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect"),
+    [
+        ("SELECT * FROM generate_series(1, 3) AS g(n)", "postgres"),
+        ("SELECT * FROM ROWS FROM (generate_series(1, 2))", "postgres"),
+        ("SELECT * FROM unnest(ARRAY[1, 2])", "postgres"),
+        ("SELECT * FROM TABLE(GENERATOR(ROWCOUNT => 10))", "snowflake"),
+        ("SELECT * FROM orders, LATERAL FLATTEN(input => orders.tags)", "snowflake"),
+    ],
+)
+def test_table_functions_are_not_tables(sql: str, dialect: str) -> None:
+    assert SqlGuard(tables=TABLES, dialect=dialect).check(sql) == []
+
+
+def test_an_empty_table_list_allows_no_table() -> None:
+    assert codes(SqlGuard(tables=()), "SELECT * FROM orders") == {C.SQL_IDENTIFIER_NOT_ALLOWED}
+    assert SqlGuard(tables=()).check("SELECT 1") == []
+
+
+UNPARSEABLE = [
+    "",
+    "   ",
+    ";",
+    ";;",
+    "-- only a comment",
+    "/* only a comment */",
+    "SELECT FROM WHERE (",
+    f"SELECT '{SECRET}",  # unterminated string
+    "SELECT 1 # ; DROP TABLE t",  # not a comment in PostgreSQL
+    "SELEKT * FROM users",
+    "SELECT " + "(" * 200 + "1" + ")" * 200,
+    "SELECT " + "1 + " * 30_000 + "1",
+]
+
+
+@pytest.mark.parametrize("sql", UNPARSEABLE)
+def test_what_cannot_be_parsed_is_refused(sql: str) -> None:
+    assert codes(SqlGuard(), sql) == {C.SQL_UNPARSEABLE}
+
+
+def test_a_parse_error_says_where() -> None:
+    [finding] = SqlGuard().check(f"SELECT '{SECRET}' FROM WHERE")
+    assert "postgres SQL" in finding.message
+    assert "line 1" in finding.message
+
+
+def test_the_length_bound_is_configurable() -> None:
+    assert codes(SqlGuard(max_length=10), "SELECT 1 + 1 + 1") == {C.SQL_UNPARSEABLE}
+    assert SqlGuard(max_length=10).check("SELECT 1") == []
+
+
+def test_the_dialect_decides_where_statements_end() -> None:
+    # MySQL: '#' starts a comment, and a backslash escapes the quote.
+    mysql = SqlGuard(dialect="mysql")
+    assert mysql.check("SELECT 1 # ; DROP TABLE t") == []
+    assert mysql.check("SELECT '\\'; DROP TABLE t; -- '") == []
+    assert codes(SqlGuard(), "SELECT '\\'; DROP TABLE t; -- '") == {
+        C.SQL_MULTIPLE_STATEMENTS,
+        C.SQL_NOT_READ_ONLY,
+    }
+    assert codes(mysql, "SELECT * FROM t LOCK IN SHARE MODE") == {C.SQL_NOT_READ_ONLY}
+    assert codes(SqlGuard(dialect="tsql"), "SELECT * INTO #t FROM users") == {C.SQL_NOT_READ_ONLY}
+    assert codes(SqlGuard(dialect="tsql"), "EXEC xp_cmdshell 'dir'") == {C.SQL_NOT_READ_ONLY}
+
+
+def test_sqlglot_logs_no_query_text(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    SqlGuard().check(f"EXPLAIN SELECT '{SECRET}'")
+    SqlGuard(dialect="mysql").check(f"SELECT JSON_EXTRACT(x, '$.{SECRET}[[[')")
+    assert SECRET not in caplog.text
+    # Only the guard's own parsing is silenced: sqlglot still logs for everyone else.
+    sqlglot.parse(f"EXPLAIN SELECT '{SECRET}'", read="postgres")
+    assert "unsupported syntax" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"dialect": "no-such-dialect"},
+        {"tables": "orders"},
+        {"tables": ("a..b",)},
+        {"tables": ("",)},
+        {"denied_functions": "pg_sleep"},
+        {"denied_functions": (1,)},
+        {"max_length": 0},
+    ],
+)
+def test_invalid_configuration_is_refused_at_construction(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=next(iter(options))):
+        SqlGuard(**options)
+
+
+@pytest.mark.parametrize("value", [None, 1, b"SELECT 1", ["SELECT 1"], {"q": "SELECT 1"}])
+def test_non_strings_are_reported(value: Any) -> None:
+    assert codes(SqlGuard(), value) == {C.NOT_A_STRING}
+
+
+SQL_WORDS = st.sampled_from(
+    [
+        "SELECT",
+        "FROM",
+        "WHERE",
+        "WITH",
+        "AS",
+        "(",
+        ")",
+        ";",
+        ",",
+        "'",
+        '"',
+        "$$",
+        "--",
+        "/*",
+        "*/",
+        "\\",
+        "DELETE",
+        "INTO",
+        "FOR",
+        "UPDATE",
+        "t",
+        "x",
+        "1",
+        "pg_sleep",
+        "UNION",
+        "VALUES",
+        "RECURSIVE",
+        "#",
+        "E'",
+        "\n",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=200), st.lists(SQL_WORDS, max_size=30).map(" ".join)))
+def test_check_never_raises(sql: str) -> None:
+    for guard in (SqlGuard(tables=("t",)), SqlGuard(dialect="mysql", read_only=False)):
+        assert all(isinstance(f, Finding) for f in guard.check(sql))
+
+
+def test_guard_is_frozen_and_kind_is_sql() -> None:
+    g = SqlGuard()
+    assert g.kind == "sql"
+    with pytest.raises(AttributeError):
+        g.read_only = False  # type: ignore[misc]
