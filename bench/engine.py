@@ -473,6 +473,42 @@ def _cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
 
 
+def write_numbers(
+    path: Path,
+    mode: str,
+    rounds: int,
+    elapsed: float,
+    env: dict[str, str],
+    contenders: list[Contender],
+    ratios: list[Ratio],
+    extra: dict[str, Any],
+) -> None:
+    """Write every sample and figure of a run as JSON, for later analysis."""
+    numbers = {
+        "mode": mode,
+        "rounds": rounds,
+        "seconds": elapsed,
+        "environment": env,
+        "contenders": [
+            {
+                "key": c.key,
+                "group": c.group,
+                "label": c.label,
+                "calls_per_batch": c.batch,
+                "median_ns": c.median,
+                "p10_ns": c.spread[0],
+                "p90_ns": c.spread[1],
+                "calls_per_second": 1e9 / c.median,
+                "samples_ns": c.samples,
+            }
+            for c in contenders
+        ],
+        "ratios": [asdict(r) for r in ratios],
+        **extra,
+    }
+    path.write_text(json.dumps(numbers, indent=2) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
@@ -545,37 +581,19 @@ def main(argv: list[str] | None = None) -> int:
     print(report(contenders, ratios, targets))
 
     if args.json is not None:
-        raw_numbers = {
-            "mode": mode,
-            "rounds": rounds,
-            "seconds": elapsed,
-            "environment": env,
-            "contenders": [
-                {
-                    "key": c.key,
-                    "group": c.group,
-                    "label": c.label,
-                    "calls_per_batch": c.batch,
-                    "median_ns": c.median,
-                    "p10_ns": c.spread[0],
-                    "p90_ns": c.spread[1],
-                    "samples_ns": c.samples,
-                }
-                for c in contenders
-            ],
-            "ratios": [asdict(r) for r in ratios],
-            "targets": [
-                {
-                    "name": t.name,
-                    "ratio": t.ratio.value,
-                    "bound": t.bound,
-                    "passed": t.passed,
-                    "informational": t.info,
-                }
-                for t in targets
-            ],
-        }
-        args.json.write_text(json.dumps(raw_numbers, indent=2) + "\n")
+        checks = [
+            {
+                "name": t.name,
+                "ratio": t.ratio.value,
+                "bound": t.bound,
+                "passed": t.passed,
+                "informational": t.info,
+            }
+            for t in targets
+        ]
+        write_numbers(
+            args.json, mode, rounds, elapsed, env, contenders, ratios, {"targets": checks}
+        )
     return 1 if args.check and not all(t.passed for t in targets if not t.info) else 0
 
 

@@ -30,7 +30,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
@@ -55,6 +55,7 @@ from engine import (
     fmt_time,
     measure,
     ratio,
+    write_numbers,
 )
 from strictmcp.protocol import (
     Conversation,
@@ -615,32 +616,11 @@ def main(argv: list[str] | None = None) -> int:
     print(report(contenders, ratios, guards))
 
     if args.json is not None:
-        raw_numbers = {
-            "mode": mode,
-            "rounds": rounds,
-            "seconds": elapsed,
-            "environment": env,
-            "contenders": [
-                {
-                    "key": c.key,
-                    "group": c.group,
-                    "label": c.label,
-                    "calls_per_batch": c.batch,
-                    "median_ns": c.median,
-                    "p10_ns": c.spread[0],
-                    "p90_ns": c.spread[1],
-                    "checks_per_second": 1e9 / c.median,
-                    "samples_ns": c.samples,
-                }
-                for c in contenders
-            ],
-            "ratios": [asdict(r) for r in ratios],
-            "guards": [
-                {"name": g.ratio.name, "ratio": g.ratio.value, "passed": g.passed, "info": g.info}
-                for g in guards
-            ],
-        }
-        args.json.write_text(json.dumps(raw_numbers, indent=2) + "\n")
+        checks = [
+            {"name": g.ratio.name, "ratio": g.ratio.value, "passed": g.passed, "info": g.info}
+            for g in guards
+        ]
+        write_numbers(args.json, mode, rounds, elapsed, env, contenders, ratios, {"guards": checks})
     return 1 if args.check and not all(g.passed for g in guards if not g.info) else 0
 
 

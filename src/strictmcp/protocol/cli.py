@@ -10,6 +10,7 @@ from typing import IO, Any
 
 import click
 
+from ..schema.cli import format_option
 from .capture import CaptureFormatError, CaptureReport, validate_capture
 from .revisions import Revision
 
@@ -28,14 +29,7 @@ def messages() -> None:
     type=click.Choice([r.value for r in Revision]),
     help="The MCP revision to check against (default: from the capture's initialize exchange).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Human-readable text, or one JSON document.",
-)
+@format_option
 @click.option(
     "--strict", is_flag=True, help="Also refuse unknown methods, fields and tool arguments."
 )

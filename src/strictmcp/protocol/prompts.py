@@ -12,6 +12,7 @@ from typing import Any
 
 from ..schema import quote_name, to_pointer
 from .rules import Rule
+from .tools import json_type
 from .violations import Severity, Violation
 
 _ARGUMENTS = "/params/arguments"
@@ -59,19 +60,8 @@ def check_prompt_arguments(
             found.append(
                 Violation(
                     Rule.PROMPT_ARGUMENT_NOT_STRING,
-                    f"argument {quote_name(name)} must be a string, not {_kind(value)}",
+                    f"argument {quote_name(name)} must be a string, not {json_type(value)}",
                     pointer,
                 )
             )
     return found
-
-
-def _kind(value: Any) -> str:
-    # The JSON type names a value's kind without quoting it.
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "an array" if isinstance(value, list) else "an object"

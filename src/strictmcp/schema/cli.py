@@ -47,7 +47,7 @@ def _emit(fmt: str, report: dict[str, Any], lines: list[str]) -> None:
             click.echo(line)
 
 
-_format_option = click.option(
+format_option = click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
@@ -83,7 +83,7 @@ def schema() -> None:
 @schema.command()
 @click.argument("schema_file", metavar="SCHEMA")
 @click.argument("instances", metavar="INSTANCE...", nargs=-1, required=True)
-@_format_option
+@format_option
 @_dialect_option
 @_formats_option
 @_backtracking_option
@@ -139,7 +139,7 @@ def validate(
 
 @schema.command()
 @click.argument("schema_file", metavar="SCHEMA")
-@_format_option
+@format_option
 @_dialect_option
 @_backtracking_option
 def check(schema_file: str, fmt: str, dialect: str, backtracking: bool) -> None:
