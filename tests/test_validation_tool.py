@@ -6,11 +6,11 @@ import asyncio
 from typing import Any
 
 import pytest
-from strictmcp.guards.text import TextGuard
 
 from strictmcp.guards import Finding
 from strictmcp.guards.deep import DeepValidators, error, warning
 from strictmcp.guards.policy import GuardRule, Policy
+from strictmcp.guards.text import TextGuard
 from strictmcp.guards.validation import (
     FALLBACK_NAME,
     INPUT_SCHEMA,
