@@ -703,3 +703,32 @@ def test_violations_are_value_free_dicts() -> None:
         "message": "m",
         "pointer": "/params/name",
     }
+
+
+@pytest.mark.parametrize(
+    ("revision", "result", "expected"),
+    [
+        (
+            Revision.V2025_06_18,
+            {"content": [], "structuredContent": {"a": 1}},
+            ["tool-output-schema-invalid"],
+        ),
+        (
+            Revision.V2026_07_28,
+            {"content": [], "structuredContent": [1]},
+            ["tool-output-schema-invalid"],
+        ),
+        (Revision.V2025_06_18, {"content": [], "isError": True}, []),
+    ],
+)
+def test_results_of_a_tool_whose_output_schema_was_refused_fail_closed(
+    revision: Revision, result: dict[str, Any], expected: list[str]
+) -> None:
+    tools = ToolRegistry(revision)
+    broken = {
+        "name": "t",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object", "properties": {"a": {"type": "strnig"}}},
+    }
+    tools.update({"tools": [broken]})
+    assert [v.code for v in check_result(tools, "t", result)] == expected

@@ -196,7 +196,16 @@ def check_result(
         message = f"tool {quoted} is not in the current listing; its result was not checked"
         return [Violation(Rule.TOOL_UNKNOWN, message, severity=Severity.WARNING)]
     validator = checked.output_validator
-    if validator is None or result.get("isError") is True:
+    if result.get("isError") is True:
+        return []
+    if validator is None:
+        if "outputSchema" in checked.definition and revision.has_structured_output:
+            # The tool promised a shape its listing could not make checkable: fail closed.
+            message = (
+                f"the outputSchema of tool {quoted} was refused when it was listed, so its "
+                "results cannot be checked"
+            )
+            return [Violation(Rule.TOOL_OUTPUT_SCHEMA_INVALID, message, pointer)]
         return []
     if not present:
         return [
