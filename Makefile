@@ -48,6 +48,7 @@ unit:
 bench: install-test  ## engine and protocol benchmarks; figures go in docs/benchmarks.md
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/protocol.py
+	$(BIN)/python bench/guards.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +55,11 @@ class GuardRule:
         """Whether this rule's glob matches a tool name (case-sensitive, like tool names)."""
         return fnmatchcase(tool, self.tool)
 
+    @cached_property
+    def tokens(self) -> tuple[str, ...] | None:
+        """The argument pointer's tokens, parsed once: the policy runs on every call."""
+        return from_fragment("#" + self.argument) if self.argument else ()
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -78,7 +84,7 @@ class Policy:
         for rule in self.rules:
             if not rule.applies_to(tool):
                 continue
-            for where, value in select(arguments, rule.argument):
+            for where, value in _select(arguments, rule.tokens):
                 violations += [finding.at(pointer + where) for finding in rule.guard.check(value)]
         return violations
 
@@ -179,7 +185,10 @@ def select(arguments: Any, pattern: str) -> Iterator[tuple[str, Any]]:
     ``""`` is the arguments object itself. Iterative over an explicit frontier: the
     arguments were bounded by the schema engine, but a pattern may fan out over every item.
     """
-    tokens = from_fragment("#" + pattern) if pattern else ()
+    yield from _select(arguments, from_fragment("#" + pattern) if pattern else ())
+
+
+def _select(arguments: Any, tokens: tuple[str, ...] | None) -> Iterator[tuple[str, Any]]:
     if tokens is None:
         return
     frontier: list[tuple[tuple[str | int, ...], Any]] = [((), arguments)]
