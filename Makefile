@@ -36,8 +36,8 @@ $(TEST_STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP) $@
 
 lint:
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 
 typecheck:
 	$(BIN)/mypy

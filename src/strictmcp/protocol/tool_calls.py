@@ -109,17 +109,17 @@ def check_call(
                 issues=result.issues,
             )
         )
-        problems += [_problem(i.code.value, i.message, i.instance_path) for i in result.issues]
+        problems += [problem(i.code.value, i.message, i.instance_path) for i in result.issues]
     if declared is not None and extra:
         cap = validator.limits.max_issues
         violations += _undeclared_violations(extra, quoted, cap)
         problems += [
-            _problem(Rule.TOOL_ARGUMENT_UNDECLARED.value, _NOT_DECLARED, to_pointer([key]))
+            problem(Rule.TOOL_ARGUMENT_UNDECLARED.value, _NOT_DECLARED, to_pointer([key]))
             for key in extra[:cap]
         ]
         footer.append(f"The tool declares these arguments: {declared.describe()}.")
     heading = f"Invalid arguments for tool {quoted}; the tool was not run:"
-    return _refusal(registry.revision, tool, violations, problems, heading, footer)
+    return refusal(registry.revision, tool, violations, problems, heading, footer)
 
 
 def _unknown(registry: ToolRegistry, name: str) -> CallCheck:
@@ -151,8 +151,8 @@ def _unusable(revision: Revision, tool: CheckedTool, name: str) -> CallCheck:
         f"Tool {quoted} cannot be called: its definition from tools/list is invalid, so its "
         "arguments cannot be checked. Use another tool, or report the problem to the server:"
     )
-    problems = [_problem(v.code, v.message) for v in refused]
-    return _refusal(revision, tool, violations, problems, heading, [])
+    problems = [problem(v.code, v.message) for v in refused]
+    return refusal(revision, tool, violations, problems, heading, [])
 
 
 def check_result(
@@ -363,14 +363,15 @@ def _validate(validator: Validator, instance: Any, json_size: int | None) -> Val
     return validator.validate(instance, json_size=json_size)
 
 
-def _problem(code: str, message: str, pointer: str | None = None) -> dict[str, str]:
+def problem(code: str, message: str, pointer: str | None = None) -> dict[str, str]:
+    """One entry of the ``problems`` list under :data:`VALIDATION_META_KEY`."""
     problem = {"code": code, "message": message}
     if pointer is not None:
         problem["pointer"] = pointer
     return problem
 
 
-def _refusal(
+def refusal(
     revision: Revision,
     tool: CheckedTool,
     violations: list[Violation],
@@ -378,7 +379,11 @@ def _refusal(
     heading: str,
     footer: list[str],
 ) -> CallCheck:
-    """A refused call, answered with an ``isError`` result the model can learn from."""
+    """A refused call, answered with an ``isError`` result the model can learn from.
+
+    Public for the integrations, whose guard and result refusals must read exactly like a
+    refused call's.
+    """
     lines = [heading]
     lines += [f"- {_sentence(p)} [{p['code']}]" for p in problems[:_TEXT_PROBLEMS]]
     if len(problems) > _TEXT_PROBLEMS:

@@ -1,0 +1,98 @@
+"""A small file server on the MCP SDK's ``MCPServer``, protected by strictmcp.
+
+    python examples/integrations/mcpserver_server.py ROOT [--http PORT] [--audit]
+
+Serves stdio, or streamable HTTP on 127.0.0.1:PORT at /mcp. The tools are those of
+``lowlevel_server.py``: ``read_file`` confined to ROOT by a path guard, ``append_note`` with
+its side effect, and ``word_count``, whose result deliberately breaks its ``outputSchema``
+(MCPServer's own check is pydantic in lax mode, which lets the string through).
+
+Strict mode matters most here: MCPServer's advertised schemas do not forbid unknown
+arguments and its pydantic models drop them silently; strictmcp refuses them.
+``--audit`` logs findings instead of refusing calls; ``STRICTMCP_AUDIT_LOG=FILE`` writes
+strictmcp's findings to FILE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel
+
+from strictmcp.guards.policy import Mode, Policy
+from strictmcp.integrations import AUDIT_LOGGER
+from strictmcp.integrations.mcpserver import StrictExtension
+
+
+class WordCount(BaseModel):
+    """``word_count``'s result, and so its ``outputSchema``."""
+
+    words: int
+
+
+def build_server(root: Path, mode: Mode = "enforce") -> MCPServer[Any]:
+    """The server, protected: schemas strictly checked, ``read_file`` confined to ``root``."""
+    read_guard = {
+        "tool": "read_file",
+        "argument": "/path",
+        "kind": "path",
+        "roots": [str(root)],
+        # An existing file: a missing one is refused here, before open() names it in an error.
+        "entry": "file",
+        "must_exist": True,
+    }
+    policy = Policy.from_dict({"guard": [read_guard]})
+    strict = StrictExtension(policy=policy, strict=True, mode=mode)
+    app = MCPServer("strictmcp-mcpserver-example", extensions=[strict])
+
+    @app.tool()
+    def read_file(path: str) -> str:
+        """Read a text file under the server's root."""
+        return Path(path).read_text(encoding="utf-8")
+
+    @app.tool()
+    def append_note(text: str) -> str:
+        """Append a line to notes.txt."""
+        with (root / "notes.txt").open("a", encoding="utf-8") as notes:
+            notes.write(text + "\n")
+        return "noted"
+
+    @app.tool()
+    def word_count(text: str) -> Annotated[types.CallToolResult, WordCount]:
+        """Count the words of a text."""
+        words = str(len(text.split()))  # the bug: a string, not an integer
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=words)],
+            structured_content={"words": words},
+        )
+
+    return strict.install(app)
+
+
+def main() -> None:
+    """Parse the command line and serve."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path, help="the directory read_file may read")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve HTTP on 127.0.0.1:PORT")
+    parser.add_argument("--audit", action="store_true", help="log findings, refuse nothing")
+    args = parser.parse_args()
+    audit_log = os.environ.get("STRICTMCP_AUDIT_LOG")
+    if audit_log:
+        handler = logging.FileHandler(audit_log, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logging.getLogger(AUDIT_LOGGER).addHandler(handler)
+    app = build_server(args.root.resolve(), "audit" if args.audit else "enforce")
+    if args.http is None:
+        app.run()
+    else:
+        app.run("streamable-http", host="127.0.0.1", port=args.http)
+
+
+if __name__ == "__main__":
+    main()
