@@ -10,6 +10,13 @@ Each validates every ``tools/call`` against the server's own ``tools/list``, app
 policy's guards and deep checks, checks results against their ``outputSchema``, and serves
 the Validation Protocol's dry-run ``validate`` tool. Findings are logged on
 :data:`AUDIT_LOGGER`.
+
+Clients: :class:`StrictClientSession` (and :class:`StrictClient` for ``mcp.Client``) check tool
+results with strictmcp's engine, refresh on ``notifications/tools/list_changed`` and raise
+:class:`ToolResultError`; :func:`validate_call` asks a server's ``validate`` tool when it has
+one and falls back to local checks when it does not, saying which answered.
+
+Needs the ``mcp`` extra (``pip install 'strictmcp[mcp]'``; ``[fastmcp]`` for FastMCP).
 """
 
 from ._server_core import AUDIT_LOGGER
