@@ -26,7 +26,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from mcp.shared.exceptions import MCPError
 
@@ -69,6 +69,17 @@ class Listing:
     validate_name: str | None
     # The listing as JSON text: one that reads the same needs no new registry.
     fingerprint: str
+
+
+class ServerOptions(TypedDict, total=False):
+    """The options every server integration takes, passed on to :class:`ServerCore`."""
+
+    policy: Policy | None
+    deep: DeepValidators | None
+    strict: bool
+    mode: Mode
+    validate_tool: bool
+    validate_name: str
 
 
 class ServerCore:

@@ -36,12 +36,10 @@ import mcp_types as types
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import InputRequiredToolResult, Tool, ToolResult
 from fastmcp.utilities.versions import dedupe_with_versions
+from typing_extensions import Unpack
 
-from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
-from ..guards.validation import PREFERRED_NAME
 from ..protocol import LATEST
-from ._server_core import Listing, ServerCore
+from ._server_core import Listing, ServerCore, ServerOptions
 
 __all__ = ["StrictMiddleware"]
 
@@ -55,24 +53,8 @@ class StrictMiddleware(Middleware):
     written by hand.
     """
 
-    def __init__(
-        self,
-        *,
-        policy: Policy | None = None,
-        deep: DeepValidators | None = None,
-        strict: bool = False,
-        mode: Mode = "enforce",
-        validate_tool: bool = True,
-        validate_name: str = PREFERRED_NAME,
-    ) -> None:
-        self.core = ServerCore(
-            policy=policy,
-            deep=deep,
-            strict=strict,
-            mode=mode,
-            validate_tool=validate_tool,
-            validate_name=validate_name,
-        )
+    def __init__(self, **options: Unpack[ServerOptions]) -> None:
+        self.core = ServerCore(**options)
 
     async def on_list_tools(
         self,

@@ -37,11 +37,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
-from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
-from ..guards.validation import PREFERRED_NAME
-from ._server_core import ServerCore
+from ._server_core import ServerCore, ServerOptions
 
 __all__ = ["protect"]
 
@@ -56,16 +54,7 @@ _log = logging.getLogger(__name__)
 _PAGE_LIMIT = 1000
 
 
-def protect(
-    server: ServerT,
-    *,
-    policy: Policy | None = None,
-    deep: DeepValidators | None = None,
-    strict: bool = False,
-    mode: Mode = "enforce",
-    validate_tool: bool = True,
-    validate_name: str = PREFERRED_NAME,
-) -> ServerT:
+def protect(server: ServerT, **options: Unpack[ServerOptions]) -> ServerT:
     """Validate every tool call of ``server``; returns ``server``, changed in place.
 
     Call it once, after the ``tools/list`` and ``tools/call`` handlers are registered (a
@@ -80,14 +69,7 @@ def protect(
         raise ValueError("the server has no tools/list or tools/call handler to protect")
     if any(isinstance(middleware, ListingMiddleware) for middleware in server.middleware):
         raise ValueError("the server is protected by strictmcp already")
-    core = ServerCore(
-        policy=policy,
-        deep=deep,
-        strict=strict,
-        mode=mode,
-        validate_tool=validate_tool,
-        validate_name=validate_name,
-    )
+    core = ServerCore(**options)
     source = _handler_source(server)
     checked = compose_tool_call_handler([ToolCallInterceptor(core, source)], calls.handler)
     server.add_request_handler("tools/call", calls.params_type, checked)

@@ -33,11 +33,9 @@ from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from typing_extensions import Unpack
 
-from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
-from ..guards.validation import PREFERRED_NAME
-from ._server_core import ServerCore
+from ._server_core import ServerCore, ServerOptions
 from .lowlevel import ListingMiddleware, ToolCallInterceptor, ToolSource
 
 __all__ = ["StrictExtension"]
@@ -51,24 +49,8 @@ class StrictExtension(ToolCallInterceptor):
     run unchecked.
     """
 
-    def __init__(
-        self,
-        *,
-        policy: Policy | None = None,
-        deep: DeepValidators | None = None,
-        strict: bool = False,
-        mode: Mode = "enforce",
-        validate_tool: bool = True,
-        validate_name: str = PREFERRED_NAME,
-    ) -> None:
-        core = ServerCore(
-            policy=policy,
-            deep=deep,
-            strict=strict,
-            mode=mode,
-            validate_tool=validate_tool,
-            validate_name=validate_name,
-        )
+    def __init__(self, **options: Unpack[ServerOptions]) -> None:
+        core = ServerCore(**options)
         super().__init__(core, source=None)
         self._applied = False
 
