@@ -195,3 +195,12 @@ def test_installed_console_script() -> None:
     assert proc.returncode == 1
     assert "[unexpected-property]" in proc.stdout
     assert proc.stderr == ""
+
+
+def test_proxy_help_shows_a_client_configuration_snippet() -> None:
+    code, out = run("proxy", "--help")
+    assert code == 0
+    assert '"mcpServers"' in out
+    assert '"command": "strictmcp"' in out
+    code, out = run("--help")
+    assert "strictmcp proxy -- COMMAND" in out

@@ -6,6 +6,7 @@ import click
 
 from . import __version__
 from .protocol.cli import messages
+from .proxy.cli import proxy
 from .schema.cli import schema
 
 
@@ -19,8 +20,10 @@ def main() -> None:
       strictmcp schema check SCHEMA              is this schema valid, safe, self-contained?
       strictmcp schema validate SCHEMA FILE...   do these JSON files match it?
       strictmcp messages validate CAPTURE.jsonl  does this captured MCP traffic follow the spec?
+      strictmcp proxy -- COMMAND [ARGS...]       put strictmcp in front of any stdio MCP server
     """
 
 
 main.add_command(schema)
 main.add_command(messages)
+main.add_command(proxy)

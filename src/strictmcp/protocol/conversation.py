@@ -24,7 +24,7 @@ from .prompts import check_prompt_arguments
 from .revisions import Revision
 from .rules import Rule
 from .sampling import check_create_message, check_create_message_result
-from .tool_calls import check_call
+from .tool_calls import CallCheck, check_call
 from .tool_calls import check_result as check_tool_result
 from .tool_registry import ToolRegistry
 from .tools import CheckedTool
@@ -99,6 +99,9 @@ class Conversation:
         }
         self._input_requests: OrderedDict[str, tuple[str, Mapping[str, Any]]] = OrderedDict()
         self._client_capabilities: Mapping[str, Any] | None = None
+        #: The verdict on the last ``tools/call`` observed, for callers that answer refused
+        #: calls themselves (a proxy): the call is checked once, here.
+        self.last_call: CallCheck | None = None
 
     # --- what the session has shown so far ---------------------------------------------------
 
@@ -260,6 +263,7 @@ class Conversation:
                 check = check_call(
                     self._registry(revision), params, strict=self.strict, json_size=size
                 )
+                self.last_call = check
                 violations += check.violations
                 pending = replace(pending, tool=check.tool)
             elif method == "tools/list":

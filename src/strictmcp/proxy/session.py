@@ -1,0 +1,405 @@
+"""What the proxy decides about each line, independent of how lines travel.
+
+A :class:`ProxySession` takes one line from either side and says what to send on and what to
+answer the sender with. Every message goes through one :class:`~strictmcp.protocol.Conversation`;
+a message the proxy does not change is sent on as the very bytes it came in, so the proxy is
+transparent to everything it has no reason to touch.
+
+Client to server: an invalid envelope is answered with its JSON-RPC error; a ``tools/call``
+that :func:`~strictmcp.protocol.check_call` refuses, or that the policy's guards block, is
+answered with its ``isError`` result (an unknown tool with -32602); a call of the validate
+tool is answered with :class:`~strictmcp.guards.validation.DryRun`. None of these reach the
+server. Server to client: ``tools/list`` gets the validate tool and, when enforcing, loses
+the tools whose definitions cannot be checked; ``initialize`` and ``server/discover`` get the
+capability; a tool result that breaks its ``outputSchema`` is replaced by an ``isError`` result.
+In audit mode only the validate tool and its capability are added; everything else is logged.
+
+The validate tool's name is chosen when the server first lists its tools; ``initialize``
+advertises the name chosen so far, ``validate`` unless the server lists a tool of that name
+before answering it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from ..guards.policy import Mode, Policy
+from ..guards.validation import PREFERRED_NAME, DryRun, capability, choose_name, tool_definition
+from ..protocol import (
+    CallCheck,
+    CheckedTool,
+    Conversation,
+    Decoded,
+    Direction,
+    Message,
+    Revision,
+    Rule,
+    Violation,
+    decode,
+    error_response,
+    errors,
+    jsonrpc_error_for,
+)
+from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
+from ..protocol.tool_calls import problem, refusal
+from ..schema import quote_name
+from .audit import Action, Auditor
+
+UPSTREAM_CLOSED = CONNECTION_CLOSED
+"""-32000: the server exited (or closed its output) before answering the request."""
+UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
+"""-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
+UPSTREAM_INVALID = -32002
+"""-32002: the server answered with a message the proxy could not read or check."""
+TOO_MANY_IN_FLIGHT = -32003
+"""-32003: the client has too many requests waiting for the server; retry later."""
+
+_RESULT_RULES = frozenset(
+    {
+        Rule.TOOL_STRUCTURED_CONTENT_INVALID,
+        Rule.TOOL_STRUCTURED_CONTENT_MISSING,
+        Rule.TOOL_STRUCTURED_CONTENT_NOT_OBJECT,
+        Rule.TOOL_OUTPUT_SCHEMA_INVALID,
+    }
+)
+_ARGUMENTS = "/params/arguments"
+_TOOLS = "/result/tools/"
+
+
+@dataclass
+class Routed:
+    """What to do with one line: send ``forward`` on, send ``reply`` back to its sender.
+
+    ``sent`` are the ids of client requests now waiting for the server (the transport times
+    them); ``settled`` the ids of client requests no longer waiting (answered, or refused).
+    """
+
+    forward: list[bytes] = field(default_factory=list)
+    reply: list[bytes] = field(default_factory=list)
+    sent: list[int | str] = field(default_factory=list)
+    settled: list[int | str] = field(default_factory=list)
+
+
+@dataclass
+class _Item:
+    """The outcome for one message: sent on as it came, sent on changed, or answered here."""
+
+    forward: dict[str, Any] | None = None
+    changed: bool = False
+    reply: dict[str, Any] | None = None
+
+
+class ProxySession:
+    """The decisions of one proxied session; see the module documentation.
+
+    ``mode`` is the proxy's (``audit`` blocks and changes nothing but the validate tool); a
+    policy in audit mode never blocks either. ``max_in_flight`` bounds the client requests
+    waiting for the server, and with them everything kept per request.
+    """
+
+    def __init__(
+        self,
+        auditor: Auditor,
+        *,
+        policy: Policy | None = None,
+        mode: Mode = "enforce",
+        strict: bool = False,
+        max_size: int = DEFAULT_MAX_SIZE,
+        max_in_flight: int = 10_000,
+    ) -> None:
+        if mode not in ("enforce", "audit"):
+            raise ValueError('mode must be "enforce" or "audit"')
+        self.auditor = auditor
+        self.policy = policy
+        self.enforcing = mode == "enforce"
+        self.strict = strict
+        self.max_size = max_size
+        self.conversation = Conversation(strict=strict, max_tracked=max_in_flight)
+        self.validate_name = PREFERRED_NAME
+        self._max_in_flight = max_in_flight
+        # Client requests forwarded and not yet answered, by id, with their method.
+        self._waiting: OrderedDict[int | str, str] = OrderedDict()
+        # Requests answered with a timeout error: the server's late answer is dropped.
+        self._expired: OrderedDict[int | str, None] = OrderedDict()
+        # The dry run tells what the real call would meet: under audit nothing is refused.
+        self._dry_policy = (
+            replace(policy, mode="audit") if policy is not None and not self.enforcing else policy
+        )
+
+    # --- lines -------------------------------------------------------------------------------
+
+    async def from_client(self, line: bytes) -> Routed:
+        """Decide about one line the client sent."""
+        return await self._line(line, "c2s")
+
+    async def from_server(self, line: bytes) -> Routed:
+        """Decide about one line the server sent."""
+        return await self._line(line, "s2c")
+
+    def oversized(self, direction: Direction) -> Routed:
+        """A line over the size limit, already discarded unread: refused, or reported."""
+        violation = Violation(
+            Rule.MESSAGE_TOO_LARGE, f"the message is larger than {self.max_size} bytes"
+        )
+        return self._unreadable(None, (violation,), direction)
+
+    async def _line(self, line: bytes, direction: Direction) -> Routed:
+        if not line.strip():
+            return Routed()  # a blank line carries no message
+        decoded = decode(line, self.conversation.revision, max_size=self.max_size)
+        if errors(decoded.violations):
+            return self._unreadable(line, decoded.violations, direction)
+        items = [await self._message(m, direction, decoded) for m in decoded.messages]
+        routed = Routed()
+        forwarded = [item.forward for item in items if item.forward is not None]
+        if not any(item.changed or item.reply for item in items):
+            routed.forward.append(line)
+        elif forwarded:
+            routed.forward.append(_line_of(forwarded if decoded.batch else forwarded[0]))
+        replies = [item.reply for item in items if item.reply is not None]
+        if replies:
+            routed.reply.append(_line_of(replies if decoded.batch else replies[0]))
+        for message, item in zip(decoded.messages, items, strict=True):
+            if message.id is None:
+                continue
+            if direction == "c2s" and message.kind == "request" and item.forward is not None:
+                routed.sent.append(message.id)
+            if direction == "s2c" and message.kind in ("response", "error"):
+                routed.settled.append(message.id)
+            if direction == "c2s" and item.reply is not None:
+                routed.settled.append(message.id)
+        return routed
+
+    def _unreadable(
+        self, line: bytes | None, violations: tuple[Violation, ...], direction: Direction
+    ) -> Routed:
+        """A line that is not a valid message: the client gets its error; the server's is
+        reported, and a request of the client it answers is failed rather than left hanging."""
+        found = errors(violations)
+        request_id = _readable_id(line)
+        self.auditor.record(found, direction=direction, method=None, action="blocked")
+        if direction == "c2s":
+            code, message = jsonrpc_error_for(found[0])
+            data = [v.to_dict() for v in found]
+            return Routed(reply=[_line_of(error_response(request_id, code, message, data))])
+        if request_id is None or request_id not in self._waiting:
+            return Routed()
+        self._waiting.pop(request_id)
+        reply = error_response(
+            request_id, UPSTREAM_INVALID, "The server's answer was not a valid JSON-RPC message"
+        )
+        return Routed(forward=[_line_of(reply)], settled=[request_id])
+
+    # --- messages ----------------------------------------------------------------------------
+
+    async def _message(self, message: Message, direction: Direction, decoded: Decoded) -> _Item:
+        if direction == "c2s":
+            return await self._client_message(message, decoded.size)
+        return self._server_message(message, decoded.size)
+
+    async def _client_message(self, message: Message, size: int) -> _Item:
+        params = message.params or {}
+        name = params.get("name") if message.method == "tools/call" else None
+        if message.kind == "request" and name == self.validate_name and self._listed():
+            # Ours, not the server's: the name was chosen so as not to shadow any of its tools.
+            dry_run = DryRun(self.conversation.tools, policy=self._dry_policy, strict=self.strict)
+            return _Item(reply=_result(message, await dry_run.answer(params.get("arguments"))))
+        if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
+            busy = "Too many requests are waiting for the server"
+            return _Item(reply=error_response(message.id, TOO_MANY_IN_FLIGHT, busy))
+        self.conversation.last_call = None
+        found = self.conversation.observe(message, "c2s", size=size)
+        tool = name if isinstance(name, str) else None
+        check = self.conversation.last_call
+        reply = self._refusal(message, tool, check, found) if tool and check else None
+        action: Action = "blocked" if reply is not None else "allowed"
+        self.auditor.record(found, direction="c2s", method=message.method, tool=tool, action=action)
+        if reply is not None:
+            # Our answer settles the request in the conversation as the server's would.
+            self.conversation.observe(_message_of(reply), "s2c")
+            return _Item(reply=reply)
+        if message.kind == "request" and message.id is not None:
+            self._waiting[message.id] = message.method or ""
+        return _Item(forward=message.raw)
+
+    def _refusal(
+        self, message: Message, tool: str, check: CallCheck, found: list[Violation]
+    ) -> dict[str, Any] | None:
+        """The answer to a ``tools/call`` the checks refuse (``found`` gets the policy's
+        findings), or None to forward it. ``check`` is the conversation's own verdict."""
+        if message.id is None:
+            return None
+        registry = self.conversation.tools
+        if self.enforcing and check.jsonrpc_error is not None:
+            code, text = check.jsonrpc_error
+            return error_response(message.id, code, text)
+        if self.enforcing and check.error_result is not None:
+            return _result(message, check.error_result)
+        arguments = (message.params or {}).get("arguments")
+        if self.policy is None or check.tool is None or not isinstance(arguments, dict):
+            return None
+        guarded = self.policy.check(tool, arguments)
+        found += guarded
+        if not (self.enforcing and self.policy.blocks(guarded)):
+            return None
+        return _result(message, _guard_refusal(registry.revision, check.tool, tool, guarded))
+
+    def _server_message(self, message: Message, size: int) -> _Item:
+        request = self.conversation.request_answered_by(message, "s2c")
+        if message.id is not None and message.kind in ("response", "error"):
+            self._waiting.pop(message.id, None)
+            if message.id in self._expired:
+                del self._expired[message.id]
+                self.auditor.say("dropped the server's late answer to a request that timed out")
+                self.conversation.observe(message, "s2c", size=size)
+                return _Item(changed=True)
+        found = self.conversation.observe(message, "s2c", size=size)
+        method = request.method if request is not None else message.method
+        params = (request.params or {}) if request is not None else {}
+        tool = params.get("name") if method == "tools/call" else None
+        tool = tool if isinstance(tool, str) else None
+        result = message.result if message.kind == "response" else None
+        changed: dict[str, Any] | None = None
+        action: Action = "allowed"
+        if isinstance(result, dict) and method == "tools/list":
+            changed = self._listing(result, found)
+        elif isinstance(result, dict) and method in ("initialize", "server/discover"):
+            changed = _with_capability(result, capability(self.validate_name))
+        elif isinstance(result, dict) and tool is not None and self.enforcing:
+            changed = self._checked_result(tool, found)
+            action = "replaced" if changed is not None else action
+        if method == "tools/list" and self.enforcing:
+            withheld = [v for v in errors(found) if _tool_index(v.pointer) is not None]
+            self.auditor.record(withheld, direction="s2c", method=method, action="withheld")
+            found = [v for v in found if v not in withheld]
+        self.auditor.record(found, direction="s2c", method=method, tool=tool, action=action)
+        if changed is None:
+            return _Item(forward=message.raw)
+        return _Item(forward={**message.raw, "result": changed}, changed=True)
+
+    def _listing(self, result: dict[str, Any], found: list[Violation]) -> dict[str, Any]:
+        """The ``tools/list`` result the client gets: unusable tools withheld when enforcing,
+        and the validate tool added to the listing's last page."""
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return result
+        registry = self.conversation.tools
+        if self.enforcing:
+            # A definition strictmcp cannot check calls against would have every call refused.
+            broken = {_tool_index(v.pointer) for v in errors(found)}
+            tools = [tool for index, tool in enumerate(tools) if index not in broken]
+        if result.get("nextCursor") is None:
+            self.validate_name = choose_name(registry.names(), self.validate_name)
+            tools = [*tools, tool_definition(self.validate_name, registry.revision)]
+        return {**result, "tools": tools}
+
+    def _checked_result(self, tool: str, found: list[Violation]) -> dict[str, Any] | None:
+        """The ``isError`` result replacing one that breaks its ``outputSchema``, or None."""
+        broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
+        checked = self.conversation.tools.get(tool)
+        if not broken or checked is None:
+            return None
+        heading = (
+            f"Tool {quote_name(tool)} returned a result that does not match its outputSchema; "
+            "strictmcp withheld it:"
+        )
+        problems = [problem(v.code, v.message) for v in broken]
+        made = refusal(self.conversation.tools.revision, checked, broken, problems, heading, [])
+        return made.error_result
+
+    def _listed(self) -> bool:
+        return self.conversation.tools.listed
+
+    # --- faults ------------------------------------------------------------------------------
+
+    def expire(self, request_id: int | str) -> Routed:
+        """A request the server took too long to answer: the client gets a timeout error, the
+        server a cancellation, and its answer, should it come, is dropped."""
+        method = self._waiting.pop(request_id, None)
+        if method is None:
+            return Routed()
+        self._expired[request_id] = None
+        while len(self._expired) > self._max_in_flight:
+            self._expired.popitem(last=False)
+        self.auditor.say(f"the server did not answer a {method} request in time")
+        reply = error_response(
+            request_id, UPSTREAM_TIMEOUT, "The server did not answer in time (strictmcp proxy)"
+        )
+        routed = Routed(reply=[_line_of(reply)], settled=[request_id])
+        if method != "initialize":  # the spec forbids cancelling initialize
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "reason": "timed out in strictmcp proxy"},
+            }
+            self.conversation.observe(_message_of(cancel), "c2s")
+            routed.forward.append(_line_of(cancel))
+        return routed
+
+    def fail_waiting(self, why: str) -> list[bytes]:
+        """Error replies for every request still waiting, when the server is gone."""
+        replies = [_line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
+        self._waiting.clear()
+        return replies
+
+
+def _guard_refusal(
+    revision: Revision, tool: CheckedTool, name: str, found: list[Violation]
+) -> dict[str, Any]:
+    """The ``isError`` result for a call the policy's guards refuse."""
+    refused = errors(found)
+    problems = [
+        problem(v.code, f"was refused: {v.message}", v.pointer.removeprefix(_ARGUMENTS))
+        for v in refused
+    ]
+    heading = f"The arguments of tool {quote_name(name)} were refused; the tool was not run:"
+    made = refusal(revision, tool, refused, problems, heading, [])
+    if made.error_result is None:  # refusal() always makes one
+        raise RuntimeError("a refusal without an isError result")
+    return made.error_result
+
+
+def _with_capability(result: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    capabilities = result.get("capabilities")
+    capabilities = capabilities if isinstance(capabilities, dict) else {}
+    experimental = capabilities.get("experimental")
+    experimental = experimental if isinstance(experimental, dict) else {}
+    return {
+        **result,
+        "capabilities": {**capabilities, "experimental": {**experimental, **entry}},
+    }
+
+
+def _tool_index(pointer: str) -> int | None:
+    head = pointer[len(_TOOLS) :].split("/", 1)[0]
+    return int(head) if pointer.startswith(_TOOLS) and head.isdigit() else None
+
+
+def _result(request: Message, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request.id, "result": result}
+
+
+def _message_of(obj: dict[str, Any]) -> Message:
+    """A message the proxy made itself, shown to the conversation as if it had travelled."""
+    return decode(json.dumps(obj)).messages[0]
+
+
+def _readable_id(line: bytes | None) -> int | str | None:
+    """The id of an invalid message, when it can be read; JSON-RPC answers null otherwise."""
+    if line is None:
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    value = obj.get("id") if isinstance(obj, dict) else None
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+def _line_of(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

@@ -1,0 +1,1 @@
+"""MCP servers the proxy tests put strictmcp's proxy in front of."""
