@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
@@ -48,6 +49,9 @@ class TestLowlevelServer(ProtectedServerContract):
 
 
 def _example() -> ModuleType:
+    # The example imports its sibling example_cli, as it does when run as a script.
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location("lowlevel_server_example", EXAMPLES / SCRIPT)
     assert spec is not None
     assert spec.loader is not None

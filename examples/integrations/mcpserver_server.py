@@ -15,18 +15,15 @@ strictmcp's findings to FILE.
 
 from __future__ import annotations
 
-import argparse
-import logging
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import mcp_types as types
+from example_cli import parse_arguments
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
 from strictmcp.guards.policy import Mode, Policy
-from strictmcp.integrations import AUDIT_LOGGER
 from strictmcp.integrations.mcpserver import StrictExtension
 
 
@@ -77,17 +74,8 @@ def build_server(root: Path, mode: Mode = "enforce") -> MCPServer[Any]:
 
 def main() -> None:
     """Parse the command line and serve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("root", type=Path, help="the directory read_file may read")
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve HTTP on 127.0.0.1:PORT")
-    parser.add_argument("--audit", action="store_true", help="log findings, refuse nothing")
-    args = parser.parse_args()
-    audit_log = os.environ.get("STRICTMCP_AUDIT_LOG")
-    if audit_log:
-        handler = logging.FileHandler(audit_log, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logging.getLogger(AUDIT_LOGGER).addHandler(handler)
-    app = build_server(args.root.resolve(), "audit" if args.audit else "enforce")
+    args = parse_arguments(__doc__ or "")
+    app = build_server(args.root, args.mode)
     if args.http is None:
         app.run()
     else:
