@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 EXAMPLE := examples/schema
+# The npm MCP servers the third-party proxy tests run (pinned by their lock file).
+NPM_DIR := tests/third_party
+NPM_STAMP := $(NPM_DIR)/node_modules/.installed
 
 .PHONY: demo test install install-test lint typecheck unit bench clean
 
@@ -24,7 +27,7 @@ demo: install  ## set up and run strictmcp on the bundled examples
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +40,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 $(TEST_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP) $@
+
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
+	touch $@
 
 lint:
 	$(BIN)/ruff check src tests bench examples
@@ -52,6 +59,7 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/guards.py
+	$(BIN)/python bench/proxy.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
