@@ -62,4 +62,4 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/proxy.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules
