@@ -224,43 +224,31 @@ def _route(
     target = kind.surfaces[sender].get(key)
     if target is not None:
         return target, []
+    problem = _route_problem(kind, method, revision, sender, strict)
+    return None, [] if problem is None else [Violation(problem[0], problem[1], pointer)]
+
+
+def _route_problem(
+    kind: _Kind, method: str, revision: Revision, sender: Sender, strict: bool
+) -> tuple[Rule, str] | None:
+    """Why a method has no model for this sender and revision, or None when that is fine."""
     other: Sender = "server" if sender == "client" else "client"
     # Method names are quoted only when they are MCP's own, never a peer's invention.
-    if key in kind.surfaces[other]:
-        return None, [
-            Violation(
-                Rule.WRONG_DIRECTION,
-                f"a {quote_name(method)} {kind.noun} is sent by the {other}, not the {sender}",
-                pointer,
-            )
-        ]
+    name = quote_name(method)
+    if (method, revision.value) in kind.surfaces[other]:
+        return (
+            Rule.WRONG_DIRECTION,
+            f"a {name} {kind.noun} is sent by the {other}, not the {sender}",
+        )
     if method in kind.known:
-        return None, [
-            Violation(
-                Rule.METHOD_NOT_IN_REVISION,
-                f"{quote_name(method)} is not part of MCP {revision.value}",
-                pointer,
-            )
-        ]
+        return Rule.METHOD_NOT_IN_REVISION, f"{name} is not part of MCP {revision.value}"
     if kind is _REQUEST and method in _NOTIFICATION.known:
-        return None, [
-            Violation(
-                Rule.INVALID_MESSAGE,
-                f"{quote_name(method)} is a notification: it must not carry an id",
-                pointer,
-            )
-        ]
+        return Rule.INVALID_MESSAGE, f"{name} is a notification: it must not carry an id"
     if kind is _NOTIFICATION and method in _REQUEST.known:
-        return None, [
-            Violation(
-                Rule.INVALID_MESSAGE, f"{quote_name(method)} is a request: it needs an id", pointer
-            )
-        ]
+        return Rule.INVALID_MESSAGE, f"{name} is a request: it needs an id"
     if strict:
-        return None, [
-            Violation(Rule.UNKNOWN_METHOD, f"the method is not an MCP {kind.noun}", pointer)
-        ]
-    return None, []
+        return Rule.UNKNOWN_METHOD, f"the method is not an MCP {kind.noun}"
+    return None
 
 
 def sender_of(method: str, kind: Literal["request", "notification"]) -> Sender | None:
