@@ -2,38 +2,74 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from typing import Final, Literal
 
 OVERSIZED: Final = "oversized"
-"""What :func:`read_line` returns for a line longer than the reader's limit (discarded)."""
+"""What :class:`LineSplitter` yields for a line longer than its limit (discarded)."""
 
 Line = bytes | Literal["oversized"] | None
 
 
-async def read_line(reader: asyncio.StreamReader) -> Line:
-    """The next line, newline included; :data:`OVERSIZED` when it was over the reader's
-    ``limit`` (it is skipped up to and including its newline); None at the end of the stream.
+class LineSplitter:
+    """Bytes as they arrive, cut into lines, never holding more than the limit of one line.
 
-    A last line without a newline is returned as it is.
+    A line whose content (before its newline) is longer than ``limit`` is :data:`OVERSIZED`
+    and skipped up to and including its newline, as is unterminated data over ``limit``; at
+    the end a last line without a newline is returned as it is. Lines are handed to
+    ``deliver`` in order; ``None`` is delivered once, at the end.
     """
-    try:
-        return await reader.readuntil(b"\n")
-    except asyncio.IncompleteReadError as end:
-        return end.partial or None
-    except asyncio.LimitOverrunError as overrun:
-        await _discard(reader, overrun.consumed)
-        return OVERSIZED
 
+    def __init__(self, limit: int, deliver: Callable[[Line], None]) -> None:
+        self._limit = limit
+        self._deliver = deliver
+        self._rest = bytearray()
+        self._skipping = False
+        self._ended = False
 
-async def _discard(reader: asyncio.StreamReader, consumed: int) -> None:
-    """Drop the rest of an oversized line, never holding more than the limit of it."""
-    while True:
-        try:
-            await reader.readexactly(consumed)
-            await reader.readuntil(b"\n")
+    def feed(self, data: bytes) -> None:
+        if self._ended:
             return
-        except asyncio.LimitOverrunError as overrun:
-            consumed = overrun.consumed
-        except asyncio.IncompleteReadError:
+        limit = self._limit
+        deliver = self._deliver
+        start = 0
+        if self._skipping or self._rest:
+            cut = data.find(b"\n")
+            if cut < 0:
+                if not self._skipping:
+                    self._rest += data
+                    if len(self._rest) > limit:
+                        self._rest.clear()
+                        self._skipping = True
+                        deliver(OVERSIZED)
+                return
+            if self._skipping:
+                self._skipping = False
+            elif len(self._rest) + cut > limit:
+                self._rest.clear()
+                deliver(OVERSIZED)
+            else:
+                self._rest += data[: cut + 1]
+                line = bytes(self._rest)
+                self._rest.clear()
+                deliver(line)
+            start = cut + 1
+        while (cut := data.find(b"\n", start)) >= 0:
+            deliver(OVERSIZED if cut - start > limit else data[start : cut + 1])
+            start = cut + 1
+        if start < len(data):
+            if len(data) - start > limit:
+                self._skipping = True
+                deliver(OVERSIZED)
+            else:
+                self._rest += data[start:]
+
+    def end(self) -> None:
+        if self._ended:
             return
+        self._ended = True
+        if self._rest and not self._skipping:
+            line = bytes(self._rest)
+            self._rest.clear()
+            self._deliver(line)
+        self._deliver(None)

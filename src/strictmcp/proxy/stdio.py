@@ -16,33 +16,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..protocol import Direction
-from .lines import OVERSIZED, read_line
+from .lines import OVERSIZED, Line, LineSplitter
 from .session import ProxySession, Routed
 
 _SHUTDOWN_GRACE = 5.0
 """Seconds the server gets to exit after its stdin is closed, and again after SIGTERM."""
 
+_EARLY = 0.001
+"""A deadline this close is due: the event loop may run a timer this much early."""
+
 
 async def run(session: ProxySession, command: Sequence[str], *, timeout: float) -> int:
     """Proxy between our stdio and ``command`` until either side is done; the exit status."""
     limit = session.max_size + 2  # the message, and its line ending
-    client_in = await _client_reader(limit)
+    loop = asyncio.get_running_loop()
+    client_in = _Lines(limit)
+    await _client_reader(client_in)
     client_out = await _client_writer()
-    server = await asyncio.create_subprocess_exec(
+    server_out = _Lines(limit)
+    _, server = await loop.subprocess_exec(
+        lambda: _Server(server_out),
         *command,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        limit=limit,
+        stderr=None,
     )
-    # Both are PIPE above.
-    assert server.stdin is not None
-    assert server.stdout is not None
-    pump = _Pump(session, client_out, server.stdin, timeout)
-    upstream = asyncio.create_task(pump.lines(server.stdout, "s2c", session.from_server))
+    pump = _Pump(session, client_out, server, timeout)
+    upstream = asyncio.create_task(pump.lines(server_out, "s2c", session.from_server))
     downstream = asyncio.create_task(pump.lines(client_in, "c2s", session.from_client))
     try:
         done, _ = await asyncio.wait({upstream, downstream}, return_when="FIRST_COMPLETED")
@@ -50,7 +55,7 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
             task.result()  # a failure of the proxy itself is not a side hanging up
         if downstream in done:
             # The client is gone: let the server finish what it is doing and exit.
-            server.stdin.close()
+            server.close_stdin()
             await asyncio.wait({upstream}, timeout=_SHUTDOWN_GRACE)
         status = await _stopped(server)
         left = session.fail_waiting("The server exited before answering (strictmcp proxy)")
@@ -66,9 +71,10 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
         if server.returncode is None:
             server.kill()
             await server.wait()
+        server.close()
 
 
-async def _stopped(server: asyncio.subprocess.Process) -> int:
+async def _stopped(server: _Server) -> int:
     """The server's exit status, asking it to stop if it does not on its own; 128+N for a
     signal N, as shells report it."""
     try:
@@ -87,39 +93,180 @@ class TransportError(RuntimeError):
     """Our stdio cannot carry the session; the message says why."""
 
 
-async def _client_reader(limit: int) -> asyncio.StreamReader:
-    """Our stdin as a bounded stream reader."""
+class _Lines:
+    """The lines read from one side, waiting to be decided about, in order.
+
+    Reading is paused while more than twice the line limit is waiting, as a bounded
+    ``StreamReader`` would; ``None`` marks the end of the stream.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.splitter = LineSplitter(limit, self._deliver)
+        self._ready: deque[Line] = deque()
+        self._size = 0
+        self._high = 2 * limit
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self.transport: Any = None  # what pause_reading and resume_reading go to
+
+    def _deliver(self, line: Line) -> None:
+        self._ready.append(line)
+        if isinstance(line, bytes):
+            self._size += len(line)
+            if self._size > self._high and not self._paused and self.transport is not None:
+                self._paused = True
+                self.transport.pause_reading()
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def next(self) -> Line:
+        """The next line, :data:`OVERSIZED`, or None at the end."""
+        while not self._ready:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        line = self._ready.popleft()
+        if isinstance(line, bytes):
+            self._size -= len(line)
+            if self._paused and self._size <= self._high // 2:
+                self._paused = False
+                self.transport.resume_reading()
+        return line
+
+
+class _Flow:
+    """Write flow control of one transport: ``blocked`` while its buffer is full or it is
+    lost; :meth:`drain` waits as ``StreamWriter.drain`` does."""
+
+    def __init__(self) -> None:
+        self.blocked = False
+        self._paused = False
+        self._lost = False
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def pause(self) -> None:
+        self._paused = self.blocked = True
+
+    def resume(self) -> None:
+        self._paused = False
+        self.blocked = self._lost
+        self._wake()
+
+    def lose(self) -> None:
+        self._lost = self.blocked = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def drain(self) -> None:
+        if self._lost:
+            raise ConnectionResetError("Connection lost")
+        if not self._paused:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
+
+
+class _Reader(asyncio.Protocol):
+    """Our stdin, cut into lines."""
+
+    def __init__(self, lines: _Lines) -> None:
+        self.lines = lines
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.lines.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.lines.splitter.feed(data)
+
+    def eof_received(self) -> bool | None:
+        self.lines.splitter.end()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lines.splitter.end()
+
+
+async def _client_reader(lines: _Lines) -> None:
+    """Our stdin, read into ``lines`` with their bound."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit)
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        await loop.connect_read_pipe(lambda: _Reader(lines), sys.stdin)
     except ValueError:
         # A regular file would have to be read without the bound; MCP clients use pipes.
         raise TransportError("standard input must be a pipe, a socket or a terminal") from None
-    return reader
+
+
+class _Sink(Protocol):
+    @property
+    def blocked(self) -> bool: ...
+
+    def write(self, data: bytes) -> None: ...
+    def is_closing(self) -> bool: ...
+    async def drain(self) -> None: ...
+
+
+class _Writer(asyncio.Protocol):
+    """Our stdout's protocol: its flow control."""
+
+    def __init__(self) -> None:
+        self.flow = _Flow()
+
+    def pause_writing(self) -> None:
+        self.flow.pause()
+
+    def resume_writing(self) -> None:
+        self.flow.resume()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.flow.lose()
+
+
+class _PipeSink:
+    """Our stdout when it is a pipe: written without blocking the proxy."""
+
+    def __init__(self, transport: asyncio.WriteTransport, protocol: _Writer) -> None:
+        self._transport = transport
+        self._flow = protocol.flow
+
+    @property
+    def blocked(self) -> bool:
+        return self._flow.blocked
+
+    def write(self, data: bytes) -> None:
+        self._transport.write(data)
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    async def drain(self) -> None:
+        if self._transport.is_closing():
+            await asyncio.sleep(0)
+        await self._flow.drain()
 
 
 async def _client_writer() -> _Sink:
     """Our stdout, written without blocking the proxy when it is a pipe."""
     loop = asyncio.get_running_loop()
     try:
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, sys.stdout
-        )
+        transport, protocol = await loop.connect_write_pipe(_Writer, sys.stdout)
     except ValueError:
         # A regular file (stdout redirected to one) is no pipe, and writing it never blocks.
         return _FileSink()
-    return asyncio.StreamWriter(transport, protocol, None, loop)
-
-
-class _Sink(Protocol):
-    def write(self, data: bytes) -> None: ...
-    def is_closing(self) -> bool: ...
-    async def drain(self) -> None: ...
+    return _PipeSink(transport, protocol)
 
 
 class _FileSink:
     """Our stdout when it is a regular file."""
+
+    blocked = False
 
     def write(self, data: bytes) -> None:
         sys.stdout.buffer.write(data)
@@ -132,6 +279,86 @@ class _FileSink:
         return None
 
 
+class _Server(asyncio.SubprocessProtocol):
+    """The spawned server: its stdout cut into lines, its stdin written with flow control."""
+
+    def __init__(self, lines: _Lines) -> None:
+        self.lines = lines
+        self.flow = _Flow()
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._stdin: Any = None
+        self._exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self._transport = transport
+        self._stdin = transport.get_pipe_transport(0)
+        self.lines.transport = transport.get_pipe_transport(1)
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self.lines.splitter.feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.lines.splitter.end()
+        elif fd == 0:
+            self.flow.lose()
+
+    def pause_writing(self) -> None:
+        self.flow.pause()
+
+    def resume_writing(self) -> None:
+        self.flow.resume()
+
+    def process_exited(self) -> None:
+        assert self._transport is not None
+        status = self._transport.get_returncode()
+        if not self._exited.done():
+            self._exited.set_result(status if status is not None else 0)
+
+    # --- as asyncio.subprocess.Process ---------------------------------------------------
+
+    @property
+    def returncode(self) -> int | None:
+        return self._exited.result() if self._exited.done() else None
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+    def terminate(self) -> None:
+        assert self._transport is not None
+        self._transport.terminate()
+
+    def kill(self) -> None:
+        assert self._transport is not None
+        self._transport.kill()
+
+    def close_stdin(self) -> None:
+        self._stdin.close()
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    # --- as the sink of client messages ------------------------------------------------
+
+    @property
+    def blocked(self) -> bool:
+        return self.flow.blocked
+
+    def write(self, data: bytes) -> None:
+        self._stdin.write(data)
+
+    def is_closing(self) -> bool:
+        return bool(self._stdin.is_closing())
+
+    async def drain(self) -> None:
+        # A server that is gone says so by the end of its output, read by the other task.
+        with contextlib.suppress(ConnectionError):
+            await self.flow.drain()
+
+
 class _Pump:
     """Moves routed lines to both sides, and times the client's requests."""
 
@@ -139,26 +366,32 @@ class _Pump:
         self,
         session: ProxySession,
         client: _Sink,
-        server: asyncio.StreamWriter,
+        server: _Server,
         timeout: float,
     ) -> None:
         self.session = session
         self.client = client
         self.server = server
         self.timeout = timeout
-        self._timers: dict[int | str, asyncio.TimerHandle] = {}
+        self._loop = asyncio.get_running_loop()
+        # Deadlines of the requests waiting, in the order they were sent, hence by time.
+        self._deadlines: dict[int | str, float] = {}
+        self._sweep: asyncio.TimerHandle | None = None
 
     async def lines(
         self,
-        reader: asyncio.StreamReader,
+        source: _Lines,
         direction: Direction,
         decide: Callable[[bytes], Awaitable[Routed]],
     ) -> None:
-        """Read, decide and send until ``reader`` ends."""
-        while (line := await read_line(reader)) is not None:
+        """Read, decide and send until ``source`` ends."""
+        client = self.client
+        server = self.server
+        while (line := await source.next()) is not None:
             routed = self.session.oversized(direction) if line == OVERSIZED else await decide(line)
             self.send(routed, direction)
-            await asyncio.gather(self.client.drain(), self._drain_server())
+            if client.blocked or server.blocked:
+                await asyncio.gather(client.drain(), server.drain())
 
     def send(self, routed: Routed, direction: Direction) -> None:
         """Write what one decision says, and start or stop the timers it concerns."""
@@ -169,13 +402,16 @@ class _Pump:
             _write(onward, line)
         for line in routed.reply:
             _write(back, line)
+        deadlines = self._deadlines
         for request_id in routed.settled:
-            timer = self._timers.pop(request_id, None)
-            if timer is not None:
-                timer.cancel()
-        loop = asyncio.get_running_loop()
-        for request_id in routed.sent:
-            self._timers[request_id] = loop.call_later(self.timeout, self._expire, request_id)
+            deadlines.pop(request_id, None)
+        if routed.sent:
+            when = self._loop.time() + self.timeout
+            for request_id in routed.sent:
+                deadlines.pop(request_id, None)
+                deadlines[request_id] = when
+            if self._sweep is None:
+                self._sweep = self._loop.call_at(when, self._expire_due)
 
     def send_client(self, lines: list[bytes]) -> None:
         """Write lines the proxy makes itself to the client."""
@@ -184,22 +420,29 @@ class _Pump:
 
     def cancel_timers(self) -> None:
         """Stop every timer: nothing is waiting any more."""
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        self._deadlines.clear()
+
+    def _expire_due(self) -> None:
+        self._sweep = None
+        deadlines = self._deadlines
+        now = self._loop.time() + _EARLY
+        while deadlines:
+            request_id, when = next(iter(deadlines.items()))
+            if when > now:
+                self._sweep = self._loop.call_at(when, self._expire_due)
+                return
+            del deadlines[request_id]
+            self._expire(request_id)
 
     def _expire(self, request_id: int | str) -> None:
-        self._timers.pop(request_id, None)
         routed = self.session.expire(request_id)
         for line in routed.reply:
             _write(self.client, line)
         for line in routed.forward:
             _write(self.server, line)
-
-    async def _drain_server(self) -> None:
-        # A server that is gone says so by the end of its output, read by the other task.
-        with contextlib.suppress(ConnectionError):
-            await self.server.drain()
 
 
 def _write(writer: _Sink, line: bytes) -> None:
