@@ -47,10 +47,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
+from ..protocol.tool_names import BIDI_CONTROLS
 from .base import Finding, not_a_string
 from .codes import GuardCode
 
-_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI = BIDI_CONTROLS
 _NEWLINES = "\n\r"
 _SEPARATORS = "\u2028\u2029"
 _JOINERS = "\u200c\u200d"

@@ -31,10 +31,10 @@ _PORTABLE_CHARS = "A-Za-z0-9_-"
 _OUTSIDE_SEP986 = re.compile(f"[^{_SEP986_CHARS}]")
 _OUTSIDE_PORTABLE = re.compile(f"[^{_PORTABLE_CHARS}]")
 
-# Characters that change how the text around them is displayed without showing themselves.
-_BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""Characters that change how the text around them is displayed without showing themselves
+(the text guard uses the same set)."""
+_BIDI_CONTROLS = frozenset(BIDI_CONTROLS)
 _ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
 
 
