@@ -1,4 +1,5 @@
-"""The command line the example servers share: ROOT [--http PORT] [--audit]."""
+"""What the example servers share: their command line, ROOT [--http PORT] [--audit], and
+their policy."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from strictmcp.guards.policy import Mode
+from strictmcp.guards.policy import Mode, Policy
 from strictmcp.integrations import AUDIT_LOGGER
 
 
@@ -38,3 +39,17 @@ def parse_arguments(doc: str) -> Arguments:
         handler.setFormatter(logging.Formatter("%(message)s"))
         logging.getLogger(AUDIT_LOGGER).addHandler(handler)
     return arguments
+
+
+def read_policy(root: Path) -> Policy:
+    """The examples' policy: ``read_file`` reads only existing files under ``root``."""
+    read_guard = {
+        "tool": "read_file",
+        "argument": "/path",
+        "kind": "path",
+        "roots": [str(root)],
+        # An existing file: a missing one is refused here, before open() names it in an error.
+        "entry": "file",
+        "must_exist": True,
+    }
+    return Policy.from_dict({"guard": [read_guard]})

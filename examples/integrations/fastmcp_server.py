@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from example_cli import parse_arguments
+from example_cli import parse_arguments, read_policy
 from fastmcp import FastMCP
 from fastmcp.tools.base import ToolResult
 
-from strictmcp.guards.policy import Mode, Policy
+from strictmcp.guards.policy import Mode
 from strictmcp.integrations.fastmcp import StrictMiddleware
 
 WORD_COUNT = {"type": "object", "properties": {"words": {"type": "integer"}}, "required": ["words"]}
@@ -27,16 +27,7 @@ WORD_COUNT = {"type": "object", "properties": {"words": {"type": "integer"}}, "r
 
 def build_server(root: Path, mode: Mode = "enforce") -> FastMCP:
     """The server, protected: schemas checked, ``read_file`` confined to ``root``."""
-    read_guard = {
-        "tool": "read_file",
-        "argument": "/path",
-        "kind": "path",
-        "roots": [str(root)],
-        # An existing file: a missing one is refused here, before open() names it in an error.
-        "entry": "file",
-        "must_exist": True,
-    }
-    policy = Policy.from_dict({"guard": [read_guard]})
+    policy = read_policy(root)
     mcp = FastMCP(
         "strictmcp-fastmcp-example", middleware=[StrictMiddleware(policy=policy, mode=mode)]
     )

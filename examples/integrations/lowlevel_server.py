@@ -23,13 +23,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 import uvicorn
-from example_cli import parse_arguments
+from example_cli import parse_arguments, read_policy
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from strictmcp.guards.policy import Mode, Policy
+from strictmcp.guards.policy import Mode
 from strictmcp.integrations.lowlevel import protect
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
@@ -83,16 +83,7 @@ def build_server(root: Path, mode: Mode = "enforce") -> Server[Any]:
         raise MCPError(code=types.INVALID_PARAMS, message="Unknown tool")
 
     server = Server("strictmcp-lowlevel-example", on_list_tools=list_tools, on_call_tool=call_tool)
-    read_guard = {
-        "tool": "read_file",
-        "argument": "/path",
-        "kind": "path",
-        "roots": [str(root)],
-        # An existing file: a missing one is refused here, before open() names it in an error.
-        "entry": "file",
-        "must_exist": True,
-    }
-    policy = Policy.from_dict({"guard": [read_guard]})
+    policy = read_policy(root)
     return protect(server, policy=policy, strict=True, mode=mode)
 
 

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import mcp_types as types
-from example_cli import parse_arguments
+from example_cli import parse_arguments, read_policy
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
-from strictmcp.guards.policy import Mode, Policy
+from strictmcp.guards.policy import Mode
 from strictmcp.integrations.mcpserver import StrictExtension
 
 
@@ -35,16 +35,7 @@ class WordCount(BaseModel):
 
 def build_server(root: Path, mode: Mode = "enforce") -> MCPServer[Any]:
     """The server, protected: schemas strictly checked, ``read_file`` confined to ``root``."""
-    read_guard = {
-        "tool": "read_file",
-        "argument": "/path",
-        "kind": "path",
-        "roots": [str(root)],
-        # An existing file: a missing one is refused here, before open() names it in an error.
-        "entry": "file",
-        "must_exist": True,
-    }
-    policy = Policy.from_dict({"guard": [read_guard]})
+    policy = read_policy(root)
     strict = StrictExtension(policy=policy, strict=True, mode=mode)
     app = MCPServer("strictmcp-mcpserver-example", extensions=[strict])
 
