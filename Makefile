@@ -8,6 +8,9 @@ EXAMPLE := examples/schema
 # The npm MCP servers the third-party proxy tests run (pinned by their lock file).
 NPM_DIR := tests/third_party
 NPM_STAMP := $(NPM_DIR)/node_modules/.installed
+# Headless Chromium renders `strictmcp check`'s HTML report in tests/test_check_html.py.
+CHROMIUM_STAMP := $(VENV)/.installed-chromium
+SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test install install-test lint typecheck unit bench clean
 
@@ -23,11 +26,16 @@ demo: install  ## set up and run strictmcp on the bundled examples
 	@# A captured MCP session with planted faults: exit status 1 is expected here too.
 	$(BIN)/strictmcp messages validate examples/messages/session.jsonl; \
 	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
+	@# Lint a sloppy tool list (findings expected: exit 1), then drive the bundled server
+	@# through the proxy with generated valid and invalid inputs, asking its validate tool.
+	$(BIN)/strictmcp lint examples/lint/tools.json; \
+	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
+	$(BIN)/strictmcp check --cases 5 -- $(BIN)/strictmcp proxy -- $(BIN)/python examples/proxy/weather_server.py
 
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP) $(NPM_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +48,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 $(TEST_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP) $@
+
+$(CHROMIUM_STAMP): | $(BIN)/python
+	command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }
+	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error

@@ -24,7 +24,9 @@ with the p10-p90 of the per-round differences of medians. Throughput is calls pe
 each pipelined batch: median and p10-p90 over rounds, and the ratio of medians (proxy/direct)
 with the p10-p90 of the ratios paired by round. Also timed, for the reading: the proxy's
 per-call decisions alone, ``ProxySession.from_client`` + ``from_server`` on recorded lines in
-this process (no pipes, no transport).
+this process (no pipes, no transport), and the CPU time (user + system, from ``/proc``) each
+peer's process spent per call over the timed rounds: unlike wall-clock figures, it barely moves
+when other work on the machine delays the processes' wake-ups.
 
 When a target fails (or with ``--profile``), a third proxied session runs under cProfile
 (``python -m cProfile -o FILE -m strictmcp.proxy ...``), untimed, and the proxy's top costs
@@ -180,6 +182,16 @@ class Peer:
             gc.enable()
         return elapsed / n
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time (user + system) the peer's own process has used; None off Linux."""
+        try:
+            stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        except OSError:
+            return None
+        # The fields after the command name, which is in parentheses and may hold spaces.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self) -> int:
         assert self.process.stdin is not None
         self.process.stdin.close()
@@ -264,15 +276,16 @@ class Profile:
 
 
 _GROUPS = [
-    ("ProxySession._line (all decisions)", "strictmcp/proxy/session.py", "_line"),
+    ("ProxySession.decide (all decisions)", "strictmcp/proxy/session.py", "decide"),
     ("protocol decode", "strictmcp/protocol/", "decode"),
     ("Conversation.observe", "strictmcp/protocol/", "observe"),
     ("check_call", "strictmcp/protocol/", "check_call"),
     ("check_result", "strictmcp/protocol/", "check_result"),
     ("Auditor.record", "strictmcp/proxy/audit.py", "record"),
-    ("read_line (StreamReader.readuntil)", "strictmcp/proxy/lines.py", "read_line"),
-    ("_Pump.send (writes, timers)", "strictmcp/proxy/stdio.py", "send"),
-    ("drain (both sides)", "asyncio/streams.py", "drain"),
+    ("LineSplitter.feed (cutting lines)", "strictmcp/proxy/lines.py", "feed"),
+    ("_Pump.send (timers)", "strictmcp/proxy/stdio.py", "send"),
+    ("_Pump.flush (writes)", "strictmcp/proxy/stdio.py", "flush"),
+    ("drain (both sides)", "strictmcp/proxy/stdio.py", "drain"),
     ("event loop _run_once", "asyncio/base_events.py", "_run_once"),
     ("selector select (waiting)", "selectors.py", "select"),
     ("json loads", "json/__init__.py", "loads"),
@@ -343,15 +356,17 @@ def _p10_p90(values: list[float]) -> tuple[float, float]:
 @dataclass
 class Run:
     """The samples of a run: sequential and pipelined contenders, each peer's per-round
-    sequential medians, and one recorded answer to a call."""
+    sequential medians, one recorded answer to a call, and each peer's CPU time per call over
+    the timed rounds (ns; None where it cannot be read)."""
 
     seq: dict[str, Contender]
     pipe: dict[str, Contender]
     round_medians: dict[str, list[float]]
     sample_answer: bytes
+    cpu: dict[str, float | None]
 
     def __iter__(self) -> Any:
-        return iter((self.seq, self.pipe, self.round_medians, self.sample_answer))
+        return iter((self.seq, self.pipe, self.round_medians, self.sample_answer, self.cpu))
 
 
 def measure(rounds: int, seq_n: int, pipe_n: int) -> Run:
@@ -368,6 +383,7 @@ def measure(rounds: int, seq_n: int, pipe_n: int) -> Run:
     pipe = {p.key: Contender(p.key, "pipelined", "", lambda n: None) for p in (direct, proxied)}
     round_medians: dict[str, list[float]] = {"direct": [], "proxy": []}
     gc.collect()
+    cpu_before = {peer.key: peer.cpu_seconds() for peer in (direct, proxied)}
     for index in range(rounds):
         order = (direct, proxied) if index % 2 == 0 else (proxied, direct)
         for peer in order:
@@ -376,11 +392,16 @@ def measure(rounds: int, seq_n: int, pipe_n: int) -> Run:
             round_medians[peer.key].append(statistics.median(times))
         for peer in order:
             pipe[peer.key].samples.append(peer.pipelined(pipe_n))
+    cpu: dict[str, float | None] = {}
+    for peer in (direct, proxied):
+        before, after = cpu_before[peer.key], peer.cpu_seconds()
+        timed = rounds * (seq_n + pipe_n)
+        cpu[peer.key] = None if before is None or after is None else (after - before) / timed * 1e9
     statuses = [direct.close(), proxied.close()]
     if any(statuses):
         raise SystemExit(f"a peer exited with status {statuses}")
 
-    return Run(seq, pipe, round_medians, sample_answer)
+    return Run(seq, pipe, round_medians, sample_answer, cpu)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -394,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     # rounds, sequential calls per peer per round, pipelined calls per peer per round
     rounds, seq_n, pipe_n = (6, 100, 500) if args.quick else (30, 300, 1000)
     started = time.perf_counter()
-    seq, pipe, round_medians, sample_answer = measure(rounds, seq_n, pipe_n)
+    seq, pipe, round_medians, sample_answer, cpu = measure(rounds, seq_n, pipe_n)
     elapsed = time.perf_counter() - started
 
     decisions = session_cost(2_000 if args.quick else 10_000, sample_answer)
@@ -438,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({env['processor']}); {rounds} rounds of {seq_n} sequential and {pipe_n} pipelined "
         f"calls per peer, {elapsed:.0f} s\n"
     )
-    print(results_table(seq, pipe, added, added_median, latency_ratio, throughput, decisions))
+    print(results_table(seq, pipe, added, added_median, latency_ratio, throughput, decisions, cpu))
     print(targets_list(checks))
     sys.stdout.flush()
 
@@ -452,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         extra: dict[str, Any] = {
             "added_latency_ns": {"median": added_median, "per_round": added},
             "session_decisions_ns_per_call": decisions,
+            "cpu_ns_per_call": cpu,
             "targets": [
                 {"name": c.name, "value": c.value, "bound": c.bound, "passed": c.passed}
                 for c in checks
@@ -485,6 +507,7 @@ def results_table(
     latency_ratio: Ratio,
     throughput: Ratio,
     decisions: float,
+    cpu: dict[str, float | None],
 ) -> str:
     added_low, added_high = _p10_p90(added)
     lines = [
@@ -519,6 +542,13 @@ def results_table(
         f"| proxy decisions alone per call (in-process `ProxySession`, request + answer) | "
         f"{decisions / 1_000:.0f} µs | - |",
     ]
+    for key, label in (("direct", "echo server"), ("proxy", "proxy process alone")):
+        value = cpu[key]
+        if value is not None:
+            lines.append(
+                f"| CPU time per call (user + system), {label}, timed rounds | "
+                f"{value / 1_000:.0f} µs | - |"
+            )
     return "\n".join(lines)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from . import __version__
+from .check.cli import check
+from .lint.cli import lint
 from .protocol.cli import messages
 from .proxy.cli import proxy
 from .schema.cli import schema
@@ -20,10 +22,14 @@ def main() -> None:
       strictmcp schema check SCHEMA              is this schema valid, safe, self-contained?
       strictmcp schema validate SCHEMA FILE...   do these JSON files match it?
       strictmcp messages validate CAPTURE.jsonl  does this captured MCP traffic follow the spec?
-      strictmcp proxy -- COMMAND [ARGS...]       put strictmcp in front of any stdio MCP server
+      strictmcp proxy -- COMMAND [ARGS...]       put strictmcp in front of any MCP server
+      strictmcp lint -- COMMAND [ARGS...]        judge a server's tool definitions (or a file)
+      strictmcp check -- COMMAND [ARGS...]       drive a server with valid and invalid inputs
     """
 
 
 main.add_command(schema)
 main.add_command(messages)
 main.add_command(proxy)
+main.add_command(lint)
+main.add_command(check)

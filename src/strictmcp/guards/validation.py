@@ -26,7 +26,13 @@ _ARGUMENTS = "/params/arguments"
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "tool": {"type": "string", "description": "Name of the tool whose call to check"},
+        # SEP-986 bounds every tool name to 128 characters; a longer one names no tool.
+        "tool": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Name of the tool whose call to check",
+        },
         "arguments": {"type": "object", "description": "The arguments that call would carry"},
     },
     "required": ["tool", "arguments"],

@@ -54,6 +54,10 @@ class _Pending:
     client_capabilities: Mapping[str, Any] | None = None
 
 
+# Most requests leave nothing behind; one shared instance spares building and comparing one each.
+_NOTHING = _Pending()
+
+
 class Conversation:
     """Checks every message of one session, in the order it was seen.
 
@@ -177,7 +181,7 @@ class Conversation:
             violations += unmatched
             if request is None or request.id is None:
                 return violations
-            pending = self._pending[answers].pop(request.id, _Pending())
+            pending = self._pending[answers].pop(request.id, _NOTHING)
             known = sender_of(request.method or "", "request") is not None
             if request.method is not None and message.kind == "response" and known:
                 # The initialize result settles the revision; other results are read by the
@@ -250,7 +254,7 @@ class Conversation:
         params = message.params or {}
         method = message.method
         violations: list[Violation] = []
-        pending = _Pending()
+        pending = _NOTHING
         if direction == "c2s":
             meta = params.get("_meta")
             if method == "initialize" and isinstance(params.get("capabilities"), Mapping):
@@ -265,7 +269,8 @@ class Conversation:
                 )
                 self.last_call = check
                 violations += check.violations
-                pending = replace(pending, tool=check.tool)
+                # Client capabilities are all the request may have left so far.
+                pending = _Pending(tool=check.tool, client_capabilities=pending.client_capabilities)
             elif method == "tools/list":
                 pending = replace(pending, cursor=params.get("cursor") is not None)
             elif method == "prompts/get" and isinstance(params.get("name"), str):
@@ -284,7 +289,7 @@ class Conversation:
         elif method == "sampling/createMessage":
             violations += check_create_message(params, revision, self._client_capabilities)
             pending = _Pending(sampling_params=params)
-        if remember and pending != _Pending() and message.id is not None:
+        if remember and pending != _NOTHING and message.id is not None:
             _remember(self._pending[direction], message.id, pending, self._max_tracked)
         return violations
 

@@ -32,14 +32,15 @@ class and cached), then one walk in Python over the objects the models define, t
 ``null``, fields of later revisions and, when strict, unknown fields. The walk skips
 free-form values: a large tool ``arguments`` object costs pydantic one pass over its top-level
 keys, and the walk nothing. Failures cost more (errors are explained against the model's
-types), which is the uncommon path.
+types), which is the uncommon path. The commonest messages, a plain ``tools/call`` request and
+its result, skip both when their exact shape is one the model accepts (see ``_PLAIN``).
 """
 
 from __future__ import annotations
 
 import operator
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, reduce
 from types import UnionType
@@ -364,6 +365,72 @@ def _adapter(target: Any) -> TypeAdapter[Any]:
     return TypeAdapter(target)
 
 
+# --- the common case, read without the model --------------------------------------------------
+# Most of a proxy's traffic is tools/call: a request naming a tool, with arguments, and a result
+# of text blocks, perhaps structured content and isError. Building the model and walking it
+# costs more than everything else a call is checked for, yet for a message of exactly such a
+# shape the answer is known: no violation. Each shape below is a condition under which the model
+# and the walk find nothing, checked on the exact JSON types; a message that does not meet it
+# goes through the model as before (tests/test_protocol_fast_path.py compares the two).
+
+_CALL_PARAMS = frozenset({"name", "arguments"})
+
+
+def _plain_call(frame: Any, revision: Revision) -> bool:
+    """A ``tools/call`` request with nothing but a string ``name`` and object ``arguments``."""
+    if type(frame) is not dict or len(frame) != 4:
+        return False
+    params = frame.get("params")
+    return (
+        frame.get("jsonrpc") == "2.0"
+        and frame.get("method") == "tools/call"
+        and type(frame.get("id")) in (int, str)
+        and type(params) is dict
+        and params.keys() <= _CALL_PARAMS
+        and type(params.get("name")) is str
+        and ("arguments" not in params or type(params["arguments"]) is dict)
+    )
+
+
+# The members of a CallToolResult the plain shape may have, by revision.
+_TOOL_RESULT_KEYS = {
+    revision: frozenset(
+        key
+        for key in ("content", "isError", "structuredContent")
+        if not _absent("CallToolResult", key, revision)
+    )
+    for revision in Revision
+}
+
+
+def _plain_tool_result(result: Any, revision: Revision) -> bool:
+    """A ``CallToolResult`` of text blocks (only ``type`` and ``text``), a boolean ``isError``
+    and an object ``structuredContent`` where the revision has it, and nothing else."""
+    if type(result) is not dict or not result.keys() <= _TOOL_RESULT_KEYS[revision]:
+        return False
+    content = result.get("content")
+    if type(content) is not list:
+        return False
+    for block in content:
+        if (
+            type(block) is not dict
+            or len(block) != 2
+            or block.get("type") != "text"
+            or type(block.get("text")) is not str
+        ):
+            return False
+    return ("isError" not in result or type(result["isError"]) is bool) and (
+        "structuredContent" not in result or type(result["structuredContent"]) is dict
+    )
+
+
+# Keyed by the model, so that another era's model of the same method never takes this path.
+_PLAIN: dict[Any, Callable[[Any, Revision], bool]] = {
+    CLIENT_REQUESTS[("tools/call", _V2025_11_25.value)]: _plain_call,
+    SERVER_RESULTS[("tools/call", _V2025_11_25.value)]: _plain_tool_result,
+}
+
+
 # Each round removes the fields of later revisions that the previous round's errors named;
 # another round is needed only when removing them changes which union member matches.
 _ROUNDS = 3
@@ -372,6 +439,9 @@ _ROUNDS = 3
 def _validate(
     target: Any, value: Any, revision: Revision, strict: bool, rule: Rule, pointer: str
 ) -> list[Violation]:
+    plain = _PLAIN.get(target)
+    if plain is not None and plain(value, revision):
+        return []
     adapter = _adapter(target)
     out: list[Violation] = []
     for _ in range(_ROUNDS):

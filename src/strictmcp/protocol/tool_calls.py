@@ -191,9 +191,10 @@ def check_result(
             )
         ]
     checked = tool if tool is not None else registry.get(name)
-    quoted = quote_name(name)
     if checked is None:
-        message = f"tool {quoted} is not in the current listing; its result was not checked"
+        message = (
+            f"tool {quote_name(name)} is not in the current listing; its result was not checked"
+        )
         return [Violation(Rule.TOOL_UNKNOWN, message, severity=Severity.WARNING)]
     validator = checked.output_validator
     if result.get("isError") is True:
@@ -202,8 +203,8 @@ def check_result(
         if "outputSchema" in checked.definition and revision.has_structured_output:
             # The tool promised a shape its listing could not make checkable: fail closed.
             message = (
-                f"the outputSchema of tool {quoted} was refused when it was listed, so its "
-                "results cannot be checked"
+                f"the outputSchema of tool {quote_name(name)} was refused when it was listed, "
+                "so its results cannot be checked"
             )
             return [Violation(Rule.TOOL_OUTPUT_SCHEMA_INVALID, message, pointer)]
         return []
@@ -211,8 +212,8 @@ def check_result(
         return [
             Violation(
                 Rule.TOOL_STRUCTURED_CONTENT_MISSING,
-                f"tool {quoted} declares an outputSchema, so a result that is not an error "
-                "must carry structuredContent",
+                f"tool {quote_name(name)} declares an outputSchema, so a result that is not an "
+                "error must carry structuredContent",
                 pointer,
             )
         ]
@@ -222,7 +223,7 @@ def check_result(
     return [
         Violation(
             Rule.TOOL_STRUCTURED_CONTENT_INVALID,
-            f"structuredContent does not match the outputSchema of tool {quoted}",
+            f"structuredContent does not match the outputSchema of tool {quote_name(name)}",
             pointer,
             issues=verdict.issues,
         )

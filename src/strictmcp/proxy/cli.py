@@ -1,10 +1,12 @@
-"""``strictmcp proxy``: the validating stdio proxy as a command."""
+"""``strictmcp proxy``: the validating proxy as a command, over stdio or streamable HTTP."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import sys
+from collections.abc import Coroutine
+from typing import Any
 
 import click
 
@@ -27,9 +29,25 @@ front of the server's own command:
     }
   }
 \b
+Over HTTP (--listen), the client is given the proxy's URL instead:
+\b
+  strictmcp proxy --listen 127.0.0.1:8000 -- python server.py
+  {
+    "mcpServers": {
+      "files": { "type": "http", "url": "http://127.0.0.1:8000/mcp" }
+    }
+  }
+\b
+With --upstream URL the server is itself reached over streamable HTTP, from a stdio
+client or (with --listen too) from HTTP clients. Over HTTP each session (from initialize to
+DELETE) gets its own server process or upstream session; 2026-07-28 requests, which have no
+session, share one.
+\b
 Errors the proxy answers with itself: -32000 the server exited before answering, -32001 it
 did not answer within --timeout, -32002 its answer was not a valid message, -32003 too many
-requests are waiting for it. Exit status: the server's, or 1 when it left requests unanswered.
+requests are waiting for it (over HTTP, also: too many sessions, with status 503). Exit
+status: the server's, or 1 when it left requests unanswered. Over HTTP: 403 for a foreign
+Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
 """
 
 
@@ -72,7 +90,34 @@ requests are waiting for it. Exit status: the server's, or 1 when it left reques
     show_default=True,
     help="Largest message in bytes, either way; longer lines are refused unread.",
 )
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option(
+    "--listen",
+    metavar="HOST:PORT",
+    help="Serve streamable HTTP on this address (port 0: any free port) instead of stdio.",
+)
+@click.option(
+    "--path", default="/mcp", show_default=True, help="The MCP endpoint's path, with --listen."
+)
+@click.option(
+    "--upstream",
+    metavar="URL",
+    help="Reach the server over streamable HTTP at URL instead of running COMMAND.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="With --listen: sessions open at once (each has its own server process).",
+)
+@click.option(
+    "--session-idle",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1800.0,
+    show_default=True,
+    help="With --listen: seconds a session may go unused before it is closed.",
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
     mode: str,
@@ -80,34 +125,91 @@ def proxy(
     strict: bool,
     timeout: float,
     max_size: int,
+    listen: str | None,
+    path: str,
+    upstream: str | None,
+    max_sessions: int,
+    session_idle: float,
     command: tuple[str, ...],
 ) -> None:
-    """Validate every MCP message between a client and the stdio server COMMAND.
+    """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
 
     Run it as `strictmcp proxy [OPTIONS] -- COMMAND [ARGS]...`: the client talks to the proxy
-    on stdin and stdout, the proxy to COMMAND on its pipes. Invalid tool calls and calls the
-    policy blocks are answered by the proxy and never reach the server; a `validate` dry-run
-    tool is added to the server's tools.
+    on stdin and stdout (or over HTTP with --listen), the proxy to COMMAND on its pipes (or to
+    the HTTP server --upstream). Invalid tool calls and calls the policy blocks are answered by
+    the proxy and never reach the server; a `validate` dry-run tool is added to the server's
+    tools.
     """
+    if bool(command) == bool(upstream):
+        raise click.UsageError("give either COMMAND or --upstream URL")
+    if upstream is not None and not upstream.startswith(("http://", "https://")):
+        raise click.UsageError("--upstream: an http:// or https:// URL is expected")
+    address = _address(listen) if listen is not None else None
+    if not path.startswith("/"):
+        raise click.UsageError("--path must start with /")
     try:
         policy = Policy.load(policy_file) if policy_file is not None else None
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
-        session = ProxySession(
-            Auditor(log),
-            policy=policy,
-            mode="audit" if mode == "audit" else "enforce",
-            strict=strict,
-            max_size=max_size,
-        )
-        try:
-            status = asyncio.run(run(session, command, timeout=timeout))
-        except OSError as error:
-            click.echo(f"strictmcp proxy: cannot start {command[0]}: {error.strerror}", err=True)
-            status = 127
-        except TransportError as error:
-            click.echo(f"strictmcp proxy: {error}", err=True)
-            status = 2
-    sys.exit(status)
+
+        def new_session() -> ProxySession:
+            return ProxySession(
+                Auditor(log),
+                policy=policy,
+                mode="audit" if mode == "audit" else "enforce",
+                strict=strict,
+                max_size=max_size,
+            )
+
+        main: Coroutine[Any, Any, int]
+        if address is None and upstream is None:
+            main = run(new_session(), command, timeout=timeout)
+        else:
+            # Imported only here: the HTTP client and server take a while to load, and the
+            # stdio proxy, which starts with its client, needs neither.
+            from . import http_main  # noqa: PLC0415
+
+            reach = http_main.upstreams(command, upstream, max_size=max_size, timeout=timeout)
+            if address is None:
+                main = http_main.stdio_to(new_session(), reach, timeout=timeout)
+            else:
+                limits = http_main.Limits(max_size, max_sessions=max_sessions, idle=session_idle)
+
+                def announce(url: str) -> None:
+                    click.echo(f"strictmcp proxy: listening on {url}", err=True)
+
+                main = http_main.listen(
+                    new_session,
+                    reach,
+                    address,
+                    path=path,
+                    limits=limits,
+                    timeout=timeout,
+                    announce=announce,
+                )
+        sys.exit(_status(main, command))
+
+
+def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
+    """Run the proxy; its exit status, or that of a failure to start."""
+    try:
+        return asyncio.run(main)
+    except OSError as error:
+        what = command[0] if command else "to listen"
+        click.echo(f"strictmcp proxy: cannot start {what}: {error.strerror}", err=True)
+        return 127
+    except TransportError as error:
+        click.echo(f"strictmcp proxy: {error}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _address(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise click.UsageError("--listen: HOST:PORT is expected, e.g. 127.0.0.1:8000")
+    return host, int(port)

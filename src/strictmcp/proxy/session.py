@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -87,11 +88,13 @@ class Routed:
 
 @dataclass
 class _Item:
-    """The outcome for one message: sent on as it came, sent on changed, or answered here."""
+    """The outcome for one message: sent on as it came, sent on changed, or answered here
+    (``dry_run`` gives the answer, when it has to be awaited)."""
 
     forward: dict[str, Any] | None = None
     changed: bool = False
     reply: dict[str, Any] | None = None
+    dry_run: Awaitable[dict[str, Any]] | None = None
 
 
 class ProxySession:
@@ -135,11 +138,30 @@ class ProxySession:
 
     async def from_client(self, line: bytes) -> Routed:
         """Decide about one line the client sent."""
-        return await self._line(line, "c2s")
+        return await _settled(self.decide(line, "c2s"))
 
     async def from_server(self, line: bytes) -> Routed:
         """Decide about one line the server sent."""
-        return await self._line(line, "s2c")
+        return await _settled(self.decide(line, "s2c"))
+
+    def decide(self, line: bytes, direction: Direction) -> Routed | Awaitable[Routed]:
+        """Decide about one line sent in ``direction``, at once when nothing needs awaiting.
+
+        Only a call of the validate tool does (its dry run is awaited): then the line is read
+        and checked here as any other, and the awaitable returned gives its answer. A transport
+        that relays many lines thus pays for a coroutine only when one is needed.
+        """
+        if not line or line.isspace():
+            return Routed()  # a blank line carries no message
+        decoded = decode(line, self.conversation.revision, max_size=self.max_size)
+        if decoded.violations and errors(decoded.violations):
+            return self._unreadable(line, decoded.violations, direction)
+        one = self._client_message if direction == "c2s" else self._server_message
+        items = [one(message, decoded.size) for message in decoded.messages]
+        for item in items:
+            if item.dry_run is not None:
+                return self._after_dry_runs(line, direction, decoded, items)
+        return self._routed(line, direction, decoded, items)
 
     def oversized(self, direction: Direction) -> Routed:
         """A line over the size limit, already discarded unread: refused, or reported."""
@@ -148,23 +170,27 @@ class ProxySession:
         )
         return self._unreadable(None, (violation,), direction)
 
-    async def _line(self, line: bytes, direction: Direction) -> Routed:
-        if not line.strip():
-            return Routed()  # a blank line carries no message
-        decoded = decode(line, self.conversation.revision, max_size=self.max_size)
-        if errors(decoded.violations):
-            return self._unreadable(line, decoded.violations, direction)
-        items = [await self._message(m, direction, decoded) for m in decoded.messages]
+    async def _after_dry_runs(
+        self, line: bytes, direction: Direction, decoded: Decoded, items: list[_Item]
+    ) -> Routed:
+        for item in items:
+            if item.dry_run is not None:
+                item.reply = await item.dry_run
+        return self._routed(line, direction, decoded, items)
+
+    def _routed(
+        self, line: bytes, direction: Direction, decoded: Decoded, items: list[_Item]
+    ) -> Routed:
         routed = Routed()
-        forwarded = [item.forward for item in items if item.forward is not None]
-        if not any(item.changed or item.reply for item in items):
-            routed.forward.append(line)
-        elif forwarded:
-            routed.forward.append(_line_of(forwarded if decoded.batch else forwarded[0]))
-        replies = [item.reply for item in items if item.reply is not None]
-        if replies:
-            routed.reply.append(_line_of(replies if decoded.batch else replies[0]))
+        forwarded: list[dict[str, Any]] = []
+        replies: list[dict[str, Any]] = []
+        changed = False
         for message, item in zip(decoded.messages, items, strict=True):
+            changed = changed or item.changed
+            if item.forward is not None:
+                forwarded.append(item.forward)
+            if item.reply is not None:
+                replies.append(item.reply)
             if message.id is None:
                 continue
             if direction == "c2s" and message.kind == "request" and item.forward is not None:
@@ -173,6 +199,12 @@ class ProxySession:
                 routed.settled.append(message.id)
             if direction == "c2s" and item.reply is not None:
                 routed.settled.append(message.id)
+        if not replies and not changed:
+            routed.forward.append(line)
+        elif forwarded:
+            routed.forward.append(_line_of(forwarded if decoded.batch else forwarded[0]))
+        if replies:
+            routed.reply.append(_line_of(replies if decoded.batch else replies[0]))
         return routed
 
     def _unreadable(
@@ -197,18 +229,13 @@ class ProxySession:
 
     # --- messages ----------------------------------------------------------------------------
 
-    async def _message(self, message: Message, direction: Direction, decoded: Decoded) -> _Item:
-        if direction == "c2s":
-            return await self._client_message(message, decoded.size)
-        return self._server_message(message, decoded.size)
-
-    async def _client_message(self, message: Message, size: int) -> _Item:
+    def _client_message(self, message: Message, size: int) -> _Item:
         params = message.params or {}
         name = params.get("name") if message.method == "tools/call" else None
         if message.kind == "request" and name == self.validate_name and self._listed():
             # Ours, not the server's: the name was chosen so as not to shadow any of its tools.
             dry_run = DryRun(self.conversation.tools, policy=self._dry_policy, strict=self.strict)
-            return _Item(reply=_result(message, await dry_run.answer(params.get("arguments"))))
+            return _Item(dry_run=_answer(message, dry_run.answer(params.get("arguments"))))
         if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
             busy = "Too many requests are waiting for the server"
             return _Item(reply=error_response(message.id, TOO_MANY_IN_FLIGHT, busy))
@@ -218,7 +245,10 @@ class ProxySession:
         check = self.conversation.last_call
         reply = self._refusal(message, tool, check, found) if tool and check else None
         action: Action = "blocked" if reply is not None else "allowed"
-        self.auditor.record(found, direction="c2s", method=message.method, tool=tool, action=action)
+        if found:
+            self.auditor.record(
+                found, direction="c2s", method=message.method, tool=tool, action=action
+            )
         if reply is not None:
             # Our answer settles the request in the conversation as the server's would.
             self.conversation.observe(_message_of(reply), "s2c")
@@ -277,7 +307,8 @@ class ProxySession:
             withheld = [v for v in errors(found) if _tool_index(v.pointer) is not None]
             self.auditor.record(withheld, direction="s2c", method=method, action="withheld")
             found = [v for v in found if v not in withheld]
-        self.auditor.record(found, direction="s2c", method=method, tool=tool, action=action)
+        if found:
+            self.auditor.record(found, direction="s2c", method=method, tool=tool, action=action)
         if changed is None:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
@@ -300,6 +331,8 @@ class ProxySession:
 
     def _checked_result(self, tool: str, found: list[Violation]) -> dict[str, Any] | None:
         """The ``isError`` result replacing one that breaks its ``outputSchema``, or None."""
+        if not found:
+            return None
         broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
         checked = self.conversation.tools.get(tool)
         if not broken or checked is None:
@@ -384,6 +417,14 @@ def _result(request: Message, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request.id, "result": result}
 
 
+async def _answer(request: Message, result: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    return _result(request, await result)
+
+
+async def _settled(decided: Routed | Awaitable[Routed]) -> Routed:
+    return decided if isinstance(decided, Routed) else await decided
+
+
 def _message_of(obj: dict[str, Any]) -> Message:
     """A message the proxy made itself, shown to the conversation as if it had travelled."""
     return decode(json.dumps(obj)).messages[0]
@@ -402,4 +443,8 @@ def _readable_id(line: bytes | None) -> int | str | None:
 
 
 def _line_of(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON text can carry one, escaped) has no UTF-8 form: escape it again.
+        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"

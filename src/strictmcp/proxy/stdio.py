@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,7 +23,10 @@ from typing import Any, Protocol
 
 from ..protocol import Direction
 from .lines import OVERSIZED, Line, LineSplitter
+from .listing import OwnRequests, list_before, may_need_listing
+from .relay import Relay
 from .session import ProxySession, Routed
+from .upstream import Upstream
 
 _SHUTDOWN_GRACE = 5.0
 """Seconds the server gets to exit after its stdin is closed, and again after SIGTERM."""
@@ -47,8 +51,9 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
         stderr=None,
     )
     pump = _Pump(session, client_out, server, timeout)
-    upstream = asyncio.create_task(pump.lines(server_out, "s2c", session.from_server))
-    downstream = asyncio.create_task(pump.lines(client_in, "c2s", session.from_client))
+    from_server = functools.partial(session.decide, direction="s2c")
+    upstream = asyncio.create_task(pump.lines(server_out, "s2c", from_server))
+    downstream = asyncio.create_task(pump.lines(client_in, "c2s", pump.from_client))
     try:
         done, _ = await asyncio.wait({upstream, downstream}, return_when="FIRST_COMPLETED")
         for task in done:
@@ -62,6 +67,7 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
         if upstream.done() and (left or status != 0 or not downstream.done()):
             session.auditor.say(f"the server exited with status {status}")
         pump.send_client(left)
+        pump.end_asked()
         await client_out.drain()
         return status if status != 0 else int(bool(left) or not downstream.done())
     finally:
@@ -72,6 +78,101 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
             server.kill()
             await server.wait()
         server.close()
+
+
+async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: float) -> int:
+    """Proxy between our stdio and a server reached through ``upstream`` (one not spawned
+    here, such as an HTTP server) until either side is done; the exit status."""
+    client_in = _Lines(session.max_size + 2)
+    await _client_reader(client_in)
+    client_out = await _client_writer()
+    relay = Relay(
+        session, upstream, timeout=timeout, to_client=lambda line: _write(client_out, line)
+    )
+    reading = asyncio.create_task(relay.run())
+    try:
+        while not reading.done() and (line := await _first(client_in.next(), reading)):
+            if line == OVERSIZED:
+                replies = session.oversized("c2s").reply
+            else:
+                replies = await relay.from_client(line)
+            for reply in replies:
+                _write(client_out, reply)
+            if client_out.blocked:
+                await client_out.drain()
+        await relay.aclose()
+        status = await reading
+        await client_out.drain()
+        return status
+    finally:
+        reading.cancel()
+        await relay.aclose()
+
+
+async def _first(line: Awaitable[Line], ended: asyncio.Task[int]) -> Line:
+    """The next client line, or None once the server is gone."""
+    reading = asyncio.ensure_future(line)
+    await asyncio.wait({reading, ended}, return_when="FIRST_COMPLETED")
+    if reading.done():
+        return reading.result()
+    reading.cancel()
+    return None
+
+
+class ProcessUpstream:
+    """A server spawned with ``command``, on its pipes, as an :class:`~.upstream.Upstream`;
+    its stderr is ours. A line over ``limit`` is skipped, and ``on_oversized`` told."""
+
+    def __init__(self, server: _Server, lines: _Lines, on_oversized: Callable[[], None]) -> None:
+        self._server = server
+        self._lines = lines
+        self._on_oversized = on_oversized
+        self._closing: asyncio.Task[int] | None = None
+
+    @classmethod
+    async def start(
+        cls, command: Sequence[str], *, limit: int, on_oversized: Callable[[], None]
+    ) -> ProcessUpstream:
+        """Spawn ``command``; ``OSError`` when it cannot be."""
+        lines = _Lines(limit + 2)
+        _, server = await asyncio.get_running_loop().subprocess_exec(
+            lambda: _Server(lines),
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,
+        )
+        return cls(server, lines, on_oversized)
+
+    async def send(self, line: bytes) -> None:
+        """Write one line to the server's stdin."""
+        _write(self._server, line)
+        if self._server.blocked:
+            await self._server.drain()
+
+    async def receive(self) -> bytes | None:
+        """The next line of the server's stdout; None at its end."""
+        while (line := await self._lines.next()) == OVERSIZED:
+            self._on_oversized()
+        return line if isinstance(line, bytes) else None
+
+    async def aclose(self) -> int:
+        """Close the server's stdin and wait for it to exit, asking it to when it does not;
+        its exit status. Every caller gets the same."""
+        if self._closing is None:
+            self._closing = asyncio.create_task(self._close())
+        return await asyncio.shield(self._closing)
+
+    async def _close(self) -> int:
+        server = self._server
+        try:
+            if server.returncode is None:
+                server.close_stdin()
+            return await _stopped(server)
+        finally:
+            if server.returncode is None:
+                server.kill()
+            server.close()
 
 
 async def _stopped(server: _Server) -> int:
@@ -121,6 +222,11 @@ class _Lines:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a line can be taken at once."""
+        return bool(self._ready)
 
     async def next(self) -> Line:
         """The next line, :data:`OVERSIZED`, or None at the end."""
@@ -377,31 +483,66 @@ class _Pump:
         # Deadlines of the requests waiting, in the order they were sent, hence by time.
         self._deadlines: dict[int | str, float] = {}
         self._sweep: asyncio.TimerHandle | None = None
+        self._asked = OwnRequests()
+        # Lines decided and not yet written: each side gets those of one read in one write.
+        self._to_server: list[bytes] = []
+        self._to_client: list[bytes] = []
+
+    def from_client(self, line: bytes) -> Routed | Awaitable[Routed]:
+        """Decide about a client line (at once, as :meth:`ProxySession.decide` does), unless
+        it is a 2026-07-28 call that must wait for the tools to be listed first."""
+        if may_need_listing(line, self.session):
+            return self._listed_then_decided(line)
+        return self.session.decide(line, "c2s")
+
+    async def _listed_then_decided(self, line: bytes) -> Routed:
+        await list_before(line, self.session, self.ask)
+        return await self.session.from_client(line)
+
+    async def ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """Send a request of the proxy's own; its answer (kept from the client), or None."""
+        request_id, line = self._asked.make(request)
+        self.send(await self.session.from_client(line), "c2s")
+        self.flush()
+        return await self._asked.answer(request_id)
+
+    def end_asked(self) -> None:
+        """The server is gone: requests of the proxy's own are over."""
+        self._asked.end()
 
     async def lines(
         self,
         source: _Lines,
         direction: Direction,
-        decide: Callable[[bytes], Awaitable[Routed]],
+        decide: Callable[[bytes], Routed | Awaitable[Routed]],
     ) -> None:
-        """Read, decide and send until ``source`` ends."""
+        """Read, decide and send until ``source`` ends; the lines that came in one read are
+        all decided before what they make is written, one write per side."""
         client = self.client
         server = self.server
         while (line := await source.next()) is not None:
-            routed = self.session.oversized(direction) if line == OVERSIZED else await decide(line)
+            routed = self.session.oversized(direction) if line == OVERSIZED else decide(line)
+            if not isinstance(routed, Routed):
+                routed = await routed
             self.send(routed, direction)
+            if source.waiting:
+                continue
+            self.flush()
             if client.blocked or server.blocked:
                 await asyncio.gather(client.drain(), server.drain())
+        self.flush()  # the last lines may have come with the end of the stream
 
     def send(self, routed: Routed, direction: Direction) -> None:
-        """Write what one decision says, and start or stop the timers it concerns."""
-        onward, back = (
-            (self.server, self.client) if direction == "c2s" else (self.client, self.server)
-        )
-        for line in routed.forward:
-            _write(onward, line)
-        for line in routed.reply:
-            _write(back, line)
+        """Hold what one decision says for :meth:`flush`, and start or stop the timers it
+        concerns."""
+        if self._asked:
+            routed = self._claimed(routed, direction)
+        if direction == "c2s":
+            self._to_server += routed.forward
+            self._to_client += routed.reply
+        else:
+            self._to_client += routed.forward
+            self._to_server += routed.reply
         deadlines = self._deadlines
         for request_id in routed.settled:
             deadlines.pop(request_id, None)
@@ -413,8 +554,18 @@ class _Pump:
             if self._sweep is None:
                 self._sweep = self._loop.call_at(when, self._expire_due)
 
+    def flush(self) -> None:
+        """Write the lines held, in the order they were decided."""
+        for sink, held in ((self.server, self._to_server), (self.client, self._to_client)):
+            if held:
+                _write(sink, b"".join(held))
+                held.clear()
+
     def send_client(self, lines: list[bytes]) -> None:
         """Write lines the proxy makes itself to the client."""
+        self.flush()
+        if self._asked:
+            lines = [line for line in lines if not self._asked.claim(line)]
         for line in lines:
             _write(self.client, line)
 
@@ -437,8 +588,19 @@ class _Pump:
             del deadlines[request_id]
             self._expire(request_id)
 
+    def _claimed(self, routed: Routed, direction: Direction) -> Routed:
+        """``routed`` without the answers to the proxy's own requests, which it takes."""
+        to_client = routed.forward if direction == "s2c" else routed.reply
+        kept = [line for line in to_client if not self._asked.claim(line)]
+        if direction == "s2c":
+            return Routed(kept, routed.reply, routed.sent, routed.settled)
+        return Routed(routed.forward, kept, routed.sent, routed.settled)
+
     def _expire(self, request_id: int | str) -> None:
         routed = self.session.expire(request_id)
+        if self._asked:
+            routed = self._claimed(routed, "c2s")
+        self.flush()
         for line in routed.reply:
             _write(self.client, line)
         for line in routed.forward:

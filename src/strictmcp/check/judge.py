@@ -1,0 +1,119 @@
+"""How one answer of the server is judged against what the case expected. No I/O here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..protocol import Severity, Violation
+from ..proxy.client import Outcome, RpcError, TransportFailure
+from .cases import Expect
+from .redact import redact_text
+from .results import Status, worst
+
+INVALID_PARAMS = -32602
+_STDERR_SHOWN = 5
+_ERROR_TEXT = 200
+
+
+def judge_call(
+    expect: Expect, outcome: Outcome, output: list[Violation]
+) -> tuple[Status, list[str]]:
+    """A real ``tools/call``: invalid input refused, valid input handled, nothing crashing.
+
+    ``output`` holds the result's problems against the tool's ``outputSchema``.
+    """
+    if isinstance(outcome, TransportFailure):
+        return "fail", [crash_message(outcome)]
+    if isinstance(outcome, RpcError):
+        if expect == "valid":
+            return "warn", [f"a valid input was refused with JSON-RPC error {_error(outcome)}"]
+        if outcome.code == INVALID_PARAMS:
+            return "pass", []
+        return "warn", [
+            f"refused with JSON-RPC error {_error(outcome)}; expected an isError result or "
+            f"{INVALID_PARAMS}"
+        ]
+    if outcome.result.get("isError") is True:
+        if expect == "valid":
+            return "warn", ["the tool reported an error (isError) for a valid input"]
+        return "pass", []
+    if expect == "invalid":
+        return "fail", ["accepted invalid input: the call succeeded"]
+    messages = [_output_message(v) for v in output if v.severity is Severity.ERROR]
+    if messages:
+        return "fail", messages
+    if expect == "suspicious":
+        return "warn", ["accepted a suspicious input the schema allows: is there a guard?"]
+    return "pass", []
+
+
+def judge_validate(
+    expect: Expect, outcome: Outcome, *, arguments_object: bool = True
+) -> tuple[Status, list[str]]:
+    """The server's Validation Protocol ``validate`` tool, asked about one case.
+
+    When the case's arguments are not an object, the request breaks validate's own input
+    schema (``arguments: object``), so an ``isError`` answer is the refusal expected.
+    """
+    if isinstance(outcome, TransportFailure):
+        return "fail", [f"validate: {crash_message(outcome)}"]
+    if isinstance(outcome, RpcError):
+        return "fail", [f"validate answered with JSON-RPC error {_error(outcome)}"]
+    if not arguments_object and outcome.result.get("isError") is True:
+        return "pass", []
+    verdict = validate_verdict(outcome.result)
+    if verdict is None:
+        return "fail", ["validate answered without a {valid, errors, warnings} verdict"]
+    if expect == "valid" and not verdict:
+        return "fail", ["validate says invalid for an input the schema accepts"]
+    if expect == "invalid" and verdict:
+        return "fail", ["validate says valid for an input the schema refuses"]
+    if expect == "suspicious" and verdict:
+        return "warn", ["validate accepts a suspicious input the schema allows"]
+    return "pass", []
+
+
+def combine(*verdicts: tuple[Status, list[str]]) -> tuple[Status, list[str]]:
+    """Several judgements of one case as one."""
+    status = worst([status for status, _ in verdicts])
+    return status, [message for _, messages in verdicts for message in messages]
+
+
+def validate_verdict(result: dict[str, Any]) -> bool | None:
+    """``valid`` from a validate tool's result: structuredContent, else its JSON text."""
+    if result.get("isError") is True:
+        return None
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict) and isinstance(structured.get("valid"), bool):
+        return bool(structured["valid"])
+    content = result.get("content")
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            try:
+                data = json.loads(block["text"])
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("valid"), bool):
+                return bool(data["valid"])
+    return None
+
+
+def crash_message(failure: TransportFailure) -> str:
+    """``crashed`` or ``timed out``, with the server's last stderr lines, secrets masked."""
+    what = "timed out" if failure.reason == "timeout" else "crashed"
+    text = f"{what}: {failure.message}"
+    tail = [redact_text(line) for line in failure.stderr[-_STDERR_SHOWN:] if line.strip()]
+    if tail:
+        text += "; last stderr lines: " + " | ".join(tail)
+    return text
+
+
+def _error(error: RpcError) -> str:
+    message = redact_text(" ".join(error.message.split())[:_ERROR_TEXT])
+    return f"{error.code} ({message})" if message else str(error.code)
+
+
+def _output_message(violation: Violation) -> str:
+    details = "; ".join(str(issue) for issue in violation.issues[:3])
+    return f"{violation.message} [{violation.code}]" + (f": {details}" if details else "")

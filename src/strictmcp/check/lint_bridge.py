@@ -1,0 +1,49 @@
+"""The one place ``strictmcp check`` calls ``strictmcp lint``.
+
+Lint sees the listed tools and, after a ``--call`` run, the results the tools gave, for its
+output rules. Its findings are reported as lint reports them and never change the check's
+exit status: lint has its own command and its own ``--fail-on``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..guards.policy import Policy
+from ..lint import LintReport, lint_tools
+from ..protocol import Revision
+
+
+@dataclass(frozen=True)
+class LintOutcome:
+    """Lint's report on the listed tools; ``note`` says why there is none."""
+
+    report: LintReport | None = None
+    note: str | None = None
+
+    @property
+    def ran(self) -> bool:
+        """Whether lint produced a report."""
+        return self.report is not None
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        """The findings in lint's JSON form."""
+        return [f.to_dict() for f in self.report.findings] if self.report is not None else []
+
+
+def lint(
+    tools: Sequence[Mapping[str, Any]],
+    revision: Revision,
+    policy: Policy | None,
+    results: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> LintOutcome:
+    """Lint ``tools`` as the server listed them, with the call results seen, if any."""
+    try:
+        return LintOutcome(lint_tools(tools, revision=revision, policy=policy, results=results))
+    except Exception as error:
+        # Lint is pure and documented never to raise, but it is a passenger here: whatever
+        # goes wrong in it must not take the behavioural check down.
+        return LintOutcome(note=f"lint failed: {type(error).__name__}")

@@ -1,0 +1,175 @@
+"""The check itself: list the tools, lint them, run every case, restart a server that died.
+
+Without ``call`` no tool runs: each case is judged by the local engine and, when the server
+offers the Validation Protocol's ``validate`` tool, by that dry run too. With ``call`` each
+case is a real ``tools/call``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..guards.policy import Policy
+from ..guards.validation import CAPABILITY, PREFERRED_NAME
+from ..protocol import ToolRegistry, check_result
+from ..proxy.client import ClientError, McpClient, Outcome, Success, TransportFailure
+from .cases import Case
+from .judge import combine, judge_call, judge_validate
+from .lint_bridge import lint
+from .plan import plan_tool
+from .results import CaseResult, CheckReport, Status, ToolReport
+
+_RESULTS_KEPT = 5
+
+
+class Progress(Protocol):
+    """Told about each tool's cases as they run (a progress bar, or plain lines)."""
+
+    def start(self, tool: str, total: int) -> None:
+        """``total`` cases of ``tool`` are about to run."""
+
+    def advance(self) -> None:
+        """One more case has run."""
+
+    def finish(self) -> None:
+        """The tool's cases are done."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What to run: ``per_kind`` cases of each kind per tool, from ``seed``.
+
+    ``tools`` limits the run to those names (all tools when empty); ``call`` really calls
+    them; ``policy`` goes to lint.
+    """
+
+    per_kind: int = 20
+    seed: int = 0
+    call: bool = False
+    tools: tuple[str, ...] = ()
+    policy: Policy | None = None
+
+
+async def run_check(
+    client: McpClient,
+    options: CheckOptions,
+    report: CheckReport,
+    progress: Progress | None = None,
+) -> CheckReport:
+    """Fill ``report`` (its target and mode already set) by checking the server behind
+    ``client``. :class:`ClientError` when the tools cannot even be listed."""
+    tools = await client.list_tools()
+    report.revision = client.revision.value
+    report.server = {
+        key: client.server_info[key]
+        for key in ("name", "title", "version")
+        if isinstance(client.server_info.get(key), str)
+    }
+    registry = ToolRegistry(client.revision)
+    registry.update({"tools": tools})
+    report.validate_tool = validate_tool_of(client.capabilities, tools)
+    names = [name for name in registry.names() if name != report.validate_tool]
+    if options.tools:
+        missing = [name for name in options.tools if name not in names]
+        if missing:
+            raise ClientError(f"the server lists no tool named {', '.join(missing)}")
+        names = [name for name in names if name in options.tools]
+    runner = _Runner(client, registry, options, report)
+    for name in names:
+        tool = registry.get(name)
+        assert tool is not None
+        plan = plan_tool(tool, per_kind=options.per_kind, seed=options.seed)
+        tool_report = ToolReport(name, notes=list(plan.notes))
+        report.tools.append(tool_report)
+        if progress is not None:
+            progress.start(name, len(plan.cases))
+        for index, case in enumerate(plan.cases, start=1):
+            tool_report.cases.append(await runner.run(name, index, case))
+            if progress is not None:
+                progress.advance()
+        if progress is not None:
+            progress.finish()
+    report.restarts = client.restarts
+    report.lint = lint(tools, client.revision, options.policy, runner.results)
+    return report
+
+
+def validate_tool_of(capabilities: Mapping[str, Any], tools: list[dict[str, Any]]) -> str | None:
+    """The name of the server's Validation Protocol tool, if it has one.
+
+    The name advertised under ``capabilities.experimental.toolValidation`` wins; otherwise a
+    tool called ``validate`` that takes ``tool`` and ``arguments``.
+    """
+    listed = {tool.get("name"): tool for tool in tools}
+    experimental = capabilities.get("experimental")
+    entry = experimental.get(CAPABILITY) if isinstance(experimental, Mapping) else None
+    named = entry.get("tool") if isinstance(entry, Mapping) else None
+    if isinstance(named, str) and named in listed:
+        return named
+    candidate = listed.get(PREFERRED_NAME)
+    schema = candidate.get("inputSchema") if candidate is not None else None
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if isinstance(properties, Mapping) and {"tool", "arguments"} <= set(properties):
+        return PREFERRED_NAME
+    return None
+
+
+class _Runner:
+    """Runs cases one at a time on one connection, restarting the server after a crash."""
+
+    def __init__(
+        self,
+        client: McpClient,
+        registry: ToolRegistry,
+        options: CheckOptions,
+        report: CheckReport,
+    ) -> None:
+        self.client = client
+        self.registry = registry
+        self.options = options
+        self.report = report
+        # A few results per tool, for lint's output rules.
+        self.results: dict[str, list[dict[str, Any]]] = {}
+
+    async def run(self, name: str, index: int, case: Case) -> CaseResult:
+        tool = self.registry.get(name)
+        assert tool is not None
+        assert tool.input_validator is not None
+        local_valid = tool.input_validator.validate(case.arguments).valid
+        if self.report.aborted:
+            return CaseResult(index, case, local_valid, "skip", ("not run: the run was aborted",))
+        verdicts: list[tuple[Status, list[str]]] = []
+        if self.report.validate_tool is not None:
+            request = {"tool": name, "arguments": case.arguments}
+            outcome = await self.client.call_tool(self.report.validate_tool, request)
+            is_object = isinstance(case.arguments, dict)
+            verdicts.append(judge_validate(case.expect, outcome, arguments_object=is_object))
+            await self._recover(outcome)
+        if self.options.call and not self.report.aborted:
+            outcome = await self.client.call_tool(name, case.arguments)
+            output = (
+                check_result(self.registry, name, outcome.result, tool=tool)
+                if isinstance(outcome, Success)
+                else []
+            )
+            verdicts.append(judge_call(case.expect, outcome, output))
+            if isinstance(outcome, Success) and case.expect == "valid":
+                kept = self.results.setdefault(name, [])
+                if len(kept) < _RESULTS_KEPT:
+                    kept.append(outcome.result)
+            await self._recover(outcome)
+        if not verdicts:
+            return CaseResult(index, case, local_valid, "skip", ("judged locally only",))
+        status, messages = combine(*verdicts)
+        return CaseResult(index, case, local_valid, status, tuple(messages))
+
+    async def _recover(self, outcome: Outcome) -> None:
+        # A timed-out server may be stuck for good: both kinds of failure get a fresh one.
+        if not isinstance(outcome, TransportFailure):
+            return
+        try:
+            await self.client.restart()
+        except ClientError as error:
+            self.report.aborted = f"the server could not be restarted: {error}"

@@ -1,0 +1,264 @@
+"""``strictmcp lint``: lint the tools an MCP server lists, from a file or a live server."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, NoReturn
+from urllib.parse import quote
+
+import click
+
+from ..guards.policy import Policy, PolicyError
+from ..protocol import LATEST, Revision
+from .engine import lint_tools
+from .locate import PointerIndex
+from .model import Finding, Level
+from .report import LintReport, render_text
+from .rules import RULES, UnknownRuleError, find_rule, select_rules
+from .sarif import to_sarif
+from .source import LintInputError, ToolSource, load_file, load_live
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+_SERVER_COMMAND = "strictmcp.lint.server_command"
+_LIST_WORD = "rules"
+
+_EPILOG = """\b
+Examples:
+  strictmcp lint tools.json
+  strictmcp lint --select SMT1,SMT3 --policy policy.toml tools.json
+  strictmcp lint --format sarif --output lint.sarif tools.json
+  strictmcp lint -- npx -y @modelcontextprotocol/server-everything
+  strictmcp lint --url http://127.0.0.1:8000/mcp
+  strictmcp lint --explain SMT201
+  strictmcp lint rules
+\b
+Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage error (unreadable input,
+unknown rule code, bad policy).
+"""
+
+
+class _LintCommand(click.Command):
+    """Takes everything after ``--`` as the server's command line, untouched by click."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            ctx.meta[_SERVER_COMMAND] = tuple(args[split + 1 :])
+            args = args[:split]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return ["[OPTIONS]", "(TOOLS.json | -- COMMAND [ARGS]... | --url URL)"]
+
+
+@click.command(
+    cls=_LintCommand,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_EPILOG,
+)
+@click.argument("target", metavar="TOOLS.json", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif"]),
+    default="text",
+    show_default=True,
+    help="Text grouped by tool, one JSON document, or SARIF 2.1.0 (GitHub code scanning).",
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Only these rules: codes or code prefixes, comma-separated (SMT1,SMT301). Default: all.",
+)
+@click.option(
+    "--ignore", multiple=True, metavar="CODES", help="Skip these rules (codes or prefixes)."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice([level.value for level in Level]),
+    default=Level.ERROR.value,
+    show_default=True,
+    help="Exit 1 when a finding has this severity or a higher one.",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    help="TOML guard policy: arguments it guards are not reported as unguarded.",
+)
+@click.option(
+    "--revision",
+    type=click.Choice([r.value for r in Revision]),
+    help=f"MCP revision the server speaks (default: the live server's, else {LATEST.value}).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    help="Write the report to this file instead of standard output.",
+)
+@click.option("--url", help="Lint a live server over streamable HTTP at this URL.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for a live server.",
+)
+@click.option("--explain", metavar="CODE", help="Explain one rule (code or name) and exit.")
+@click.option("--list", "list_rules", is_flag=True, help="List every rule and exit.")
+@click.pass_context
+def lint(
+    ctx: click.Context,
+    target: str | None,
+    fmt: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fail_on: str,
+    policy_file: str | None,
+    revision: str | None,
+    output: str | None,
+    url: str | None,
+    timeout: float,
+    explain: str | None,
+    list_rules: bool,
+) -> None:
+    """Lint the tools of an MCP server: names, schemas, bounds, guards, descriptions.
+
+    TOOLS.json holds a tools/list result ({"tools": [...]}), a JSON-RPC response to
+    tools/list, or a list of tools (- reads standard input). Or lint a live server: the
+    stdio server after --, or --url. `strictmcp lint rules` lists the rules (to lint a
+    file named rules, write ./rules).
+    """
+    command: tuple[str, ...] = ctx.meta.get(_SERVER_COMMAND, ())
+    if explain is not None:
+        _explain(explain, fmt)
+        return
+    if list_rules or (target == _LIST_WORD and not command and url is None):
+        _list(fmt)
+        return
+    sources = sum(1 for given in (target, command, url) if given)
+    if sources != 1:
+        raise click.UsageError("give exactly one of TOOLS.json, -- COMMAND [ARGS...] or --url")
+    try:
+        rules = select_rules(_split(select) if select else None, _split(ignore))
+    except UnknownRuleError as error:
+        raise click.UsageError(str(error)) from None
+    policy = _policy(policy_file)
+    asked = Revision(revision) if revision else None
+    source = _source(target, command, url, asked, timeout)
+    chosen = asked or source.revision or LATEST
+    report = lint_tools(source.tools, revision=chosen, policy=policy, rules=rules)
+    with _destination(output) as stream:
+        _emit(report, source, fmt, stream)
+    sys.exit(EXIT_FINDINGS if report.fails(Level(fail_on)) else EXIT_CLEAN)
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part for value in values for part in value.split(",") if part.strip()]
+
+
+def _policy(path: str | None) -> Policy | None:
+    if path is None:
+        return None
+    try:
+        return Policy.load(path)
+    except PolicyError as error:
+        raise click.UsageError(f"--policy: {error}") from None
+
+
+def _source(
+    target: str | None,
+    command: tuple[str, ...],
+    url: str | None,
+    revision: Revision | None,
+    timeout: float,
+) -> ToolSource:
+    try:
+        if target is not None:
+            return load_file(target)
+        return load_live(command or None, url, revision=revision, timeout=timeout)
+    except LintInputError as error:
+        _fail(f"{target or 'server'}: {error}")
+    except (OSError, TimeoutError) as error:
+        _fail(f"cannot list the server's tools: {error}")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"strictmcp lint: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+@contextmanager
+def _destination(path: str | None) -> Iterator[IO[str] | None]:
+    if path is None:
+        yield None
+        return
+    try:
+        stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as error:
+        _fail(f"cannot write {path}: {error.strerror}")
+    with stream:
+        yield stream
+
+
+def _emit(report: LintReport, source: ToolSource, fmt: str, stream: IO[str] | None) -> None:
+    index = PointerIndex(source.text) if source.text is not None else None
+
+    def line_of(finding: Finding) -> int | None:
+        if index is None or finding.tool_index >= len(source.prefixes):
+            return None
+        return index.line(source.prefixes[finding.tool_index] + finding.pointer)
+
+    if fmt == "text":
+        for line in render_text(report, source.name, line_of):
+            click.echo(line, file=stream)
+        return
+    if fmt == "json":
+        document = report.to_dict(
+            source={"kind": source.kind, "name": source.name}, line_of=line_of
+        )
+    else:
+        uri = _artifact_uri(source.name) if source.kind == "file" and source.name != "-" else None
+        document = to_sarif(report, artifact_uri=uri, index=index, prefixes=source.prefixes)
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False), file=stream)
+
+
+def _artifact_uri(path: str) -> str:
+    """The file as a URI relative to the working directory (where CI checks out the
+    repository), or an absolute file URI when it lies outside."""
+    resolved = Path(path).resolve()
+    try:
+        return quote(resolved.relative_to(Path.cwd().resolve()).as_posix())
+    except ValueError:
+        return resolved.as_uri()
+
+
+def _explain(code: str, fmt: str) -> None:
+    try:
+        rule = find_rule(code)
+    except UnknownRuleError as error:
+        raise click.UsageError(str(error)) from None
+    if fmt == "json":
+        click.echo(json.dumps(rule.to_dict(), indent=2))
+        return
+    click.echo(f"{rule.code} {rule.name} ({rule.severity.value}, {rule.family})")
+    click.echo(f"\n{rule.summary}.\n")
+    click.echo(textwrap.fill("Why: " + rule.why, width=88))
+    click.echo()
+    click.echo(textwrap.fill("Fix: " + rule.fix, width=88))
+
+
+def _list(fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps([rule.to_dict() for rule in RULES], indent=2))
+        return
+    width = max(len(rule.name) for rule in RULES)
+    for rule in RULES:
+        click.echo(f"{rule.code}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.summary}")

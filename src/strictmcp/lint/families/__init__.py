@@ -1,0 +1,1 @@
+"""The rule families, one module each: names, schema, bounds, guards, text, output."""

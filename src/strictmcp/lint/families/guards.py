@@ -1,0 +1,188 @@
+"""SMT3xx: arguments that look like paths, URLs, commands or SQL with no guard on them.
+
+A schema proves shape, not safety: a valid string can still be ``../../etc/passwd``. These
+rules find the arguments that most need a guard, by name (split into words, so ``filePath``,
+``file_path`` and ``source-file`` all count) and by ``format``, and ask the policy given with
+``--policy`` whether a guard of that kind covers each one (:meth:`Policy.covers`). Without a
+policy, every such argument is reported. ``query`` alone is taken for SQL only when the tool's
+name or description mentions a database: most ``query`` arguments are search terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..context import ToolView
+from ..model import Hit, Level, LintRule
+from ..walk import Node, argument_label, declared_types
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SQL_CONTEXT = re.compile(
+    r"\b(sql|sqlite|postgres(ql)?|mysql|mariadb|duckdb|database|databases|db)\b", re.IGNORECASE
+)
+_URL_FORMATS = frozenset({"uri", "uri-reference", "iri", "iri-reference", "uri-template"})
+# Types whose values a guard of these kinds can check: strings, lists of strings, or an
+# argument that declares no type at all (it accepts strings too).
+_GUARDABLE = frozenset({"string", "array"})
+
+
+def words(name: str) -> list[str]:
+    """``filePath`` → ``["file", "path"]``; ``SQL_query`` → ``["sql", "query"]``."""
+    return [word.lower() for word in _WORD.findall(name)]
+
+
+@dataclass(frozen=True)
+class _Kind:
+    kind: str
+    words: frozenset[str]
+    noun: str
+
+
+_PATH = _Kind(
+    "path",
+    frozenset(
+        {
+            "path",
+            "paths",
+            "pathname",
+            "file",
+            "files",
+            "filename",
+            "filenames",
+            "filepath",
+            "dir",
+            "dirs",
+            "dirname",
+            "directory",
+            "directories",
+            "folder",
+            "folders",
+        }
+    ),
+    "a file system path",
+)
+_URL = _Kind(
+    "url",
+    frozenset({"url", "urls", "uri", "uris", "href", "endpoint", "webhook"}),
+    "a URL",
+)
+_ARGV = _Kind(
+    "argv",
+    frozenset({"cmd", "command", "commands", "argv", "cmdline", "shell", "exec"}),
+    "a command line",
+)
+_SQL = _Kind("sql", frozenset({"sql"}), "SQL")
+
+
+def _matches(tool: ToolView, node: Node, kind: _Kind) -> str | None:
+    """Why ``node`` looks like an argument of ``kind``, or None."""
+    if node.argument is None:
+        return None
+    schema = node.schema
+    root = tool.input.schema if tool.input is not None else None
+    types = declared_types(schema, root)
+    if types and not types & _GUARDABLE:
+        return None
+    if kind is _URL and isinstance(schema.get("format"), str) and schema["format"] in _URL_FORMATS:
+        return f'its format is "{schema["format"]}"'
+    if node.name is None:
+        return None
+    found = set(words(node.name))
+    if found & kind.words:
+        return "by its name"
+    if kind is _SQL and "query" in found and _mentions_database(tool):
+        return "by its name, in a tool about a database"
+    return None
+
+
+def _mentions_database(tool: ToolView) -> bool:
+    text = " ".join(words(tool.name or ""))
+    description = tool.definition.get("description")
+    if isinstance(description, str):
+        text += " " + description[:4096]
+    return _SQL_CONTEXT.search(text) is not None
+
+
+def _unguarded(kind: _Kind) -> Callable[[ToolView], Iterator[Hit]]:
+    def check(tool: ToolView) -> Iterator[Hit]:
+        if tool.input is None:
+            return
+        policy = tool.context.guards_of_kind(kind.kind)
+        for node in tool.input.nodes:
+            reason = _matches(tool, node, kind)
+            if reason is None or node.argument is None:
+                continue
+            # A guard may be written on the argument or on each of its items.
+            where = (node.argument, node.argument + "/*")
+            if (
+                policy is not None
+                and tool.name is not None
+                and any(policy.covers(tool.name, pointer) for pointer in where)
+            ):
+                continue
+            missing = "no --policy was given" if policy is None else "the policy has none"
+            yield Hit(
+                node.pointer,
+                f"{argument_label(node)} looks like {kind.noun} ({reason}) and no "
+                f"{kind.kind} guard covers it: {missing}",
+            )
+
+    return check
+
+
+def _rule(code: str, kind: _Kind, name: str, summary: str, why: str) -> LintRule:
+    return LintRule(
+        code=code,
+        name=name,
+        severity=Level.WARNING,
+        family="guards",
+        summary=summary,
+        why=why,
+        fix=(
+            f'Add a [[guard]] with kind = "{kind.kind}" for this tool and argument to the '
+            "policy (strictmcp proxy --policy), or rename the argument if the guess is wrong."
+        ),
+        check=_unguarded(kind),
+    )
+
+
+RULES = (
+    _rule(
+        "SMT301",
+        _PATH,
+        "path-unguarded",
+        "Argument named like a file path with no path guard",
+        "A path argument is how a model, or text injected into it, reads ~/.ssh/id_rsa or "
+        "writes outside the directory the tool was meant for: '..', absolute paths and "
+        "symlinks all pass a schema. A path guard confines it to allowed roots.",
+    ),
+    _rule(
+        "SMT302",
+        _URL,
+        "url-unguarded",
+        "Argument named like a URL (or with format uri) with no url guard",
+        "A URL argument makes the server fetch whatever it is given: the cloud metadata "
+        "service, localhost admin ports, internal hosts (server-side request forgery). A "
+        "url guard allows schemes and hosts and refuses private addresses.",
+    ),
+    _rule(
+        "SMT303",
+        _ARGV,
+        "command-unguarded",
+        "Argument named like a command with no argv guard",
+        "A command argument is remote code execution by design; at the least, arguments "
+        "starting with '-' inject options (--output=..., -oProxyCommand=...). An argv guard "
+        "restricts executables and options.",
+    ),
+    _rule(
+        "SMT304",
+        _SQL,
+        "sql-unguarded",
+        "Argument named like SQL with no sql guard",
+        "A SQL argument runs whatever statement the model writes: DROP TABLE, writes to a "
+        "read-only tool's database, or functions that read files. A sql guard allows one "
+        "read-only statement and denies dangerous functions.",
+    ),
+)

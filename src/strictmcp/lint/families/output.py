@@ -1,0 +1,75 @@
+"""SMT5xx: structured output, judged against results the tool was seen to return.
+
+These rules need observed results (``lint_tools(..., results=...)``, as ``strictmcp check``
+passes them); without any they find nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import ToolView
+from ..model import Hit, Level, LintRule
+
+
+def _structured(tool: ToolView) -> list[int]:
+    return [index for index, result in enumerate(tool.results) if "structuredContent" in result]
+
+
+def _missing(tool: ToolView) -> Iterator[Hit]:
+    if tool.output is not None:
+        return
+    seen = _structured(tool)
+    if seen:
+        yield Hit(
+            "",
+            f"{len(seen)} observed result(s) carried structuredContent, but the tool "
+            "declares no outputSchema, so clients cannot validate or rely on it",
+        )
+
+
+def _mismatch(tool: ToolView) -> Iterator[Hit]:
+    if tool.output is None or tool.output.validator is None:
+        return
+    validator = tool.output.validator
+    for index in _structured(tool):
+        result = validator.validate(tool.results[index]["structuredContent"])
+        if not result.valid:
+            first = result.issues[0]
+            more = len(result.issues) - 1
+            yield Hit(
+                "/outputSchema",
+                f"observed result #{index} does not match outputSchema: {first}"
+                + (f" (and {more} more)" if more else ""),
+            )
+
+
+RULES = (
+    LintRule(
+        code="SMT501",
+        name="output-schema-missing",
+        severity=Level.WARNING,
+        family="output",
+        summary="Tool returned structuredContent but declares no outputSchema",
+        why=(
+            "Without an outputSchema, structuredContent is unchecked JSON: clients cannot "
+            "validate it, and models and programs that rely on its shape break silently "
+            "when it changes."
+        ),
+        fix="Declare an outputSchema that describes the structuredContent the tool returns.",
+        check=_missing,
+    ),
+    LintRule(
+        code="SMT502",
+        name="output-schema-mismatch",
+        severity=Level.ERROR,
+        family="output",
+        summary="Observed structuredContent does not match the tool's outputSchema",
+        why=(
+            "From 2025-06-18 a tool with an outputSchema must return structuredContent that "
+            "conforms to it; clients that validate results reject the call."
+        ),
+        fix="Fix the tool's result, or the outputSchema where it is wrong.",
+        check=_mismatch,
+    ),
+)

@@ -1,0 +1,107 @@
+"""What lint is made of: rules with stable codes, the hits their checks return, findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .context import ToolView
+
+
+class Level(str, Enum):
+    """How much a finding matters: ``error`` > ``warning`` > ``info``."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """2 for errors, 1 for warnings, 0 for info: compare with ``>=`` for ``--fail-on``."""
+        return _RANK[self]
+
+    @property
+    def sarif(self) -> str:
+        """The SARIF ``level`` for this severity (SARIF calls info ``note``)."""
+        return "note" if self is Level.INFO else self.value
+
+
+_RANK = {Level.ERROR: 2, Level.WARNING: 1, Level.INFO: 0}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule's check reports: where in the tool definition, and what.
+
+    ``pointer`` is a JSON Pointer into the tool definition (``/inputSchema/properties/path``);
+    ``severity`` overrides the rule's default severity for this hit only (a name that SEP-986
+    forbids is an error from 2025-11-25 and a warning before).
+    """
+
+    pointer: str
+    message: str
+    severity: Level | None = None
+
+
+Check = Callable[["ToolView"], Iterable[Hit]]
+
+
+@dataclass(frozen=True)
+class LintRule:
+    """One lint rule: a stable ``code`` (``SMT201``), a kebab-case ``name``, a default
+    ``severity``, its ``family``, a one-line ``summary``, why it matters, how to fix it, and the
+    check that finds it in one tool (with the whole listing at hand through the view)."""
+
+    code: str
+    name: str
+    severity: Level
+    family: str
+    summary: str
+    why: str
+    fix: str
+    check: Check
+
+    def to_dict(self) -> dict[str, str]:
+        """A JSON-ready description (no check function)."""
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "family": self.family,
+            "summary": self.summary,
+            "why": self.why,
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One hit of one rule on one tool.
+
+    ``tool`` is the tool's name (None when it has no string name), ``tool_index`` its place
+    in the listing, ``pointer`` a JSON Pointer into that tool's definition. Messages quote
+    names only escaped and shortened, and never quote descriptions or other free text.
+    """
+
+    code: str
+    name: str
+    severity: Level
+    tool: str | None
+    tool_index: int
+    pointer: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The finding's JSON form (see :mod:`strictmcp.lint.report`)."""
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "tool": self.tool,
+            "toolIndex": self.tool_index,
+            "pointer": self.pointer,
+            "message": self.message,
+        }

@@ -1,0 +1,115 @@
+"""A lint run's result, as JSON and as text grouped by tool.
+
+The JSON form (``--format json``) is stable; new keys may be added, none removed::
+
+    {
+      "version": 1,
+      "source": {"kind": "file" | "command" | "url", "name": "tools.json"},
+      "revision": "2026-07-28",
+      "tools": 3,                                   # tools linted
+      "rules": ["SMT001", ...],                     # codes of the rules that ran
+      "summary": {"error": 1, "warning": 4, "info": 2},
+      "findings": [
+        {
+          "code": "SMT201", "name": "string-unbounded", "severity": "warning",
+          "tool": "read_file",                      # null when the tool has no string name
+          "toolIndex": 0,
+          "pointer": "/inputSchema/properties/path",  # JSON Pointer into that tool
+          "line": 12,                               # only for file input, when known
+          "message": "..."
+        }
+      ]
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from ..protocol import Revision
+from ..schema import quote_name
+from .model import Finding, Level, LintRule
+
+JSON_VERSION = 1
+LineOf = Callable[[Finding], int | None]
+_COLOURS = {Level.ERROR: "red", Level.WARNING: "yellow", Level.INFO: "blue"}
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """Every finding of a run, sorted by tool, then code, then pointer."""
+
+    findings: tuple[Finding, ...]
+    #: The name of each tool linted, by index (None for a tool without a string name).
+    tools: tuple[str | None, ...]
+    revision: Revision
+    rules: tuple[LintRule, ...]
+
+    def counts(self) -> dict[str, int]:
+        """Findings per severity, every severity present."""
+        counts = {level.value: 0 for level in Level}
+        for finding in self.findings:
+            counts[finding.severity.value] += 1
+        return counts
+
+    def fails(self, threshold: Level) -> bool:
+        """Whether any finding is at ``threshold`` or above (``--fail-on``)."""
+        return any(f.severity.rank >= threshold.rank for f in self.findings)
+
+    def to_dict(
+        self, *, source: Mapping[str, str] | None = None, line_of: LineOf | None = None
+    ) -> dict[str, Any]:
+        """The JSON form documented in this module."""
+        findings = []
+        for finding in self.findings:
+            entry = finding.to_dict()
+            line = line_of(finding) if line_of is not None else None
+            if line is not None:
+                entry["line"] = line
+            findings.append(entry)
+        out: dict[str, Any] = {"version": JSON_VERSION}
+        if source is not None:
+            out["source"] = dict(source)
+        out.update(
+            revision=self.revision.value,
+            tools=len(self.tools),
+            rules=[rule.code for rule in self.rules],
+            summary=self.counts(),
+            findings=findings,
+        )
+        return out
+
+
+def render_text(report: LintReport, label: str, line_of: LineOf | None = None) -> list[str]:
+    """Human-readable lines: a summary, then each tool's findings under its name.
+
+    Severities are styled with ANSI colours; :func:`click.echo` drops them when the output
+    is not a terminal.
+    """
+    counts = report.counts()
+    summary = ", ".join(_plural(counts[level.value], level.value) for level in Level)
+    lines = [
+        f"{label}: {_plural(len(report.tools), 'tool')}, revision {report.revision.value}: "
+        f"{summary}"
+    ]
+    current: int | None = None
+    for finding in report.findings:
+        if finding.tool_index != current:
+            current = finding.tool_index
+            name = quote_name(finding.tool) if finding.tool is not None else "(no name)"
+            lines.append(click.style(f"tool #{current} {name}", bold=True))
+        line = line_of(finding) if line_of is not None else None
+        where = (finding.pointer or "(tool)") + (f" (line {line})" if line is not None else "")
+        level = click.style(f"{finding.severity.value:<7}", fg=_COLOURS[finding.severity])
+        lines.append(f"  {level} {finding.code} {where}: {finding.message} [{finding.name}]")
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    if word == "info":
+        return f"{count} info"
+    return f"{count} {word}{'' if count == 1 else 's'}"

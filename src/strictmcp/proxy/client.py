@@ -1,0 +1,427 @@
+"""A small MCP client over any :class:`~.upstream.Upstream`, for tools that test servers.
+
+It is built to survive the servers it tests: every request ends in an :data:`Outcome` (a
+result, a JSON-RPC error, or a transport failure such as a timeout or a server that exited),
+never in an exception for something the server did. Requests the server sends are answered
+at once (``ping`` with ``{}``, anything else with "method not found") so that a server never
+waits on us; its notifications are ignored. A server that crashed can be restarted.
+
+>>> async def main() -> None:  # doctest: +SKIP
+...     async with open_client(command=["mcp-server-time"]) as client:
+...         tools = await client.list_tools()
+...         outcome = await client.call_tool("get_current_time", {"timezone": "UTC"})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+)
+
+from .. import __version__
+from ..protocol import Revision
+from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
+from .stdio_upstream import spawn
+from .upstream import Upstream
+
+DEFAULT_OFFER = Revision.V2025_11_25
+"""The revision offered in ``initialize`` when none is asked for."""
+
+METHOD_NOT_FOUND = -32601
+_MAX_PAGES = 100
+_EXIT_POLLS = 20
+_EXIT_POLL_SECONDS = 0.05
+_MAX_TOOLS = 10_000
+_CLIENT_INFO = {"name": "strictmcp", "version": __version__}
+
+
+@dataclass(frozen=True)
+class Success:
+    """The server answered with a result."""
+
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RpcError:
+    """The server answered with a JSON-RPC error."""
+
+    code: int | None
+    message: str
+    data: Any = None
+
+
+@dataclass(frozen=True)
+class TransportFailure:
+    """No answer: ``timeout`` (none in time) or ``gone`` (the server exited or hung up).
+
+    ``stderr`` holds the last lines the server wrote there, when the transport keeps them.
+    """
+
+    reason: Literal["timeout", "gone"]
+    message: str
+    stderr: tuple[str, ...] = ()
+
+
+Outcome = Success | RpcError | TransportFailure
+"""How one request ended."""
+
+
+class ClientError(RuntimeError):
+    """The connection could not be made or used: the server cannot be tested at all."""
+
+    def __init__(self, message: str, outcome: Outcome | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+UpstreamFactory = Callable[[], Awaitable[Upstream]]
+"""Makes a fresh, started connection to the server (called again by :meth:`restart`)."""
+
+
+@dataclass
+class _Connection:
+    upstream: Upstream
+    reader: asyncio.Task[None] = field(init=False)
+    pending: dict[int, asyncio.Future[dict[str, Any] | None]] = field(default_factory=dict)
+
+
+class McpClient:
+    """An MCP client on one server at a time, reconnectable.
+
+    ``revision``: None offers :data:`DEFAULT_OFFER` in ``initialize`` and accepts the
+    revision the server answers; a stateless revision (2026-07-28) uses ``server/discover``
+    and stamps every request's ``_meta`` instead. ``timeout`` is the default per request.
+    """
+
+    def __init__(
+        self,
+        connect: UpstreamFactory,
+        *,
+        revision: Revision | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self._connect = connect
+        self._asked = revision
+        self.timeout = timeout
+        self.revision: Revision = revision or DEFAULT_OFFER
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.restarts = 0
+        self._conn: _Connection | None = None
+        self._next_id = 0
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect and shake hands; :class:`ClientError` when that fails."""
+        try:
+            upstream = await self._connect()
+        except OSError as error:
+            raise ClientError(f"cannot start the server: {error.strerror or error}") from None
+        conn = _Connection(upstream)
+        conn.reader = asyncio.create_task(self._read(conn))
+        self._conn = conn
+        try:
+            await self._handshake()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def restart(self) -> None:
+        """End the current connection (whatever state it is in) and start a new one."""
+        await self.aclose()
+        self.restarts += 1
+        await self.start()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the server is still connected (its output has not ended)."""
+        return self._conn is not None and not self._conn.reader.done()
+
+    @property
+    def stderr(self) -> list[str]:
+        """The last lines the server wrote to stderr, for transports that keep them."""
+        tail = getattr(self._conn.upstream, "stderr", None) if self._conn else None
+        return list(tail.lines()) if tail is not None else []
+
+    async def aclose(self) -> int:
+        """Disconnect; the server's exit status (0 if it was not a process)."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return 0
+        try:
+            return await conn.upstream.aclose()
+        finally:
+            conn.reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await conn.reader
+            _settle(conn.pending)
+
+    async def _handshake(self) -> None:
+        asked = self._asked
+        if asked is not None and asked.stateless:
+            await self._discover(asked)
+            return
+        offer = asked or DEFAULT_OFFER
+        params = {"protocolVersion": offer.value, "capabilities": {}, "clientInfo": _CLIENT_INFO}
+        result = _required(await self.request("initialize", params), "initialize")
+        version = result.get("protocolVersion")
+        try:
+            self.revision = Revision.parse(version if isinstance(version, str) else "")
+        except ValueError:
+            raise ClientError(
+                f"the server answered initialize with protocol version {version!r}, "
+                "which strictmcp does not know"
+            ) from None
+        self._learn(result, result.get("serverInfo"))
+        await self.notify("notifications/initialized")
+
+    async def _discover(self, revision: Revision) -> None:
+        self.revision = revision
+        result = _required(await self.request("server/discover"), "server/discover")
+        supported = result.get("supportedVersions")
+        if not isinstance(supported, list) or revision.value not in supported:
+            raise ClientError(
+                f"the server does not support {revision.value} (it supports {supported!r})"
+            )
+        meta = result.get("_meta")
+        self._learn(result, meta.get(SERVER_INFO_META_KEY) if isinstance(meta, dict) else None)
+
+    def _learn(self, result: Mapping[str, Any], server_info: Any) -> None:
+        capabilities = result.get("capabilities")
+        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
+        self.server_info = server_info if isinstance(server_info, dict) else {}
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+
+    # --- requests ----------------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Outcome:
+        """Send one request and wait for how it ends, at most ``timeout`` seconds."""
+        conn = self._conn
+        if conn is None or conn.reader.done():
+            return await self._gone_failure()
+        self._next_id += 1
+        request_id = self._next_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        body = self._stamped(params)
+        if body is not None:
+            message["params"] = body
+        future: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        conn.pending[request_id] = future
+        if not await self._send(conn, message):
+            conn.pending.pop(request_id, None)
+            return await self._gone_failure()
+        wait = self.timeout if timeout is None else timeout
+        try:
+            response = await asyncio.wait_for(asyncio.shield(future), wait)
+        except asyncio.TimeoutError:
+            conn.pending.pop(request_id, None)
+            if method not in ("initialize", "server/discover"):
+                cancel = {"requestId": request_id, "reason": "timed out"}
+                await self.notify("notifications/cancelled", cancel)
+            return TransportFailure(
+                "timeout", f"no answer to {method} within {wait:g} seconds", tuple(self.stderr)
+            )
+        if response is None:
+            return await self._gone_failure()
+        return _outcome(response)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send one notification; a server that is gone is not an error here."""
+        conn = self._conn
+        if conn is None:
+            return
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = dict(params)
+        await self._send(conn, message)
+
+    async def list_tools(self, *, timeout: float | None = None) -> list[dict[str, Any]]:
+        """Every tool the server lists, all pages (bounded); :class:`ClientError` on failure."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            result = _required(await self.request("tools/list", params, timeout=timeout), "list")
+            page = result.get("tools")
+            if not isinstance(page, list):
+                raise ClientError("the tools/list result has no tools array")
+            tools += [tool for tool in page if isinstance(tool, dict)]
+            cursor = result.get("nextCursor")
+            # A server that repeats a cursor would page forever.
+            if not isinstance(cursor, str) or cursor in seen or len(tools) >= _MAX_TOOLS:
+                break
+            seen.add(cursor)
+        return tools[:_MAX_TOOLS]
+
+    async def call_tool(
+        self, name: str, arguments: Any, *, timeout: float | None = None
+    ) -> Outcome:
+        """Call tool ``name`` with ``arguments`` (sent as they are, even when not an object)."""
+        return await self.request(
+            "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
+        )
+
+    # --- internals ---------------------------------------------------------------------
+
+    def _stamped(self, params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        if not self.revision.stateless:
+            return dict(params) if params is not None else None
+        body = dict(params or {})
+        meta = dict(body.get("_meta") or {})
+        meta[PROTOCOL_VERSION_META_KEY] = self.revision.value
+        meta[CLIENT_INFO_META_KEY] = _CLIENT_INFO
+        meta[CLIENT_CAPABILITIES_META_KEY] = {}
+        body["_meta"] = meta
+        return body
+
+    async def _send(self, conn: _Connection, message: dict[str, Any]) -> bool:
+        # ASCII escapes: a generated string may hold text no encoder can write raw.
+        line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        try:
+            await conn.upstream.send(line)
+        except Exception:
+            # However the transport failed, the server cannot be reached: a "gone" outcome.
+            return False
+        return True
+
+    async def _read(self, conn: _Connection) -> None:
+        try:
+            while (line := await conn.upstream.receive()) is not None:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue  # not ours to judge here: the proxy and lint check the wire
+                if isinstance(message, dict):
+                    await self._dispatch(conn, message)
+        except Exception:
+            # A transport that broke has lost the server: the same as its output ending.
+            _settle(conn.pending)
+            return
+        _settle(conn.pending)
+
+    async def _dispatch(self, conn: _Connection, message: dict[str, Any]) -> None:
+        if "method" in message:
+            if "id" in message:
+                await self._answer(conn, message)
+            return
+        request_id = message.get("id")
+        future = conn.pending.pop(request_id, None) if isinstance(request_id, int) else None
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    async def _answer(self, conn: _Connection, request: dict[str, Any]) -> None:
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+        if request["method"] == "ping":
+            reply["result"] = {}
+        else:
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
+        await self._send(conn, reply)
+
+    async def _gone_failure(self) -> TransportFailure:
+        upstream = self._conn.upstream if self._conn else None
+        status = getattr(upstream, "returncode", None)
+        # The output ends a moment before the exit is reaped: the status is worth a wait.
+        for _ in range(_EXIT_POLLS):
+            if status is not None or upstream is None:
+                break
+            await asyncio.sleep(_EXIT_POLL_SECONDS)
+            status = getattr(upstream, "returncode", None)
+        exited = f" (exit status {status})" if isinstance(status, int) else ""
+        return TransportFailure("gone", f"the server is gone{exited}", tuple(self.stderr))
+
+
+def _settle(pending: dict[int, asyncio.Future[dict[str, Any] | None]]) -> None:
+    """Wake every waiting request with "no answer": the connection has ended."""
+    for future in pending.values():
+        if not future.done():
+            future.set_result(None)
+    pending.clear()
+
+
+def _outcome(response: dict[str, Any]) -> Outcome:
+    error = response.get("error")
+    if isinstance(error, dict):
+        code = error.get("code")
+        message = error.get("message")
+        return RpcError(
+            code if isinstance(code, int) and not isinstance(code, bool) else None,
+            message if isinstance(message, str) else "",
+            error.get("data"),
+        )
+    result = response.get("result")
+    if isinstance(result, dict):
+        return Success(result)
+    return RpcError(None, "the response has neither a result object nor an error object")
+
+
+def _required(outcome: Outcome, what: str) -> dict[str, Any]:
+    if isinstance(outcome, Success):
+        return outcome.result
+    if isinstance(outcome, RpcError):
+        raise ClientError(f"{what} failed: {outcome.message} ({outcome.code})", outcome)
+    tail = "".join(f"\n  {line}" for line in outcome.stderr[-10:])
+    raise ClientError(f"{what} failed: {outcome.message}{tail}", outcome)
+
+
+@contextlib.asynccontextmanager
+async def open_client(
+    command: Sequence[str] | None = None,
+    url: str | None = None,
+    *,
+    revision: Revision | str | None = None,
+    timeout: float = 30.0,
+    max_size: int = DEFAULT_MAX_SIZE,
+) -> AsyncIterator[McpClient]:
+    """A connected :class:`McpClient` on the stdio server ``command`` or the HTTP ``url``.
+
+    Exactly one of them. Raises :class:`ClientError` when the server cannot be started or
+    the handshake fails; the connection is closed when the block exits.
+    """
+    if (command is None) == (url is None):
+        raise ValueError("give exactly one of command and url")
+    if isinstance(revision, str):
+        revision = Revision.parse(revision)
+    connect: UpstreamFactory
+    if command is not None:
+        argv = list(command)
+
+        async def connect() -> Upstream:
+            return await spawn(argv, max_size=max_size)
+
+    else:
+        assert url is not None
+        connect = _http_connector(url, max_size=max_size, timeout=timeout)
+    client = McpClient(connect, revision=revision, timeout=timeout)
+    await client.start()
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def _http_connector(url: str, *, max_size: int, timeout: float) -> UpstreamFactory:
+    # Imported here: the HTTP client is heavy, and stdio users never need it.
+    from .http_upstream import HttpUpstream  # noqa: PLC0415
+
+    async def connect() -> Upstream:
+        # Reads may take as long as the answer they wait for; the client times requests.
+        return HttpUpstream(url, max_size=max_size, timeout=timeout + 5)
+
+    return connect

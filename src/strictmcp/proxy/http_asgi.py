@@ -1,0 +1,234 @@
+"""Requests read and answers written as ASGI messages, for the HTTP transport.
+
+Bounded reading of a body, the client's ``Accept``, and answers: a status alone, a JSON body,
+or an event stream of lines that ends when they do or when the client goes away. A JSON-RPC
+error goes out as JSON with the HTTP status its code has (:data:`LEGACY_STATUS` before
+2026-07-28, :data:`MODERN_STATUS` from it); a 2026-07-28 answer is an event stream only once
+something comes before its response, as the official SDK answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from mcp_types.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+
+from .http_streams import RequestId
+from .sse import event, priming
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+PING_SECONDS = 15.0
+"""An event stream silent this long gets a comment, so that no proxy in between closes it."""
+
+RETRY_MILLISECONDS = 1000
+"""How long a client whose event stream broke waits before it reconnects (SEP-1699)."""
+
+LEGACY_STATUS: dict[int, int] = {PARSE_ERROR: 400, INVALID_REQUEST: 400}
+"""The HTTP status of a JSON answer carrying these errors, before 2026-07-28; else 200."""
+MODERN_STATUS: dict[int, int] = {
+    **LEGACY_STATUS,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+"""Likewise from 2026-07-28, which gives its errors statuses, whoever answers them (the server
+or the proxy): the status says what a JSON-RPC error says, to what reads HTTP only."""
+
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+async def read_body(receive: Receive, limit: int, length: str | None) -> bytes | None:
+    """The request body; None when it is over ``limit``."""
+    if length is not None and length.isdigit() and int(length) > limit:
+        return None
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return bytes(body)
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+async def disconnected(receive: Receive) -> None:
+    """Returns once the client has gone away."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def accepts(accept: str | None) -> tuple[bool, bool]:
+    """Whether an ``Accept`` header takes JSON, and event streams (no header takes both)."""
+    if accept is None:
+        return True, True
+    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    anything = "*/*" in kinds
+    return (
+        anything or "application/json" in kinds or "application/*" in kinds,
+        anything or "text/event-stream" in kinds or "text/*" in kinds,
+    )
+
+
+def loads(line: bytes) -> Any:
+    """The JSON value of ``line``; None when it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+async def stream(
+    send: Send,
+    lines: asyncio.Queue[bytes | None],
+    gone: asyncio.Future[None],
+    extra: Headers,
+    *,
+    primed: str | None = None,
+    taken: list[bytes] | None = None,
+) -> None:
+    """Send ``lines`` (after those ``taken`` from them already) as events until they end or
+    the client goes away; first, when ``primed`` names an event id, the priming event that
+    tells the client it may resume (SEP-1699)."""
+    await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + extra})
+    if primed is not None:
+        head = priming(primed, RETRY_MILLISECONDS)
+        await send({"type": "http.response.body", "body": head, "more_body": True})
+    for already in taken or []:
+        await send({"type": "http.response.body", "body": event(already), "more_body": True})
+    while (line := await _next(lines, gone, PING_SECONDS)) is not None:
+        data = event(line) if line else b": ping\n\n"
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+    if not gone.done():
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def stream_unless_whole(
+    send: Send, lines: asyncio.Queue[bytes | None], gone: asyncio.Future[None]
+) -> None:
+    """A 2026-07-28 answer to a client that takes events: JSON, with its status, when the
+    response is all there is and it comes within :data:`PING_SECONDS`; else events."""
+    first = await _next(lines, gone, PING_SECONDS)
+    if first is None:
+        if not gone.done():
+            await answer_json(send, [], [], batch=False, statuses=MODERN_STATUS)
+        return
+    taken = [first] if first else []
+    if first and not lines.empty():
+        after = lines.get_nowait()
+        if after is None:
+            await answer_json(send, [first], [], batch=False, statuses=MODERN_STATUS)
+            return
+        taken.append(after)
+    await stream(send, lines, gone, [], taken=taken)
+
+
+async def collect(
+    send: Send,
+    lines: asyncio.Queue[bytes | None],
+    gone: asyncio.Future[None],
+    extra: Headers,
+    *,
+    batch: bool,
+    statuses: dict[int, int],
+) -> None:
+    """Answer with the responses in ``lines`` as one JSON body, once all have come."""
+    answers: list[bytes] = []
+    while (line := await _next(lines, gone)) is not None:
+        message = loads(line)
+        if isinstance(message, list) or (isinstance(message, dict) and "method" not in message):
+            answers.append(line.strip())
+    if not gone.done():
+        await answer_json(send, answers, extra, batch=batch, statuses=statuses)
+
+
+async def _next(
+    lines: asyncio.Queue[bytes | None], gone: asyncio.Future[None], ping: float | None = None
+) -> bytes | None:
+    """The next line, or None at the end or when the client is gone; ``b""`` when ``ping``
+    seconds pass without one."""
+    if gone.done():
+        return None
+    getting: asyncio.Future[bytes | None] = asyncio.ensure_future(lines.get())
+    either: list[asyncio.Future[Any]] = [getting, gone]
+    await asyncio.wait(either, timeout=ping, return_when="FIRST_COMPLETED")
+    if getting.done():
+        return getting.result()
+    getting.cancel()
+    return None if gone.done() else b""
+
+
+async def answer_json(
+    send: Send, replies: list[bytes], extra: Headers, *, batch: bool, statuses: dict[int, int]
+) -> None:
+    """Answers as JSON (one, or a batch's array); 202 when there are none. A lone error gets
+    the status ``statuses`` gives its code."""
+    if not replies:
+        await answer_status(send, 202, extra)
+        return
+    if len(replies) == 1 and not (batch and not replies[0].lstrip().startswith(b"[")):
+        body = replies[0].strip()
+    else:
+        # Each answer may be a message or (from a server that reads batches) an array of them.
+        items = [r.strip()[1:-1] if r.lstrip().startswith(b"[") else r.strip() for r in replies]
+        body = b"[" + b",".join(item for item in items if item) + b"]"
+    message = loads(body)
+    error = message.get("error") if isinstance(message, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    status = statuses.get(code, 200) if isinstance(code, int) else 200
+    await answer(send, status, body, b"application/json", extra)
+
+
+async def answer_error(
+    send: Send, status: int, request_id: RequestId | None, code: int, text: str
+) -> None:
+    """A JSON-RPC error the proxy answers with itself, with an HTTP status."""
+    made = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}}
+    await answer(send, status, line_of(made), b"application/json")
+
+
+async def answer_status(send: Send, status: int, extra: Headers | None = None) -> None:
+    """An HTTP status alone."""
+    await answer(send, status, b"", None, extra)
+
+
+async def answer(
+    send: Send,
+    status: int,
+    body: bytes,
+    kind: bytes | None,
+    extra: Headers | None = None,
+) -> None:
+    """A whole answer: status, body of type ``kind``, and ``extra`` headers."""
+    headers = [(b"content-type", kind)] if kind is not None else []
+    headers += [(b"content-length", str(len(body)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def line_of(obj: Any) -> bytes:
+    """``obj`` as one compact JSON line."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

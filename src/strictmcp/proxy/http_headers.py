@@ -1,0 +1,229 @@
+"""The MCP headers of streamable HTTP that say what a POST carries, and their checks.
+
+From 2026-07-28 a request repeats its protocol version, method and (for the methods that
+name something) that name in ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name``, so
+that load balancers and gateways can route it without reading the body, and a tool call
+repeats the arguments its tool marks with ``x-mcp-header`` in ``Mcp-Param-*`` headers
+(SEP-2243). A server refuses a request whose headers and body disagree with
+``HEADER_MISMATCH``.
+
+:func:`refusal` is the order the official SDK checks a 2026-07-28 request in, first failure
+wins: the ``_meta`` envelope (``INVALID_PARAMS``), the headers, the version (unsupported:
+``UNSUPPORTED_PROTOCOL_VERSION`` naming the supported ones), and, the proxy's own rung, a
+method the revision removed (``METHOD_NOT_FOUND``): no server behind the proxy may see an
+``initialize`` on the wire that has none.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from typing import Any
+
+from mcp_types.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from mcp_types.methods import CLIENT_REQUESTS
+
+from ..protocol import error_response
+from .listing import MODERN, declared_version
+
+SESSION_ID = "mcp-session-id"
+PROTOCOL_VERSION = "mcp-protocol-version"
+METHOD = "mcp-method"
+NAME = "mcp-name"
+PARAM = "mcp-param-"
+"""The prefix of the headers repeating a tool call's arguments, lower case as ASGI gives them."""
+
+SchemaOf = Callable[[str], Any]
+"""The input schema of the tool of a name, as listed (None when it is not)."""
+
+_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_VERSION = "io.modelcontextprotocol/protocolVersion"
+_REMOVED = frozenset(
+    {method for method, _ in CLIENT_REQUESTS}
+    - {method for method, version in CLIENT_REQUESTS if version in MODERN}
+)
+"""Client requests of the handshake revisions that 2026-07-28 no longer has."""
+
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+"""The methods whose request names something, and the parameter holding the name."""
+
+_PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+_ENCODED = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
+
+
+def named(message: dict[str, Any]) -> str | None:
+    """What a request names (a tool, a prompt, a resource), as ``Mcp-Name`` repeats it."""
+    key = NAMED_BY.get(str(message.get("method")))
+    params = message.get("params")
+    value = params.get(key) if key is not None and isinstance(params, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def encode_name(value: str) -> str:
+    """``value`` as a header value: as it is when it is plain printable ASCII, otherwise
+    base64 of its UTF-8 in the ``=?base64?...?=`` form the spec defines."""
+    if _PLAIN.fullmatch(value) and not _ENCODED.fullmatch(value):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
+
+
+def decode_name(value: str) -> str | None:
+    """The name a header value carries; None when its encoding is broken."""
+    encoded = _ENCODED.fullmatch(value)
+    if encoded is None:
+        return value
+    payload = encoded.group(1)
+    try:
+        raw = base64.b64decode(payload, validate=True)
+        # Only the canonical form is what an encoder writes: another would be a second
+        # spelling of the value, for a router and the server to read differently.
+        return raw.decode() if base64.b64encode(raw).decode() == payload else None
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def request_headers(
+    message: Any, version: str | None, input_schema: SchemaOf | None = None
+) -> dict[str, str]:
+    """The MCP headers to send with ``message`` (``version`` negotiated so far, if any); a
+    2026-07-28 tool call's ``Mcp-Param-*`` ones need its tool's schema, from ``input_schema``."""
+    declared = declared_version(message)
+    headers: dict[str, str] = {}
+    if declared is not None or version is not None:
+        headers[PROTOCOL_VERSION] = declared or version or ""
+    if declared in MODERN and isinstance(message, dict) and "id" in message:
+        headers[METHOD] = str(message.get("method"))
+        name = named(message)
+        if name is not None:
+            headers[NAME] = encode_name(name)
+        if name is not None and input_schema is not None and message["method"] == "tools/call":
+            for key, token in _marked(input_schema(name)):
+                value = _rendered(_arguments(message).get(key))
+                if value is not None:
+                    headers[f"{PARAM}{token.lower()}"] = encode_name(value)
+    return headers
+
+
+def refusal(message: dict[str, Any], headers: dict[str, str]) -> dict[str, Any] | None:
+    """The error answering a 2026-07-28 request the transport refuses (see the module
+    documentation), or None. Values are not repeated: they may be what the client wants kept
+    private, and the requested version only when it is one (the spec wants it echoed)."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    request_id = message.get("id")
+    if not isinstance(meta, dict) or _VERSION not in meta or _CAPABILITIES not in meta:
+        missing = f"params._meta must carry {_VERSION} and {_CAPABILITIES}"
+        return error_response(request_id, INVALID_PARAMS, missing)
+    wrong = _mismatch(message, headers)
+    if wrong is not None:
+        return error_response(request_id, HEADER_MISMATCH, f"Header mismatch: {wrong}")
+    version = meta[_VERSION]
+    if not isinstance(version, str):
+        return error_response(request_id, INVALID_PARAMS, "The protocol version must be a string")
+    if version not in MODERN:
+        return unsupported(request_id, version)
+    if message.get("method") in _REMOVED:
+        return error_response(request_id, METHOD_NOT_FOUND, "Method not found")
+    return None
+
+
+def unsupported(request_id: Any, version: str) -> dict[str, Any]:
+    """``UNSUPPORTED_PROTOCOL_VERSION`` for ``version``, naming the versions served."""
+    data = {"supported": sorted(MODERN), "requested": version}
+    return error_response(
+        request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data
+    )
+
+
+def _mismatch(message: dict[str, Any], headers: dict[str, str]) -> str | None:
+    if headers.get(PROTOCOL_VERSION) != declared_version(message):
+        return "MCP-Protocol-Version header does not match the request's protocol version"
+    if headers.get(METHOD) != message.get("method"):
+        return "Mcp-Method header does not match the request's method"
+    name = named(message)
+    if name is not None:
+        given = headers.get(NAME)
+        if given is None or decode_name(given) != name:
+            key = NAMED_BY[str(message.get("method"))]
+            return f"Mcp-Name header does not match the request's {key}"
+    return None
+
+
+def param_mismatch(
+    message: dict[str, Any], input_schema: Any, headers: dict[str, str]
+) -> dict[str, Any] | None:
+    """The ``HEADER_MISMATCH`` error for a tool call whose ``Mcp-Param-*`` headers disagree
+    with its arguments, as its tool's ``input_schema`` marks them, or None.
+
+    Each marked argument and its header come together and agree (a null argument counts as
+    absent); booleans are ``true`` or ``false``, an integral number matches as a number.
+    """
+    arguments = _arguments(message)
+    for key, token in _marked(input_schema):
+        given = headers.get(f"{PARAM}{token.lower()}")
+        wrong = _param_wrong(arguments.get(key), given, input_schema["properties"][key].get("type"))
+        if wrong is not None:
+            text = f"Header mismatch: Mcp-Param-{token} header {wrong}"
+            return error_response(message.get("id"), HEADER_MISMATCH, text)
+    return None
+
+
+def _marked(input_schema: Any) -> list[tuple[str, str]]:
+    """The arguments an input schema marks with ``x-mcp-header``, with their header tokens."""
+    properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    marked = []
+    for key, schema in properties.items():
+        token = schema.get("x-mcp-header") if isinstance(schema, dict) else None
+        if isinstance(token, str) and token:
+            marked.append((key, token))
+    return marked
+
+
+def _arguments(message: dict[str, Any]) -> dict[str, Any]:
+    params = message.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _param_wrong(value: Any, given: str | None, kind: Any) -> str | None:
+    """What is wrong with one ``Mcp-Param-*`` header for argument ``value``, or None."""
+    rendered = _rendered(value)
+    if rendered is None:
+        return None if given is None else "is present but the argument has no header value"
+    if given is None:
+        return "is missing but the argument is present"
+    decoded = decode_name(given)
+    if decoded is None:
+        return "carries a malformed base64 value"
+    if decoded == rendered or (kind == "integer" and _same_integer(decoded, value)):
+        return None
+    return "does not match the argument"
+
+
+def _rendered(value: Any) -> str | None:
+    """An argument as a client writes it into its header; None for one it leaves out."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+_DECIMAL = re.compile(r"-?[0-9]+(?:\.0+)?")
+
+
+def _same_integer(text: str, value: Any) -> bool:
+    """Whether ``text`` is a decimal numeral of the integral number ``value``."""
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not integral or not _DECIMAL.fullmatch(text):
+        return False
+    return int(text.partition(".")[0]) == int(value)

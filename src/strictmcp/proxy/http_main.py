@@ -1,0 +1,70 @@
+"""The modes of ``strictmcp proxy`` that involve HTTP, put together from its options.
+
+Loaded only for those modes: the HTTP client and server take a while to import.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+from .http_server import App, Limits, is_local, serve
+from .http_sessions import Channel, NewSession, NewUpstream
+from .http_upstream import HttpUpstream
+from .listing import input_schema
+from .session import ProxySession
+from .stdio import ProcessUpstream, run_upstream
+from .upstream import Upstream
+
+__all__ = ["Limits", "listen", "stdio_to", "upstreams"]
+
+
+def upstreams(
+    command: Sequence[str], url: str | None, *, max_size: int, timeout: float
+) -> NewUpstream:
+    """How each proxy session reaches a server of its own: ``command`` spawned, or ``url``."""
+
+    async def http(session: ProxySession) -> Upstream:
+        assert url is not None
+        return HttpUpstream(
+            url,
+            max_size=max_size,
+            timeout=timeout,
+            input_schema=functools.partial(input_schema, session),
+        )
+
+    async def spawned(session: ProxySession) -> Upstream:
+        def oversized() -> None:
+            session.oversized("s2c")
+
+        return await ProcessUpstream.start(command, limit=max_size, on_oversized=oversized)
+
+    return http if url is not None else spawned
+
+
+async def stdio_to(session: ProxySession, reach: NewUpstream, *, timeout: float) -> int:
+    """Our stdio in front of the server ``reach`` gives; the exit status."""
+    return await run_upstream(session, await reach(session), timeout=timeout)
+
+
+async def listen(
+    new_session: NewSession,
+    reach: NewUpstream,
+    address: tuple[str, int],
+    *,
+    path: str,
+    limits: Limits,
+    timeout: float,
+    announce: Callable[[str], None],
+) -> int:
+    """Streamable HTTP on ``address`` at ``path`` until interrupted; 0."""
+    host, port = address
+
+    async def start(shared: bool) -> Channel:
+        return await Channel.start(
+            new_session, reach, timeout=timeout, buffered=limits.buffered, shared=shared
+        )
+
+    app = App(start, path=path, loopback=is_local(host), limits=limits)
+    await serve(app, host, port, announce)
+    return 0

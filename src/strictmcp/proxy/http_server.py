@@ -1,0 +1,419 @@
+"""The streamable HTTP transport: strictmcp as an MCP endpoint, in front of any upstream.
+
+One ASGI application (served by uvicorn, see :func:`serve`) at one path. A POST carries one
+message (or, in 2025-03-26, a batch): notifications and responses are accepted with 202; the
+answer to requests is an event stream of what the server sends while they are pending, ending
+with their responses, or JSON when the client accepts only JSON. Before 2026-07-28 a client
+starts a session with ``initialize`` and names it in ``Mcp-Session-Id`` afterwards (GET opens
+its stream of unrelated server messages, DELETE ends it), and each answer stream starts with a
+priming event. A 2026-07-28 request stands alone: the proxy checks its envelope and headers
+(``Mcp-Param-*`` too, against the tool as listed) as the official SDK's server does, whatever
+the upstream, and its answer is JSON with the status of its error unless something comes
+before the response.
+
+Guards, before anything is read: a browser page's ``Origin`` must be local when the proxy
+listens on a loopback address (DNS rebinding), and so must ``Host``; a body over the size
+limit is 413. Answers never carry a stack trace or a value from a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import itertools
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import uvicorn
+from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+
+from ..protocol import Revision
+from . import http_asgi as io
+from . import http_headers as h
+from .http_asgi import Receive, Scope, Send
+from .http_sessions import Channel, SessionTable, Shared
+from .http_streams import Exchange, RequestId
+from .listing import MODERN, input_schema
+from .session import TOO_MANY_IN_FLIGHT, UPSTREAM_CLOSED
+from .upstream import LONG_LIVED
+
+
+@dataclass
+class Limits:
+    """What the endpoint bounds: messages, sessions and what waits for a GET stream."""
+
+    max_size: int
+    max_sessions: int = 100
+    idle: float = 1800.0
+    buffered: int = 100
+
+
+class App:
+    """The ASGI application; ``start`` makes a channel (a proxy session and its upstream),
+    ``path`` is where it answers, ``loopback`` whether it listens on a loopback address."""
+
+    def __init__(
+        self,
+        start: Callable[[bool], Awaitable[Channel]],
+        *,
+        path: str,
+        loopback: bool,
+        limits: Limits,
+    ) -> None:
+        self.path = path
+        self.loopback = loopback
+        self.limits = limits
+        self.sessions = SessionTable(
+            lambda: start(False), max_sessions=limits.max_sessions, idle=limits.idle
+        )
+        self.shared = Shared(lambda: start(True))
+        # Ids of priming events: unique, so that a client resuming names one stream.
+        self._events = itertools.count(1)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope["path"] != self.path:
+            await io.answer_status(send, 404)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refused = self._refused(headers)
+        if refused:
+            await io.answer_status(send, refused)
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(headers, receive, send)
+        elif method == "GET":
+            await self._get(headers, receive, send)
+        elif method == "DELETE":
+            await self._delete(headers, send)
+        else:
+            await io.answer_status(send, 405, [(b"allow", b"GET, POST, DELETE")])
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.sessions.close()
+                await self.shared.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _refused(self, headers: dict[str, str]) -> int:
+        """403 for a foreign ``Origin``, 421 for a foreign ``Host`` on loopback; else 0.
+
+        A page in a browser may post to any address, and DNS rebinding can make a foreign
+        name resolve to ours: on loopback only local origins are let in; elsewhere, a page
+        of our own origin (or a local one).
+        """
+        host = _hostname(headers.get("host", ""))
+        origin = headers.get("origin")
+        if origin is not None:
+            origin_host = urlsplit(origin).hostname or ""
+            allowed = is_local(origin_host) or (not self.loopback and origin_host == host)
+            if not allowed:
+                return 403
+        if self.loopback and not is_local(host):
+            return 421
+        return 0
+
+    # --- POST --------------------------------------------------------------------------------
+
+    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            await io.answer_status(send, 415)
+            return
+        json_ok, sse_ok = io.accepts(headers.get("accept"))
+        if not json_ok:
+            await io.answer_status(send, 406)
+            return
+        body = await io.read_body(receive, self.limits.max_size, headers.get("content-length"))
+        if body is None:
+            await io.answer_status(send, 413)
+            return
+        try:
+            parsed: Any = json.loads(body)
+        except (ValueError, RecursionError):
+            parsed = None
+        # One line, as upstreams carry messages: in JSON a line break can only be whitespace.
+        line = body.replace(b"\r", b" ").replace(b"\n", b" ") + b"\n"
+        post = _Post(headers, receive, send, line, parsed, sse_ok)
+        version = headers.get(h.PROTOCOL_VERSION)
+        # As the official SDK routes: a version of no handshake revision is the stateless
+        # wire's to answer, an unknown one included (it is told which are supported).
+        if version is not None and version not in _HANDSHAKE and h.SESSION_ID not in headers:
+            await self._stateless(post)
+        else:
+            await self._legacy(post)
+
+    async def _legacy(self, post: _Post) -> None:
+        session_id = post.headers.get(h.SESSION_ID)
+        if session_id is not None:
+            channel = self.sessions.get(session_id)
+            if channel is None:
+                await io.answer_error(post.send, 404, None, INVALID_REQUEST, "Session not found")
+                return
+        elif _method(post.parsed) == "initialize":
+            try:
+                made = await self.sessions.create()
+            except OSError:
+                await io.answer_error(post.send, 502, _id(post.parsed), UPSTREAM_CLOSED, _NO_SERVER)
+                return
+            if made is None:
+                busy = "Too many sessions; retry later (strictmcp proxy)"
+                await io.answer_error(post.send, 503, _id(post.parsed), TOO_MANY_IN_FLIGHT, busy)
+                return
+            session_id, channel = made
+        elif post.parsed is None:
+            await io.answer_error(post.send, 400, None, PARSE_ERROR, "Parse error")
+            return
+        else:
+            missing = "Bad Request: Mcp-Session-Id header is required"
+            await io.answer_error(post.send, 400, _id(post.parsed), INVALID_REQUEST, missing)
+            return
+        channel.touch()
+        extra = [(h.SESSION_ID.encode(), session_id.encode())]
+        messages = _messages(post.parsed)
+        ids: dict[RequestId, RequestId] = {
+            i: i for m in messages if (i := _request_id(m)) is not None
+        }
+        tokens = {t: t for m in messages if (t := _token(m)) is not None}
+        lines = [post.body]
+        revision = channel.relay.session.conversation.revision
+        if isinstance(post.parsed, list) and revision is not None and revision.allows_batches:
+            # Few servers read batches: the proxy answers the batch, the server gets its
+            # messages one by one (the session still sees them all, and checks each).
+            lines = [io.line_of(item) for item in post.parsed] or lines
+        exchange = Exchange(ids, tokens, streaming=post.sse)
+        await self._answer(channel, post, lines, exchange, extra)
+
+    async def _stateless(self, post: _Post) -> None:
+        request = post.parsed
+        if request is None:
+            await io.answer_error(post.send, 400, None, PARSE_ERROR, "Parse error")
+            return
+        if isinstance(request, dict) and "id" not in request:
+            # No client-to-server notification means anything here: cancelling is closing
+            # the answer, and there is no session for one to concern.
+            version = post.headers.get(h.PROTOCOL_VERSION, "")
+            if version in MODERN:
+                await io.answer_status(post.send, 202)
+            else:
+                await io.answer(post.send, 400, io.line_of(h.unsupported(None, version)), _JSON)
+            return
+        if not isinstance(request, dict) or _request_id(request) is None:
+            single = "Body must be a single JSON-RPC request or notification"
+            await io.answer_error(post.send, 400, None, INVALID_REQUEST, single)
+            return
+        if request.get("method") in LONG_LIVED and not post.sse:
+            await io.answer_status(post.send, 406)  # its answer can only be a stream
+            return
+        refused = h.refusal(request, post.headers)
+        if refused is not None:
+            await self._refuse(post, refused)
+            return
+        try:
+            channel = await self.shared.channel()
+        except OSError:
+            await io.answer_error(post.send, 502, _id(request), UPSTREAM_CLOSED, _NO_SERVER)
+            return
+        renamed, sent_as, token = self.shared.rename(request)
+        line = io.line_of(renamed)
+        await channel.relay.learn_tools(line)
+        if request.get("method") == "tools/call":
+            schema = input_schema(channel.relay.session, str(h.named(request)))
+            refused = h.param_mismatch(request, schema, post.headers)
+            if refused is not None:
+                await self._refuse(post, refused)
+                return
+        tokens: dict[RequestId, RequestId] = {}
+        if token is not None:
+            tokens[token] = request["params"]["_meta"]["progressToken"]
+        exchange = Exchange({sent_as: request["id"]}, tokens, streaming=post.sse)
+        await self._answer(channel, post, [line], exchange, [], modern=True)
+
+    @staticmethod
+    async def _refuse(post: _Post, error: dict[str, Any]) -> None:
+        """Answer a 2026-07-28 request with an error of the transport's, and its status."""
+        await io.answer_json(
+            post.send, [io.line_of(error)], [], batch=False, statuses=io.MODERN_STATUS
+        )
+
+    async def _answer(
+        self,
+        channel: Channel,
+        post: _Post,
+        lines: list[bytes],
+        exchange: Exchange,
+        extra: list[tuple[bytes, bytes]],
+        *,
+        modern: bool = False,
+    ) -> None:
+        """Send ``lines`` on and answer the POST. From 2026-07-28 (``modern``) a client that
+        goes away cancels its requests (closing the answer is the cancellation), and an
+        answer that is only a response goes out as JSON; before it, event streams are primed
+        for resumption."""
+        router = channel.router
+        router.open(exchange)
+        batch = isinstance(post.parsed, list)
+        statuses = io.MODERN_STATUS if modern else io.LEGACY_STATUS
+        try:
+            replies: list[bytes] = []
+            for line in lines:
+                replies += await channel.relay.from_client(line)
+            if not exchange.ids:
+                await io.answer_json(post.send, replies, extra, batch=batch, statuses=statuses)
+                return
+            for reply in replies:
+                exchange.put(reply, _messages(io.loads(reply)))
+            gone = asyncio.ensure_future(io.disconnected(post.receive))
+            try:
+                if post.sse and modern:
+                    await io.stream_unless_whole(post.send, exchange.lines, gone)
+                elif post.sse:
+                    primed = str(next(self._events))
+                    await io.stream(post.send, exchange.lines, gone, extra, primed=primed)
+                else:
+                    await io.collect(
+                        post.send, exchange.lines, gone, extra, batch=batch, statuses=statuses
+                    )
+            finally:
+                gone.cancel()
+            if modern and gone.done() and not gone.cancelled():
+                for sent_as in list(exchange.waiting):
+                    channel.relay.cancel(sent_as)
+        finally:
+            router.close(exchange)
+            channel.touch()
+
+    # --- GET and DELETE ----------------------------------------------------------------------
+
+    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        session_id = headers.get(h.SESSION_ID)
+        if session_id is None:
+            await io.answer_status(send, 405 if headers.get(h.PROTOCOL_VERSION) in MODERN else 400)
+            return
+        if not io.accepts(headers.get("accept"))[1]:
+            await io.answer_status(send, 406)
+            return
+        channel = self.sessions.get(session_id)
+        if channel is None:
+            await io.answer_status(send, 404)
+            return
+        stream = channel.router.listen()
+        if stream is None:
+            await io.answer_status(send, 409)
+            return
+        gone = asyncio.ensure_future(io.disconnected(receive))
+        try:
+            await io.stream(send, stream, gone, [(h.SESSION_ID.encode(), session_id.encode())])
+        finally:
+            gone.cancel()
+            channel.router.unlisten(stream)
+            channel.touch()
+
+    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+        session_id = headers.get(h.SESSION_ID)
+        if session_id is None:
+            await io.answer_status(send, 405 if headers.get(h.PROTOCOL_VERSION) in MODERN else 400)
+            return
+        await io.answer_status(send, 200 if await self.sessions.end(session_id) else 404)
+
+
+_NO_SERVER = "The server could not be started (strictmcp proxy)"
+_JSON = b"application/json"
+_HANDSHAKE = frozenset(revision.value for revision in Revision) - MODERN
+"""The protocol versions of the revisions that start a session with ``initialize``."""
+
+
+@dataclass
+class _Post:
+    headers: dict[str, str]
+    receive: Receive
+    send: Send
+    body: bytes
+    parsed: Any
+    sse: bool
+
+
+async def serve(app: App, host: str, port: int, announce: Callable[[str], None]) -> None:
+    """Serve ``app`` on ``host``:``port`` until interrupted; ``announce`` is told the address
+    once it is listening (the port chosen, when 0 was asked for)."""
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        interface="asgi3",
+        ws="none",
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+    )
+    await _Server(config, lambda address: announce(f"http://{address}{app.path}")).serve()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, saying where it listens once it does."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[str], None]) -> None:
+        super().__init__(config)
+        self._announce = announce
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        for server in getattr(self, "servers", []):
+            for sock in server.sockets:
+                host, port = sock.getsockname()[:2]
+                self._announce(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+
+
+def _hostname(host: str) -> str:
+    return urlsplit(f"//{host}").hostname or ""
+
+
+def is_local(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _messages(parsed: Any) -> list[dict[str, Any]]:
+    return [m for m in (parsed if isinstance(parsed, list) else [parsed]) if isinstance(m, dict)]
+
+
+def _method(parsed: Any) -> str | None:
+    method = parsed.get("method") if isinstance(parsed, dict) else None
+    return method if isinstance(method, str) else None
+
+
+def _id(parsed: Any) -> RequestId | None:
+    return _request_id(parsed) if isinstance(parsed, dict) else None
+
+
+def _request_id(message: dict[str, Any]) -> RequestId | None:
+    value = message.get("id")
+    if "method" not in message or isinstance(value, bool):
+        return None
+    return value if isinstance(value, (int, str)) else None
+
+
+def _token(message: dict[str, Any]) -> RequestId | None:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, (int, str)) and not isinstance(token, bool) else None

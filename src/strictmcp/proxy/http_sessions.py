@@ -1,0 +1,192 @@
+"""What the HTTP transport's clients talk to: a :class:`Channel` per session, one for all.
+
+A channel is a :class:`~.session.ProxySession` relayed to its own upstream, with the
+:class:`~.http_streams.Router` of its answers. Before 2026-07-28 each client session (from
+``initialize`` to DELETE, or until idle too long) has its own channel, hence its own server
+process or server session. The stateless revision shares one channel among every client,
+started when first needed and again after its server is gone; client ids are renamed there,
+so that two clients both using id 1 do not collide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .http_streams import Router
+from .relay import Relay
+from .session import ProxySession
+from .upstream import Upstream
+
+NewSession = Callable[[], ProxySession]
+NewUpstream = Callable[[ProxySession], Awaitable[Upstream]]
+
+
+class Channel:
+    """One proxy session, its upstream and the routing of its answers."""
+
+    def __init__(self, relay: Relay, router: Router) -> None:
+        self.relay = relay
+        self.router = router
+        self.last_used = time.monotonic()
+        self.gone = asyncio.Event()
+        self._running: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(
+        cls,
+        new_session: NewSession,
+        new_upstream: NewUpstream,
+        *,
+        timeout: float,
+        buffered: int,
+        shared: bool = False,
+    ) -> Channel:
+        """A running channel; ``OSError`` when its server cannot be started."""
+        session = new_session()
+        upstream = await new_upstream(session)
+        router = Router(buffered, shared=shared)
+        channel = cls(Relay(session, upstream, timeout=timeout, to_client=router.deliver), router)
+        channel._running = asyncio.create_task(channel._run())
+        return channel
+
+    async def _run(self) -> None:
+        try:
+            await self.relay.run()
+        finally:
+            self.router.end()
+            self.gone.set()
+
+    async def close(self) -> None:
+        """Stop the server and end every answer still open."""
+        await self.relay.aclose()
+        await self.gone.wait()
+
+    def touch(self) -> None:
+        """The client used the session just now."""
+        self.last_used = time.monotonic()
+
+
+Start = Callable[[], Awaitable[Channel]]
+
+
+class SessionTable:
+    """The sessions of the handshake revisions, by their ``Mcp-Session-Id``: at most
+    ``max_sessions``, each closed after ``idle`` seconds without a request or an open stream."""
+
+    def __init__(self, start: Start, *, max_sessions: int, idle: float) -> None:
+        self._start = start
+        self._max = max_sessions
+        self._idle = idle
+        self._sessions: dict[str, Channel] = {}
+        self._opening = 0
+        self._sweeper: asyncio.Task[None] | None = None
+        self._ended: set[asyncio.Task[Any]] = set()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    async def create(self) -> tuple[str, Channel] | None:
+        """A new session and its id; None when there are as many as allowed."""
+        if len(self._sessions) + self._opening >= self._max:
+            return None
+        self._opening += 1  # counted while its server starts, so that the bound holds
+        try:
+            channel = await self._start()
+        finally:
+            self._opening -= 1
+        session_id = secrets.token_urlsafe(32)
+        self._sessions[session_id] = channel
+        ended = asyncio.create_task(self._forget(session_id, channel))
+        self._ended.add(ended)
+        ended.add_done_callback(self._ended.discard)
+        if self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep())
+        return session_id, channel
+
+    def get(self, session_id: str) -> Channel | None:
+        """The live session of that id."""
+        channel = self._sessions.get(session_id)
+        return channel if channel is not None and not channel.gone.is_set() else None
+
+    async def end(self, session_id: str) -> bool:
+        """End a session (its server is stopped); whether there was one."""
+        channel = self._sessions.pop(session_id, None)
+        if channel is None:
+            return False
+        await channel.close()
+        return True
+
+    async def close(self) -> None:
+        """End every session."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        channels = list(self._sessions.values())
+        self._sessions.clear()
+        await asyncio.gather(*(channel.close() for channel in channels))
+        for task in list(self._ended):
+            task.cancel()
+
+    async def _forget(self, session_id: str, channel: Channel) -> None:
+        """A session whose server is gone is gone: its id is unknown from then on."""
+        await channel.gone.wait()
+        if self._sessions.get(session_id) is channel:
+            del self._sessions[session_id]
+
+    async def _sweep(self) -> None:
+        period = max(min(self._idle / 4, 30.0), 0.05)
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            idle = [
+                session_id
+                for session_id, channel in self._sessions.items()
+                if not channel.router.busy and now - channel.last_used > self._idle
+            ]
+            for session_id in idle:
+                self._sessions[session_id].relay.session.auditor.say("closed an idle session")
+                await self.end(session_id)
+
+
+class Shared:
+    """The one channel of the stateless revision, started when first needed."""
+
+    def __init__(self, start: Start) -> None:
+        self._start = start
+        self._channel: Channel | None = None
+        self._starting = asyncio.Lock()
+        self._numbers = itertools.count(1)
+
+    async def channel(self) -> Channel:
+        """The running channel; ``OSError`` when its server cannot be started."""
+        async with self._starting:
+            if self._channel is None or self._channel.gone.is_set():
+                self._channel = await self._start()
+            return self._channel
+
+    def rename(self, request: dict[str, Any]) -> tuple[dict[str, Any], str, str | None]:
+        """``request`` with a fresh id (and a fresh progress token if it gave one), both
+        unique among all clients; the new id and token."""
+        number = next(self._numbers)
+        sent_as = f"c{number}"
+        renamed = {**request, "id": sent_as}
+        params = request.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if (
+            not isinstance(params, dict)
+            or not isinstance(meta, dict)
+            or "progressToken" not in meta
+        ):
+            return renamed, sent_as, None
+        token = f"p{number}"
+        renamed["params"] = {**params, "_meta": {**meta, "progressToken": token}}
+        return renamed, sent_as, token
+
+    async def close(self) -> None:
+        """Stop the server."""
+        if self._channel is not None:
+            await self._channel.close()

@@ -1,0 +1,203 @@
+"""Which HTTP answer each message for the client goes out on.
+
+Over streamable HTTP the answer to a POST of requests is the stream of what the server sends
+while they are pending, ending with their responses; what the server sends unasked goes out on
+the session's GET stream. Messages arrive here as lines, already decided about, from one
+upstream: a response goes to the exchange of its request, a progress notification to the
+exchange that gave its token, a notification of a subscription (2026-07-28 tags those with the
+id of the ``subscriptions/listen`` request whose stream it belongs on) to that request's,
+anything else to the oldest exchange still streaming, then the GET stream, then a bounded
+buffer kept until a GET stream is opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from typing import Any
+
+RequestId = int | str
+
+_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+
+
+class Exchange:
+    """One POST waiting for the answers to its requests.
+
+    ``ids`` maps the id each request was sent upstream with to the client's own, ``tokens``
+    likewise for progress tokens: a stateless client's ids are renamed so as not to collide
+    with another client's. ``lines`` ends with None once every request is answered.
+    """
+
+    def __init__(
+        self,
+        ids: dict[RequestId, RequestId],
+        tokens: dict[RequestId, RequestId],
+        *,
+        streaming: bool,
+    ) -> None:
+        self.ids = ids
+        self.tokens = tokens
+        self.streaming = streaming
+        self.waiting = set(ids)
+        self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        if not self.waiting:
+            self.lines.put_nowait(None)
+
+    def put(self, line: bytes, messages: list[dict[str, Any]]) -> None:
+        """A line for this exchange (``messages`` are its contents), in the client's ids."""
+        answered = [_id_of(m) for m in messages if "method" not in m]
+        renamed = False
+        for message in messages:
+            sent_as = _id_of(message) if "method" not in message else None
+            if sent_as in self.ids and self.ids[sent_as] != sent_as:
+                message["id"] = self.ids[sent_as]
+                renamed = True
+            token = _token_of(message)
+            if token in self.tokens and self.tokens[token] != token:
+                message["params"]["progressToken"] = self.tokens[token]
+                renamed = True
+            meta = _meta_of(message)
+            subscription = _request_id(meta.get(_SUBSCRIPTION))
+            if subscription in self.ids and self.ids[subscription] != subscription:
+                meta[_SUBSCRIPTION] = self.ids[subscription]
+                renamed = True
+        if renamed:
+            line = _line_of(messages if line.lstrip().startswith(b"[") else messages[0])
+        if self.waiting:
+            self.lines.put_nowait(line)
+            for sent_as in answered:
+                self.settle(sent_as)
+
+    def settle(self, sent_as: RequestId | None) -> None:
+        """One request answered; the end of the exchange after the last."""
+        if sent_as in self.waiting:
+            self.waiting.discard(sent_as)
+            if not self.waiting:
+                self.lines.put_nowait(None)
+
+    def end(self) -> None:
+        """Nothing more will come."""
+        self.waiting.clear()
+        self.lines.put_nowait(None)
+
+
+class Router:
+    """The exchanges and the GET stream of one upstream; see the module documentation.
+
+    A ``shared`` router serves many clients (the stateless revisions): what cannot be told
+    to belong to one of them is dropped rather than shown to another.
+    """
+
+    def __init__(self, buffered: int, *, shared: bool = False) -> None:
+        self.shared = shared
+        self._exchanges: dict[RequestId, Exchange] = {}
+        self._progress: dict[RequestId, Exchange] = {}
+        self._open: dict[Exchange, None] = {}  # in the order they were opened
+        self.standalone: asyncio.Queue[bytes | None] | None = None
+        self._buffer: deque[bytes] = deque(maxlen=buffered)
+
+    @property
+    def busy(self) -> bool:
+        """Whether any answer or stream is open."""
+        return bool(self._open) or self.standalone is not None
+
+    def open(self, exchange: Exchange) -> Exchange:
+        """Route the answers of ``exchange``'s requests to it from now on."""
+        for sent_as in exchange.ids:
+            self._exchanges[sent_as] = exchange
+        for token in exchange.tokens:
+            self._progress[token] = exchange
+        self._open[exchange] = None
+        return exchange
+
+    def close(self, exchange: Exchange) -> None:
+        """The client's answer is over (or it went away): nothing more goes to it."""
+        for sent_as in exchange.ids:
+            if self._exchanges.get(sent_as) is exchange:
+                del self._exchanges[sent_as]
+        for token in exchange.tokens:
+            if self._progress.get(token) is exchange:
+                del self._progress[token]
+        self._open.pop(exchange, None)
+
+    def listen(self) -> asyncio.Queue[bytes | None] | None:
+        """Open the GET stream, with what was buffered for it; None if one is open already."""
+        if self.standalone is not None:
+            return None
+        self.standalone = asyncio.Queue()
+        while self._buffer:
+            self.standalone.put_nowait(self._buffer.popleft())
+        return self.standalone
+
+    def unlisten(self, stream: asyncio.Queue[bytes | None]) -> None:
+        """The GET stream closed."""
+        if self.standalone is stream:
+            self.standalone = None
+
+    def deliver(self, line: bytes) -> None:
+        """Send one line on the answer it belongs to."""
+        try:
+            body = json.loads(line)
+        except ValueError:
+            body = None
+        messages = [m for m in (body if isinstance(body, list) else [body]) if isinstance(m, dict)]
+        target = self._target(messages)
+        if target is not None:
+            target.put(line, messages)
+        elif self.shared:
+            return
+        elif self.standalone is not None:
+            self.standalone.put_nowait(line)
+        else:
+            self._buffer.append(line)
+
+    def end(self) -> None:
+        """The upstream is gone: every answer and stream ends."""
+        for exchange in list(self._open):
+            exchange.end()
+        if self.standalone is not None:
+            self.standalone.put_nowait(None)
+
+    def _target(self, messages: list[dict[str, Any]]) -> Exchange | None:
+        for message in messages:
+            answered = _id_of(message) if "method" not in message else None
+            if answered is not None:
+                return self._exchanges.get(answered)
+            token = _token_of(message)
+            if token is not None and token in self._progress:
+                return self._progress[token]
+            subscription = _request_id(_meta_of(message).get(_SUBSCRIPTION))
+            if subscription is not None and subscription in self._exchanges:
+                return self._exchanges[subscription]
+        if self.shared:
+            return None
+        return next((e for e in self._open if e.streaming and e.waiting), None)
+
+
+def _id_of(message: dict[str, Any]) -> RequestId | None:
+    return _request_id(message.get("id"))
+
+
+def _request_id(value: Any) -> RequestId | None:
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+def _meta_of(message: dict[str, Any]) -> dict[str, Any]:
+    """The ``_meta`` of a notification's params, or of a result (empty when it has none)."""
+    body = message.get("params") if "method" in message else message.get("result")
+    meta = body.get("_meta") if isinstance(body, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _token_of(message: dict[str, Any]) -> RequestId | None:
+    if message.get("method") != "notifications/progress":
+        return None
+    params = message.get("params")
+    token = params.get("progressToken") if isinstance(params, dict) else None
+    return token if isinstance(token, (int, str)) and not isinstance(token, bool) else None
+
+
+def _line_of(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

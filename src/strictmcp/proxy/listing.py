@@ -1,0 +1,154 @@
+"""Learning a server's tools before checking a call, when the conversation has no current listing.
+
+A client may call a tool it never listed here: from 2026-07-28 requests are self-contained
+and may reach a proxy replica that never saw a ``tools/list``, and clients of every revision
+call tools they know of from elsewhere (or listed before the server said its tools changed).
+Before such a call the transport lists the tools itself, every page, through the session, so
+that the conversation learns them; the client never sees those answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .session import ProxySession
+
+MAX_PAGES = 100
+"""Pages fetched at most: a server whose cursors never end cannot hold a call forever."""
+
+_ENVELOPE = "io.modelcontextprotocol/"
+_VERSION = f"{_ENVELOPE}protocolVersion"
+_VERSION_BYTES = _VERSION.encode()
+_OWN_ID = "strictmcp-"
+"""Prefix of the ids of requests the proxy makes itself."""
+_OWN_ID_BYTES = _OWN_ID.encode()
+
+MODERN = frozenset({"2026-07-28"})
+"""The revisions without a handshake: every request stands alone."""
+
+Ask = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""Sends one request of the proxy's own (its id set by the callee); the answer, or None."""
+
+
+def declared_version(message: Any) -> str | None:
+    """The protocol version a request declares in its ``_meta``, if it does."""
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(_VERSION) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def may_need_listing(line: bytes, session: ProxySession) -> bool:
+    """Whether ``line`` may be a tool call that ``session`` cannot check until the tools are
+    listed (again); cheap enough for every line (most are not even parsed later)."""
+    if b"tools/call" not in line:
+        return False
+    conversation = session.conversation
+    registry = conversation.tools
+    # Before a handshake has begun the server could not answer a listing; a 2026-07-28
+    # request needs none.
+    started = conversation.revision is not None or _VERSION_BYTES in line
+    return started and (not registry.listed or registry.stale)
+
+
+async def list_before(line: bytes, session: ProxySession, ask: Ask) -> None:
+    """List the tools first when ``line`` is a tool call and ``session`` has no current
+    listing to check it against."""
+    if not may_need_listing(line, session):
+        return
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return
+    if (
+        isinstance(message, dict)
+        and message.get("method") == "tools/call"
+        and "id" in message
+        and (session.conversation.revision is not None or declared_version(message) in MODERN)
+    ):
+        await fetch_tools(ask, message)
+
+
+def input_schema(session: ProxySession, name: str) -> Any:
+    """The input schema tool ``name`` was listed with in ``session``; None when it was not."""
+    tool = session.conversation.tools.get(name)
+    return tool.definition.get("inputSchema") if tool is not None else None
+
+
+class OwnRequests:
+    """Requests the proxy makes itself: their ids, and their answers, kept from the client."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
+        self._numbers = itertools.count(1)
+
+    def __bool__(self) -> bool:
+        return bool(self._waiting)
+
+    def make(self, request: dict[str, Any]) -> tuple[str, bytes]:
+        """``request`` with an id of the proxy's own, as a line; the id."""
+        request_id = f"{_OWN_ID}{next(self._numbers)}"
+        self._waiting[request_id] = asyncio.get_running_loop().create_future()
+        line = json.dumps({**request, "id": request_id}, separators=(",", ":")) + "\n"
+        return request_id, line.encode()
+
+    async def answer(self, request_id: str) -> dict[str, Any] | None:
+        """The answer to a request made here; None if the server went away first."""
+        try:
+            return await self._waiting[request_id]
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def claim(self, line: bytes) -> bool:
+        """Whether ``line``, on its way to the client, answers a request made here (then it
+        is taken: the client never asked it)."""
+        if _OWN_ID_BYTES not in line:
+            return False
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        answered = message.get("id") if isinstance(message, dict) else None
+        waiter = self._waiting.get(answered) if isinstance(answered, str) else None
+        if waiter is None:
+            return False
+        if not waiter.done():
+            waiter.set_result(message)
+        return True
+
+    def end(self) -> None:
+        """The server is gone: nothing made here will be answered."""
+        for waiter in self._waiting.values():
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+async def fetch_tools(ask: Ask, request: dict[str, Any]) -> bool:
+    """List the server's tools, all pages, carrying ``request``'s ``_meta`` envelope (the
+    2026-07-28 revision wants one on every request); whether the listing was complete."""
+    params = request.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    # The envelope only: a progress token or other request-specific entries stay with the call.
+    kept = (
+        {k: v for k, v in meta.items() if k.startswith(_ENVELOPE)} if isinstance(meta, dict) else {}
+    )
+    envelope = {"_meta": kept} if kept else {}
+    cursor: Any = None
+    for _ in range(MAX_PAGES):
+        page_params = {**envelope, "cursor": cursor} if cursor is not None else envelope
+        ask_for: dict[str, Any] = {"jsonrpc": "2.0", "method": "tools/list"}
+        if page_params:
+            ask_for["params"] = page_params
+        answer = await ask(ask_for)
+        result = answer.get("result") if answer is not None else None
+        if not isinstance(result, dict):
+            return False
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return True
+    return False

@@ -1,0 +1,27 @@
+"""The server side of a connection: JSON-RPC messages to and from one MCP server.
+
+An :class:`Upstream` carries one message per line, as stdio does, whatever the server's
+transport is; the proxy, ``strictmcp lint`` and ``strictmcp check`` all talk to a server
+through one.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+LONG_LIVED = frozenset({"subscriptions/listen"})
+"""Requests whose answer is a stream of notifications, open until the client closes it: no
+timeout of the proxy's applies to them."""
+
+
+class Upstream(Protocol):
+    """One MCP server, reached over stdio or streamable HTTP."""
+
+    async def send(self, line: bytes) -> None:
+        """Send one message (a JSON text and its ``\\n``) to the server."""
+
+    async def receive(self) -> bytes | None:
+        """The next message the server sent, as one line; None once the server is gone."""
+
+    async def aclose(self) -> int:
+        """Stop talking to the server and release it; its exit status (0 if not a process)."""

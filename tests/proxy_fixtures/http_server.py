@@ -1,0 +1,37 @@
+"""The SDK fixture server of ``sdk_server.py``, served over streamable HTTP by the official SDK.
+
+    python http_server.py CALLS_FILE
+
+It listens on a free loopback port and says where on its stdout (``http://127.0.0.1:PORT/mcp``)
+once it accepts connections; it records calls as ``sdk_server.py`` does.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import uvicorn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from proxy_fixtures.sdk_server import build  # found through the path just set
+
+
+class _Announcing(uvicorn.Server):
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        port = self.servers[0].sockets[0].getsockname()[1]
+        print(f"http://127.0.0.1:{port}/mcp", flush=True)
+
+
+async def main() -> None:
+    """Serve until killed."""
+    app = build(Path(sys.argv[1])).streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
+    await _Announcing(config).serve()
+
+
+if __name__ == "__main__":
+    anyio.run(main)

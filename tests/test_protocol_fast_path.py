@@ -1,0 +1,368 @@
+"""The fast path for plain ``tools/call`` messages gives exactly the model's verdicts.
+
+``strictmcp.protocol.methods`` answers a ``tools/call`` request or result of a plain shape
+without building its pydantic model. Every test here checks a message both ways, the fast path
+on and off (``_PLAIN`` emptied), and asserts the same violations: for the method checks alone,
+for whole conversations, and for the proxy's routing of the lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp_types.methods import CLIENT_REQUESTS, SERVER_RESULTS
+
+from strictmcp.protocol import (
+    Conversation,
+    Direction,
+    Message,
+    Revision,
+    Sender,
+    check_method_result,
+    check_request,
+    decode,
+)
+from strictmcp.protocol import methods as methods_module
+from strictmcp.proxy.audit import Auditor
+from strictmcp.proxy.session import ProxySession, Routed
+
+REVISIONS = list(Revision)
+TOOL = "create_issue"
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"title": {"type": "string", "minLength": 1}, "priority": {"type": "integer"}},
+    "required": ["title"],
+}
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"received": {"type": "object"}},
+    "required": ["received"],
+}
+
+
+@contextmanager
+def slow_path() -> Iterator[None]:
+    """Every message checked through its model, as before the fast path."""
+    saved = dict(methods_module._PLAIN)
+    methods_module._PLAIN.clear()
+    try:
+        yield
+    finally:
+        methods_module._PLAIN.update(saved)
+
+
+def both_ways(check: Any) -> tuple[Any, Any]:
+    fast = check()
+    with slow_path():
+        slow = check()
+    return fast, slow
+
+
+# --- values ------------------------------------------------------------------------------------
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+# Text with lone surrogates and escapes too: JSON can carry them, and the model must agree.
+texts = st.text(max_size=10) | st.sampled_from(["", "\ud800", "a\udc00b", ":", '\\"', "\x00"])
+objects = st.dictionaries(texts, json_values, max_size=4)
+
+
+# What a field holds when it is not what it should be; null the likeliest, as in real traffic.
+odd_values = st.none() | json_values
+
+
+def member(
+    key: str, usual: st.SearchStrategy[Any], odd: st.SearchStrategy[Any]
+) -> st.SearchStrategy[dict[str, Any]]:
+    """``{key: value}``, mostly with a usual value (so that whole messages are often plain),
+    sometimes with an odd one, sometimes absent."""
+    present = usual.map(lambda value: {key: value})
+    return st.one_of(present, present, present, odd.map(lambda value: {key: value}), st.just({}))
+
+
+def seldom(values: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(st.just({}), st.just({}), values)
+
+
+extras = st.dictionaries(
+    st.sampled_from(["_meta", "task", "extra", "resultType", "annotations", "cursor"]),
+    json_values,
+    min_size=1,
+    max_size=2,
+)
+
+
+@st.composite
+def call_frames(draw: st.DrawFn) -> dict[str, Any]:
+    """A ``tools/call`` request frame, plain or almost plain."""
+    params: dict[str, Any] = {}
+    params |= draw(member("name", texts, odd_values))
+    params |= draw(member("arguments", objects, odd_values))
+    params |= draw(seldom(extras))
+    frame: dict[str, Any] = {}
+    frame |= draw(member("jsonrpc", st.just("2.0"), st.sampled_from(["1.0", 2.0, None])))
+    frame |= draw(member("id", st.integers(min_value=-(2**70)) | texts, odd_values))
+    frame["method"] = "tools/call"
+    frame |= draw(member("params", st.just(params), odd_values))
+    frame |= draw(seldom(st.dictionaries(st.sampled_from(["extra", "result"]), json_values)))
+    return frame
+
+
+text_blocks = st.fixed_dictionaries({"type": st.just("text"), "text": texts})
+odd_blocks = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "image", "TEXT"]), "text": st.one_of(texts, scalars)}
+    ),
+    text_blocks.flatmap(lambda block: extras.map(lambda more: {**block, **more})),
+    st.fixed_dictionaries({"type": st.just("image"), "data": texts, "mimeType": texts}),
+    st.fixed_dictionaries({"text": texts}),
+    json_values,
+)
+blocks = st.one_of(text_blocks, text_blocks, text_blocks, odd_blocks)
+
+
+@st.composite
+def tool_results(draw: st.DrawFn) -> Any:
+    """A ``CallToolResult``, plain or almost plain."""
+    result: dict[str, Any] = {}
+    result |= draw(member("content", st.lists(blocks, max_size=3), odd_values))
+    result |= draw(member("isError", st.booleans(), odd_values))
+    result |= draw(member("structuredContent", objects, odd_values))
+    result |= draw(seldom(extras))
+    return draw(st.one_of(st.just(result), st.just(result), json_values))
+
+
+def request_of(frame: dict[str, Any]) -> Message:
+    params = frame.get("params")
+    return Message(
+        kind="request",
+        id=frame.get("id"),
+        method="tools/call",
+        params=params if isinstance(params, dict) else None,
+        result=None,
+        error=None,
+        raw=frame,
+    )
+
+
+# --- the method checks -------------------------------------------------------------------------
+
+PLAIN_CALL = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "method": "tools/call",
+    "params": {"name": TOOL, "arguments": {"title": "x"}},
+}
+PLAIN_RESULT = {
+    "content": [{"type": "text", "text": "done"}],
+    "structuredContent": {"received": {"title": "x"}},
+    "isError": False,
+}
+
+CALL_TABLE: list[dict[str, Any]] = [
+    PLAIN_CALL,
+    {**PLAIN_CALL, "id": "seven"},
+    {**PLAIN_CALL, "id": 2**80},
+    {**PLAIN_CALL, "id": True},
+    {**PLAIN_CALL, "id": 1.5},
+    {**PLAIN_CALL, "jsonrpc": "1.0"},
+    {**PLAIN_CALL, "extra": 1},
+    {**PLAIN_CALL, "params": {"name": TOOL}},
+    {**PLAIN_CALL, "params": {"name": TOOL, "arguments": None}},
+    {**PLAIN_CALL, "params": {"name": TOOL, "arguments": []}},
+    {**PLAIN_CALL, "params": {"name": 3, "arguments": {}}},
+    {**PLAIN_CALL, "params": {"arguments": {}}},
+    {**PLAIN_CALL, "params": {"name": TOOL, "arguments": {}, "_meta": {"progressToken": 1}}},
+    {**PLAIN_CALL, "params": {"name": TOOL, "arguments": {}, "_meta": None}},
+    {**PLAIN_CALL, "params": {"name": TOOL, "arguments": {}, "task": {"ttl": 5}}},
+    {**PLAIN_CALL, "params": {"name": "\ud800", "arguments": {"\udc00": 1}}},
+    {**PLAIN_CALL, "params": []},
+]
+RESULT_TABLE: list[Any] = [
+    PLAIN_RESULT,
+    {"content": []},
+    {"content": [{"type": "text", "text": ""}], "isError": True},
+    {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "\ud800"}]},
+    {"content": [{"type": "text", "text": 1}]},
+    {"content": [{"type": "text", "text": None}]},
+    {"content": [{"type": "text"}]},
+    {"content": [{"type": "Text", "text": "a"}]},
+    {"content": [{"type": "text", "text": "a", "annotations": {"priority": 0.5}}]},
+    {"content": [{"type": "text", "text": "a", "_meta": {}}]},
+    {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]},
+    {"content": [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]},
+    {"content": ["text"]},
+    {"content": {"type": "text", "text": "a"}},
+    {"content": [], "isError": None},
+    {"content": [], "isError": 0},
+    {"content": [], "structuredContent": None},
+    {"content": [], "structuredContent": [1, 2]},
+    {"content": [], "structuredContent": "text"},
+    {"content": [], "_meta": {"k": 1}},
+    {"content": [], "resultType": "complete"},
+    {"content": [], "other": 1},
+    {"isError": False},
+    {},
+    [],
+    None,
+]
+
+
+@pytest.mark.parametrize("sender", ["client", "server"])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("frame", CALL_TABLE)
+def test_requests_in_the_table(
+    frame: dict[str, Any], revision: Revision, strict: bool, sender: Sender
+) -> None:
+    message = request_of(frame)
+    fast, slow = both_ways(lambda: check_request(message, revision, sender, strict=strict))
+    assert fast == slow
+
+
+@pytest.mark.parametrize("sender", ["server", "client"])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("result", RESULT_TABLE)
+def test_results_in_the_table(
+    result: Any, revision: Revision, strict: bool, sender: Sender
+) -> None:
+    fast, slow = both_ways(
+        lambda: check_method_result(
+            "tools/call", result, revision, sender, strict=strict, pointer="/result"
+        )
+    )
+    assert fast == slow
+
+
+def test_the_plain_shapes_do_take_the_fast_path() -> None:
+    # Otherwise the differential tests would compare the slow path with itself.
+    revision = Revision.V2025_06_18
+    call = CLIENT_REQUESTS[("tools/call", revision.value)]
+    result = SERVER_RESULTS[("tools/call", revision.value)]
+    assert methods_module._PLAIN[call](PLAIN_CALL, revision)
+    assert methods_module._PLAIN[result](PLAIN_RESULT, revision)
+    assert not methods_module._PLAIN[result](PLAIN_RESULT, Revision.V2025_03_26)
+
+
+_SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(frame=call_frames(), revision=st.sampled_from(REVISIONS), strict=st.booleans())
+def test_any_request(frame: dict[str, Any], revision: Revision, strict: bool) -> None:
+    message = request_of(frame)
+    fast, slow = both_ways(lambda: check_request(message, revision, "client", strict=strict))
+    assert fast == slow
+
+
+@_SETTINGS
+@given(result=tool_results(), revision=st.sampled_from(REVISIONS), strict=st.booleans())
+def test_any_result(result: Any, revision: Revision, strict: bool) -> None:
+    fast, slow = both_ways(
+        lambda: check_method_result(
+            "tools/call", result, revision, "server", strict=strict, pointer="/result"
+        )
+    )
+    assert fast == slow
+
+
+# --- whole sessions ----------------------------------------------------------------------------
+
+
+def _line(obj: Any) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def _handshake(revision: Revision) -> list[tuple[Direction, bytes]]:
+    tool = {"name": TOOL, "inputSchema": INPUT_SCHEMA, "outputSchema": OUTPUT_SCHEMA}
+    initialize = {
+        "protocolVersion": revision.value,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    answer: dict[str, Any] = {
+        "protocolVersion": revision.value,
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"},
+    }
+    return [
+        ("c2s", _line({"jsonrpc": "2.0", "id": "i", "method": "initialize", "params": initialize})),
+        ("s2c", _line({"jsonrpc": "2.0", "id": "i", "result": answer})),
+        ("c2s", _line({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+        ("c2s", _line({"jsonrpc": "2.0", "id": "l", "method": "tools/list"})),
+        ("s2c", _line({"jsonrpc": "2.0", "id": "l", "result": {"tools": [tool]}})),
+    ]
+
+
+def _routes(lines: list[tuple[Direction, bytes]], strict: bool) -> list[Routed]:
+    """What a proxy session decides about ``lines``."""
+
+    async def run() -> list[Routed]:
+        session = ProxySession(Auditor(None, stderr=io.StringIO()), strict=strict)
+        out = []
+        for direction, line in lines:
+            if direction == "c2s":
+                out.append(await session.from_client(line))
+            else:
+                out.append(await session.from_server(line))
+        return out
+
+    return asyncio.run(run())
+
+
+def _conversation(lines: list[tuple[Direction, bytes]], strict: bool) -> list[Any]:
+    """Every violation a conversation reports for ``lines``."""
+    conversation = Conversation(strict=strict)
+    found: list[Any] = []
+    for direction, line in lines:
+        decoded = decode(line, conversation.revision)
+        found.append(decoded.violations)
+        for message in decoded.messages:
+            found.append(conversation.observe(message, direction, size=decoded.size))
+    return found
+
+
+@_SETTINGS
+@given(
+    exchanges=st.lists(st.tuples(call_frames(), tool_results()), min_size=1, max_size=4),
+    revision=st.sampled_from([r for r in REVISIONS if not r.stateless]),
+    strict=st.booleans(),
+    named=st.booleans(),
+)
+def test_sessions(
+    exchanges: list[tuple[dict[str, Any], Any]], revision: Revision, strict: bool, named: bool
+) -> None:
+    lines = _handshake(revision)
+    for number, (frame, result) in enumerate(exchanges):
+        request = dict(frame)
+        if named and isinstance(request.get("params"), dict):
+            # Most calls should name the listed tool, so that their results are checked too.
+            request["params"] = {**request["params"], "name": TOOL}
+        request["id"] = number
+        lines.append(("c2s", _line(request)))
+        lines.append(("s2c", _line({"jsonrpc": "2.0", "id": number, "result": result})))
+    fast, slow = both_ways(lambda: _routes(lines, strict))
+    assert fast == slow
+    fast, slow = both_ways(lambda: _conversation(lines, strict))
+    assert fast == slow
