@@ -4,6 +4,10 @@ others): every planted fault is found, nothing is found where there is none."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -159,3 +163,45 @@ def test_http_server_by_url() -> None:
         report = check_json(*CASES, "--call", *tools, "--url", url, status=1)
     assert failing(report) == {"extra_args": {"extra-property"}, "bad_output": {"valid"}}
     assert report["target"] == {"url": [url]}
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["tty", "pipe"])
+def test_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise(terminal: bool) -> None:
+    leader, follower = pty.openpty() if terminal else os.pipe()
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "strictmcp", "check", *CASES, "--", *SLOPPY],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=120,
+            check=False,
+        )
+        os.close(follower)
+        follower = -1
+        progress = _read_all(leader).decode(errors="replace")
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert process.returncode == 0, progress
+    if terminal:
+        assert "100%" in progress
+        assert "[####" in progress
+    else:
+        assert "checking add: " in progress
+        assert "%" not in progress
+    # The report itself goes to standard output either way.
+    assert b"verdict:" in process.stdout
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # a pty whose other end is closed reads as EIO
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,9 +1,11 @@
-"""The fast path for plain ``tools/call`` messages gives exactly the model's verdicts.
+"""The fast paths for plain messages give exactly the general checks' verdicts.
 
 ``strictmcp.protocol.methods`` answers a ``tools/call`` request or result of a plain shape
-without building its pydantic model. Every test here checks a message both ways, the fast path
-on and off (``_PLAIN`` emptied), and asserts the same violations: for the method checks alone,
-for whole conversations, and for the proxy's routing of the lines.
+without building its pydantic model, and ``strictmcp.protocol.jsonrpc`` accepts the envelope of
+a plain request or response without walking every envelope rule. Every test here checks a
+message both ways, the fast paths on and off (``_PLAIN`` emptied, ``_plain_envelope`` finding
+nothing), and asserts the same violations: for the envelope and method checks alone, for whole
+conversations, and for the proxy's routing of the lines.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from strictmcp.protocol import (
     Message,
     Revision,
     Sender,
+    check_envelope,
     check_method_result,
     check_request,
     decode,
 )
+from strictmcp.protocol import jsonrpc as jsonrpc_module
 from strictmcp.protocol import methods as methods_module
 from strictmcp.proxy.audit import Auditor
 from strictmcp.proxy.session import ProxySession, Routed
@@ -50,13 +54,17 @@ OUTPUT_SCHEMA = {
 
 @contextmanager
 def slow_path() -> Iterator[None]:
-    """Every message checked through its model, as before the fast path."""
+    """Every message checked through every envelope rule and its model, as before the fast
+    paths."""
     saved = dict(methods_module._PLAIN)
+    plain_envelope = jsonrpc_module._plain_envelope
     methods_module._PLAIN.clear()
+    jsonrpc_module._plain_envelope = lambda obj, revision: None
     try:
         yield
     finally:
         methods_module._PLAIN.update(saved)
+        jsonrpc_module._plain_envelope = plain_envelope
 
 
 def both_ways(check: Any) -> tuple[Any, Any]:
@@ -284,6 +292,59 @@ def test_any_result(result: Any, revision: Revision, strict: bool) -> None:
             "tools/call", result, revision, "server", strict=strict, pointer="/result"
         )
     )
+    assert fast == slow
+
+
+# --- envelopes -----------------------------------------------------------------------------------
+
+ids = st.one_of(st.integers(min_value=-(2**70), max_value=2**70), texts)
+metas = st.one_of(
+    st.dictionaries(st.sampled_from(["progressToken", "other"]), ids | odd_values, max_size=2),
+    st.none(),
+    odd_values,
+)
+result_types = st.one_of(st.sampled_from(["complete", "input_required"]), odd_values)
+
+
+@st.composite
+def envelopes(draw: st.DrawFn) -> Any:
+    """A plain request or response envelope, or one with one thing off the plain shape, or
+    anything else."""
+    body: dict[str, Any] = {}
+    body |= draw(seldom(st.fixed_dictionaries({"_meta": metas})))
+    body |= draw(seldom(st.fixed_dictionaries({"resultType": result_types})))
+    body |= draw(seldom(objects))
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "id": draw(ids)}
+    if draw(st.booleans()):
+        frame |= {"method": draw(st.sampled_from(["tools/call", "ping"])), "params": body}
+    else:
+        frame["result"] = body
+    change = draw(st.sampled_from(["none", "none", "change", "drop", "add"]))
+    key = draw(st.sampled_from(sorted(frame)))
+    if change == "change":
+        frame[key] = draw(odd_values)
+    elif change == "drop":
+        del frame[key]
+    elif change == "add":
+        more = draw(st.sampled_from(["extra", "error", "result", "method", "params"]))
+        frame[more] = draw(odd_values)
+    return draw(st.one_of(st.just(frame), st.just(frame), st.just(frame), json_values))
+
+
+def test_the_plain_envelopes_do_take_the_fast_path() -> None:
+    assert jsonrpc_module._plain_envelope(PLAIN_CALL, None) is not None
+    response = {"jsonrpc": "2.0", "id": 1, "result": PLAIN_RESULT}
+    assert jsonrpc_module._plain_envelope(response, Revision.V2025_06_18) is not None
+
+
+@_SETTINGS
+@given(
+    frame=envelopes(),
+    revision=st.sampled_from([None, *REVISIONS]),
+    pointer=st.sampled_from(["", "/3"]),
+)
+def test_any_envelope(frame: Any, revision: Revision | None, pointer: str) -> None:
+    fast, slow = both_ways(lambda: check_envelope(frame, revision, pointer))
     assert fast == slow
 
 

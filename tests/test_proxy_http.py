@@ -761,6 +761,12 @@ def test_subscription_stream_is_relayed_never_timed_out_and_relisted_after(
             added, added_headers = modern("tools/call", 3, {"name": "test_dynamic_tool"})
             ran = answer(await http.post(url, json=added, headers=added_headers))
             assert ran["result"]["content"][0]["text"] == "The dynamic tool ran."
+        # The client closed the stream: the proxy cancels the request upstream and says so,
+        # not that the server was late.
+        with anyio.fail_after(10):
+            while "cancelled a subscriptions/listen" not in conformance_proxy.stderr():
+                await anyio.sleep(0.05)
+        assert "did not answer a subscriptions/listen" not in conformance_proxy.stderr()
 
     run(body)
 
@@ -789,6 +795,28 @@ def test_http_upstream_stream_closed_mid_call_is_resumed(
             assert text_of(result) == "Answered after the stream was closed."
 
     run(body)
+
+
+def test_stdio_proxy_never_times_a_subscription_out(
+    tmp_path: Path, processes: list[Process]
+) -> None:
+    server = [sys.executable, str(FIXTURES / "conformance_server.py"), "stdio"]
+    args = [sys.executable, "-m", "strictmcp.proxy", "--timeout", "1", "--", *server]
+    proxy = Process(args, tmp_path, "stdout", stdin=True)
+    processes.append(proxy)
+    listen, _ = modern("subscriptions/listen", "sub", {"notifications": {"toolsListChanged": True}})
+    proxy.send(listen)
+    acknowledged = json.loads(proxy.next_line())
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    time.sleep(2)  # past --timeout
+    trigger, _ = modern("tools/call", 2, {"name": "test_trigger_tool_change"})
+    proxy.send(trigger)
+    got = [json.loads(proxy.next_line()) for _ in range(2)]
+    assert {message.get("method") for message in got} == {
+        "notifications/tools/list_changed",
+        None,  # the call's result
+    }
+    assert all(message.get("id") != "sub" for message in got)
 
 
 def test_usage_errors() -> None:

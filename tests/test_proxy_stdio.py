@@ -330,6 +330,35 @@ def test_everything_else_passes_through_byte_for_byte(workspace: Path) -> None:
     assert recorded[2:7] == [*sent, answer]
 
 
+def test_lines_that_arrive_with_the_end_of_input_are_all_delivered(workspace: Path) -> None:
+    # The proxy decides every line of one read before it writes: lines that come in the same
+    # read as the end of stdin must still reach the server, and their answers the client.
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    burst = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": n, "method": "custom/thing"} for n in range(1, 6)),
+    ]
+    data = b"".join(json.dumps(message).encode() + b"\n" for message in burst)
+    process = subprocess.run(
+        [sys.executable, *proxy_args(workspace, server="raw")],
+        input=data,
+        capture_output=True,
+        cwd=workspace,
+        timeout=60,
+        check=False,
+    )
+    answers = [json.loads(line) for line in process.stdout.splitlines()]
+    assert [answer["id"] for answer in answers] == [0, 1, 2, 3, 4, 5]
+    assert process.returncode == 0
+    recorded = (workspace / "calls").read_bytes().splitlines()
+    assert [json.loads(line).get("id") for line in recorded] == [0, None, 1, 2, 3, 4, 5]
+
+
 def test_malformed_client_lines_are_answered_and_the_stream_goes_on(workspace: Path) -> None:
     with raw_proxy(workspace, server="raw") as proxy:
         proxy.handshake()

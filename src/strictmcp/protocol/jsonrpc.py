@@ -164,6 +164,9 @@ def check_envelope(
     prefixes every violation's pointer. Only the envelope is checked here: what a method's
     params and result must hold is :mod:`strictmcp.protocol.methods`' business.
     """
+    plain = _plain_envelope(obj, revision)
+    if plain is not None:
+        return plain, []
     if not isinstance(obj, dict):
         return None, [_invalid(pointer, "a message must be a JSON object")]
     violations: list[Violation] = []
@@ -219,6 +222,50 @@ def check_envelope(
         ),
         violations,
     )
+
+
+# --- the common case, recognized by its exact members --------------------------------------------
+# Nearly every message is a request with params or a response with a result, and nothing else.
+# For such a message the general checks above find nothing, yet walk every rule to say so. The
+# function below tests a condition under which they would pass, on the exact JSON types; a
+# message that does not meet it goes through them (tests/test_protocol_fast_path.py compares).
+
+_REQUEST_MEMBERS = frozenset({"jsonrpc", "id", "method", "params"})
+_RESPONSE_MEMBERS = frozenset({"jsonrpc", "id", "result"})
+_ID_TYPES = (int, str)
+
+
+def _plain_envelope(obj: Any, revision: Revision | None) -> Message | None:
+    """The message, when ``obj`` is a request or response of the plain shape; else None."""
+    if type(obj) is not dict or obj.get("jsonrpc") != JSONRPC_VERSION:
+        return None
+    request_id = obj.get("id")
+    if type(request_id) not in _ID_TYPES:
+        return None
+    members = obj.keys()
+    if members == _REQUEST_MEMBERS:
+        method, params = obj["method"], obj["params"]
+        if type(method) is not str or type(params) is not dict:
+            return None
+        if "_meta" in params:
+            meta = params["_meta"]
+            if type(meta) is not dict or (
+                "progressToken" in meta and type(meta["progressToken"]) not in _ID_TYPES
+            ):
+                return None
+        return Message("request", request_id, method, params, None, None, obj)
+    if members == _RESPONSE_MEMBERS:
+        result = obj["result"]
+        if type(result) is not dict or ("_meta" in result and type(result["_meta"]) is not dict):
+            return None
+        if (
+            revision is not None
+            and revision.at_least(Revision.V2026_07_28)
+            and type(result.get("resultType")) is not str
+        ):
+            return None
+        return Message("response", request_id, None, None, result, None, obj)
+    return None
 
 
 def _invalid(pointer: str, message: str) -> Violation:

@@ -77,7 +77,7 @@ def check_call(
     :func:`declared_arguments`). ``json_size``, the size of the request's JSON text, lets
     the engine skip measuring the arguments.
     """
-    name = params.get("name") if isinstance(params, Mapping) else None
+    name = params.get("name") if isinstance(params, (dict, Mapping)) else None
     if params is None or not isinstance(name, str):
         message = "tools/call params must name the tool in a string"
         violation = Violation(Rule.INVALID_PARAMS, message, "/params/name")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -57,7 +58,7 @@ class CheckedTool:
     output_validator: Validator | None
     violations: tuple[Violation, ...] = ()
 
-    @property
+    @cached_property
     def usable(self) -> bool:
         """Whether no error was found: calls to an unusable tool are refused."""
         return not errors(self.violations)

@@ -11,13 +11,12 @@ stdio transport in front of an HTTP server and every session of the HTTP transpo
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from .listing import OwnRequests, list_before, may_need_listing
 from .session import ProxySession, Routed
-from .upstream import LONG_LIVED, Upstream
+from .upstream import Upstream, long_lived
 
 
 class Relay:
@@ -62,8 +61,8 @@ class Relay:
     async def _decided(self, line: bytes) -> list[bytes]:
         async with self._order:
             routed = await self.session.from_client(line)
-            if routed.sent and b"subscriptions/listen" in line:
-                self._untimed.update(_long_lived(line))
+            if routed.sent:
+                self._untimed.update(long_lived(line))
             self._time(routed)
             for onward in routed.forward:
                 await self.upstream.send(onward)
@@ -114,7 +113,8 @@ class Relay:
         timer = self._timers.pop(request_id, None)
         if timer is not None:
             timer.cancel()
-        self._spawn(self._send(self.session.expire(request_id).forward))
+        routed = self.session.cancel(request_id, "the client went away (strictmcp proxy)")
+        self._spawn(self._send(routed.forward))
 
     def _time(self, routed: Routed) -> None:
         timers = self._timers
@@ -155,18 +155,3 @@ class Relay:
         """A line for the client, unless it answers a request of the proxy's own."""
         if not (self._asked and self._asked.claim(line)):
             self._to_client(line)
-
-
-def _long_lived(line: bytes) -> list[int | str]:
-    """The ids of the requests in ``line`` that are :data:`LONG_LIVED`."""
-    try:
-        body = json.loads(line)
-    except ValueError:
-        return []
-    return [
-        message["id"]
-        for message in (body if isinstance(body, list) else [body])
-        if isinstance(message, dict)
-        and message.get("method") in LONG_LIVED
-        and isinstance(message.get("id"), (int, str))
-    ]

@@ -72,7 +72,7 @@ _ARGUMENTS = "/params/arguments"
 _TOOLS = "/result/tools/"
 
 
-@dataclass
+@dataclass(slots=True)
 class Routed:
     """What to do with one line: send ``forward`` on, send ``reply`` back to its sender.
 
@@ -86,7 +86,7 @@ class Routed:
     settled: list[int | str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     """The outcome for one message: sent on as it came, sent on changed, or answered here
     (``dry_run`` gives the answer, when it has to be awaited)."""
@@ -127,8 +127,9 @@ class ProxySession:
         self._max_in_flight = max_in_flight
         # Client requests forwarded and not yet answered, by id, with their method.
         self._waiting: OrderedDict[int | str, str] = OrderedDict()
-        # Requests answered with a timeout error: the server's late answer is dropped.
-        self._expired: OrderedDict[int | str, None] = OrderedDict()
+        # Requests given up on (timed out, or cancelled by the client), with what happened
+        # to them: the server's late answer is dropped.
+        self._given_up: OrderedDict[int | str, str] = OrderedDict()
         # The dry run tells what the real call would meet: under audit nothing is refused.
         self._dry_policy = (
             replace(policy, mode="audit") if policy is not None and not self.enforcing else policy
@@ -182,23 +183,27 @@ class ProxySession:
         self, line: bytes, direction: Direction, decoded: Decoded, items: list[_Item]
     ) -> Routed:
         routed = Routed()
+        sent, settled = routed.sent, routed.settled
+        from_client = direction == "c2s"
         forwarded: list[dict[str, Any]] = []
         replies: list[dict[str, Any]] = []
         changed = False
         for message, item in zip(decoded.messages, items, strict=True):
+            forward, reply, request_id = item.forward, item.reply, message.id
             changed = changed or item.changed
-            if item.forward is not None:
-                forwarded.append(item.forward)
-            if item.reply is not None:
-                replies.append(item.reply)
-            if message.id is None:
+            if forward is not None:
+                forwarded.append(forward)
+            if reply is not None:
+                replies.append(reply)
+            if request_id is None:
                 continue
-            if direction == "c2s" and message.kind == "request" and item.forward is not None:
-                routed.sent.append(message.id)
-            if direction == "s2c" and message.kind in ("response", "error"):
-                routed.settled.append(message.id)
-            if direction == "c2s" and item.reply is not None:
-                routed.settled.append(message.id)
+            if from_client:
+                if message.kind == "request" and forward is not None:
+                    sent.append(request_id)
+                if reply is not None:
+                    settled.append(request_id)
+            elif message.kind in ("response", "error"):
+                settled.append(request_id)
         if not replies and not changed:
             routed.forward.append(line)
         elif forwarded:
@@ -264,7 +269,6 @@ class ProxySession:
         findings), or None to forward it. ``check`` is the conversation's own verdict."""
         if message.id is None:
             return None
-        registry = self.conversation.tools
         if self.enforcing and check.jsonrpc_error is not None:
             code, text = check.jsonrpc_error
             return error_response(message.id, code, text)
@@ -277,15 +281,16 @@ class ProxySession:
         found += guarded
         if not (self.enforcing and self.policy.blocks(guarded)):
             return None
-        return _result(message, _guard_refusal(registry.revision, check.tool, tool, guarded))
+        revision = self.conversation.tools.revision
+        return _result(message, _guard_refusal(revision, check.tool, tool, guarded))
 
     def _server_message(self, message: Message, size: int) -> _Item:
         request = self.conversation.request_answered_by(message, "s2c")
         if message.id is not None and message.kind in ("response", "error"):
             self._waiting.pop(message.id, None)
-            if message.id in self._expired:
-                del self._expired[message.id]
-                self.auditor.say("dropped the server's late answer to a request that timed out")
+            why = self._given_up.pop(message.id, None)
+            if why is not None:
+                self.auditor.say(f"dropped the server's late answer to a request that {why}")
                 self.conversation.observe(message, "s2c", size=size)
                 return _Item(changed=True)
         found = self.conversation.observe(message, "s2c", size=size)
@@ -353,22 +358,44 @@ class ProxySession:
     def expire(self, request_id: int | str) -> Routed:
         """A request the server took too long to answer: the client gets a timeout error, the
         server a cancellation, and its answer, should it come, is dropped."""
+        routed = self._give_up(
+            request_id,
+            "timed out",
+            "the server did not answer a {} request in time",
+            "timed out in strictmcp proxy",
+        )
+        if routed.settled:
+            reply = error_response(
+                request_id, UPSTREAM_TIMEOUT, "The server did not answer in time (strictmcp proxy)"
+            )
+            routed.reply.append(_line_of(reply))
+        return routed
+
+    def cancel(self, request_id: int | str, reason: str) -> Routed:
+        """A request the client gave up on (an HTTP client that went away): the server gets a
+        cancellation saying ``reason``, its answer, should it come, is dropped, and the client,
+        gone, gets nothing."""
+        return self._give_up(
+            request_id, "was cancelled", "the client cancelled a {} request", reason
+        )
+
+    def _give_up(self, request_id: int | str, why: str, said: str, reason: str) -> Routed:
+        """Stop waiting for a request (nothing happens when it is not waiting): tell the
+        operator ``said`` (with the method), the server to cancel it, and drop its answer,
+        which the operator is then told came for a request that ``why``."""
         method = self._waiting.pop(request_id, None)
         if method is None:
             return Routed()
-        self._expired[request_id] = None
-        while len(self._expired) > self._max_in_flight:
-            self._expired.popitem(last=False)
-        self.auditor.say(f"the server did not answer a {method} request in time")
-        reply = error_response(
-            request_id, UPSTREAM_TIMEOUT, "The server did not answer in time (strictmcp proxy)"
-        )
-        routed = Routed(reply=[_line_of(reply)], settled=[request_id])
+        self._given_up[request_id] = why
+        while len(self._given_up) > self._max_in_flight:
+            self._given_up.popitem(last=False)
+        self.auditor.say(said.format(method))
+        routed = Routed(settled=[request_id])
         if method != "initialize":  # the spec forbids cancelling initialize
             cancel = {
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
-                "params": {"requestId": request_id, "reason": "timed out in strictmcp proxy"},
+                "params": {"requestId": request_id, "reason": reason},
             }
             self.conversation.observe(_message_of(cancel), "c2s")
             routed.forward.append(_line_of(cancel))

@@ -26,7 +26,7 @@ from .lines import OVERSIZED, Line, LineSplitter
 from .listing import OwnRequests, list_before, may_need_listing
 from .relay import Relay
 from .session import ProxySession, Routed
-from .upstream import Upstream
+from .upstream import Upstream, long_lived
 
 _SHUTDOWN_GRACE = 5.0
 """Seconds the server gets to exit after its stdin is closed, and again after SIGTERM."""
@@ -490,14 +490,23 @@ class _Pump:
 
     def from_client(self, line: bytes) -> Routed | Awaitable[Routed]:
         """Decide about a client line (at once, as :meth:`ProxySession.decide` does), unless
-        it is a 2026-07-28 call that must wait for the tools to be listed first."""
+        it is a call that must wait for the tools to be listed first, or a request whose
+        answer stays open as long as the client wants (then it is not timed)."""
         if may_need_listing(line, self.session):
             return self._listed_then_decided(line)
+        endless = long_lived(line)
+        if endless:
+            return self._untimed(line, endless)
         return self.session.decide(line, "c2s")
 
     async def _listed_then_decided(self, line: bytes) -> Routed:
         await list_before(line, self.session, self.ask)
         return await self.session.from_client(line)
+
+    async def _untimed(self, line: bytes, endless: list[int | str]) -> Routed:
+        routed = await self.session.from_client(line)
+        routed.sent = [request_id for request_id in routed.sent if request_id not in endless]
+        return routed
 
     async def ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """Send a request of the proxy's own; its answer (kept from the client), or None."""

@@ -7,11 +7,30 @@ through one.
 
 from __future__ import annotations
 
+import json
 from typing import Protocol
 
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests whose answer is a stream of notifications, open until the client closes it: no
 timeout of the proxy's applies to them."""
+_LONG_LIVED_BYTES = tuple(method.encode() for method in LONG_LIVED)
+
+
+def long_lived(line: bytes) -> list[int | str]:
+    """The ids of the :data:`LONG_LIVED` requests in ``line``; cheap for any other line."""
+    if not any(method in line for method in _LONG_LIVED_BYTES):
+        return []
+    try:
+        body = json.loads(line)
+    except ValueError:
+        return []
+    return [
+        message["id"]
+        for message in (body if isinstance(body, list) else [body])
+        if isinstance(message, dict)
+        and message.get("method") in LONG_LIVED
+        and isinstance(message.get("id"), (int, str))
+    ]
 
 
 class Upstream(Protocol):

@@ -1,0 +1,5 @@
+"""``python -m strictmcp``: the ``strictmcp`` command."""
+
+from .cli import main
+
+main(prog_name="strictmcp")
