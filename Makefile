@@ -51,7 +51,7 @@ $(TEST_STAMP): $(BIN)/python pyproject.toml
 
 $(CHROMIUM_STAMP): | $(BIN)/python
 	command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
-	  $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
 	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json

@@ -332,6 +332,20 @@ CLEAN: list[Any] = [
     ),
     ("SMT203", with_schema(a=prop("number", minimum=None, exclusiveMinimum=0)), {}),
     ("SMT204", [tool(schema={**obj(a=prop()), "required": []})], {}),
+    # Every property has a default: optional by design (server-everything's get-sum...).
+    (
+        "SMT204",
+        [
+            tool(
+                schema={
+                    "type": "object",
+                    "properties": {"a": prop(default="x")},
+                    "additionalProperties": False,
+                }
+            )
+        ],
+        {},
+    ),
     ("SMT301", with_schema(file_path=prop()), {"policy": PATH_POLICY}),
     ("SMT301", with_schema(profile=prop(), include_dirs=prop("boolean")), {}),
     ("SMT302", with_schema(webhookUrl=prop()), {"policy": URL_POLICY}),

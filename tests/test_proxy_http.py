@@ -655,7 +655,8 @@ def conformance_proxy(
         where = ["--upstream", f"http://127.0.0.1:{port}/mcp"]
     else:
         where = ["--", sys.executable, script, "stdio"]
-    args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0", "--timeout", "2"]
+    # Short enough for a test to outlast, long enough for a loaded machine's upstream to answer.
+    args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0", "--timeout", "4"]
     process = Process([*args, *where], tmp_path, "stderr")
     processes.append(process)
     return Proxy(process.wait_for("listening on").rsplit(" ", 1)[1], process, tmp_path)
@@ -751,7 +752,7 @@ def test_subscription_stream_is_relayed_never_timed_out_and_relisted_after(
             first = await anext(events)
             assert first["method"] == "notifications/subscriptions/acknowledged"
             assert first["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub"
-            await anyio.sleep(3)  # past the proxy's --timeout
+            await anyio.sleep(5)  # past the proxy's --timeout
             await http.post(url, json=trigger, headers=trigger_headers)
             changed = await anext(events)
             assert changed["method"] == "notifications/tools/list_changed"
@@ -801,14 +802,14 @@ def test_stdio_proxy_never_times_a_subscription_out(
     tmp_path: Path, processes: list[Process]
 ) -> None:
     server = [sys.executable, str(FIXTURES / "conformance_server.py"), "stdio"]
-    args = [sys.executable, "-m", "strictmcp.proxy", "--timeout", "1", "--", *server]
+    args = [sys.executable, "-m", "strictmcp.proxy", "--timeout", "3", "--", *server]
     proxy = Process(args, tmp_path, "stdout", stdin=True)
     processes.append(proxy)
     listen, _ = modern("subscriptions/listen", "sub", {"notifications": {"toolsListChanged": True}})
     proxy.send(listen)
     acknowledged = json.loads(proxy.next_line())
     assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
-    time.sleep(2)  # past --timeout
+    time.sleep(4)  # past --timeout
     trigger, _ = modern("tools/call", 2, {"name": "test_trigger_tool_change"})
     proxy.send(trigger)
     got = [json.loads(proxy.next_line()) for _ in range(2)]

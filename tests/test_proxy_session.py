@@ -148,3 +148,15 @@ def test_a_batch_is_split_into_what_goes_on_and_what_is_answered() -> None:
     assert answered[0]["result"]["isError"] is True
     assert sorted(routed.sent, key=str) == [1, 3]
     assert routed.settled == [2]
+
+
+def test_a_line_nested_too_deeply_to_read_is_answered_not_a_crash() -> None:
+    session = Session()
+    session.start()
+    deep = b'{"jsonrpc": "2.0", "id": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    routed = anyio.run(session.proxy.from_client, deep)
+    assert not routed.forward
+    (answer,) = messages(routed.reply)
+    assert answer["error"]["code"] in (-32700, -32600)
+    # From the server, the same is reported and the stream goes on.
+    assert anyio.run(session.proxy.from_server, deep).forward == []

@@ -426,10 +426,53 @@ def test_upstream_crash_fails_the_request_and_the_proxy(workspace: Path) -> None
 
 
 def test_upstream_hang_times_out_and_the_stream_goes_on(workspace: Path) -> None:
-    with raw_proxy(workspace, "--timeout", "1") as proxy:
+    # Long enough for the fixture server to start on a loaded machine.
+    with raw_proxy(workspace, "--timeout", "4") as proxy:
         list_tools(proxy)
         late = proxy.request(2, "tools/call", {"name": "hang", "arguments": {}})
         assert late["id"] == 2
         assert late["error"]["code"] == -32001
         assert proxy.request(3, "ping") == {"jsonrpc": "2.0", "id": 3, "result": {}}
     assert "did not answer a tools/call request in time" in stderr_of(workspace)
+
+
+def test_lines_after_one_decided_late_keep_their_order(workspace: Path) -> None:
+    # A call before any listing (the proxy lists the tools first) and a call of the validate
+    # tool (its dry run is awaited) are decided late; the lines that came with them in the
+    # same write must still be sent, and answered, in the order they came.
+    burst = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "custom/thing"},
+        {"jsonrpc": "2.0", "method": "notifications/custom"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "validate", "arguments": {"tool": "nope", "arguments": {}}},
+        },
+        {"jsonrpc": "2.0", "id": 4, "method": "custom/other"},
+        {"jsonrpc": "2.0", "id": 5, "params": []},  # no method: answered by the proxy at once
+        {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+    ]
+    with raw_proxy(workspace, server="raw") as proxy:
+        proxy.handshake()
+        proxy.send(b"".join(json.dumps(message).encode() + b"\n" for message in burst))
+        answers = [proxy.message() for _ in range(6)]
+    # The proxy's own answers in order, each before the server's answers to later lines.
+    assert [answer["id"] for answer in answers] == [1, 3, 5, 2, 4, 6]
+    assert answers[0]["error"]["code"] == -32602  # the server lists no tool "nope"
+    assert "result" in answers[1]
+    assert answers[2]["error"]["code"] == -32600
+    assert [answer["result"]["echo"] for answer in answers[3:]] == [
+        "custom/thing",
+        "custom/other",
+        "ping",
+    ]
+    recorded = [json.loads(line) for line in (workspace / "calls").read_bytes().splitlines()]
+    assert [message.get("method") for message in recorded[2:]] == [
+        "tools/list",  # the proxy's own
+        "custom/thing",
+        "notifications/custom",
+        "custom/other",
+        "ping",
+    ]

@@ -13,6 +13,7 @@ import click
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from ..guards.policy import Policy, PolicyError
+from ..lint.model import printable
 from ..protocol import Revision
 from ..proxy.client import ClientError, open_client
 from .redact import redact_argv, redact_url
@@ -46,10 +47,9 @@ class _Progress:
     def __init__(self) -> None:
         self._tty = sys.stderr.isatty()
         self._bar: Any = None
-        self._name = ""
 
     def start(self, tool: str, total: int) -> None:
-        self._name = tool
+        tool = printable(tool)  # the server's name for it
         if self._tty and total:
             self._bar = click.progressbar(length=total, label=tool, file=sys.stderr)
             self._bar.__enter__()
@@ -154,11 +154,16 @@ def check(
     try:
         asyncio.run(_run(report, options, list(command) or None, url, revision, timeout))
     except ClientError as error:
-        click.echo(f"strictmcp check: {error}", err=True)
+        # One line, escaped: the reason may quote the server (its JSON-RPC error message).
+        click.echo(f"strictmcp check: {printable(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     text = _RENDERERS[fmt](report)
     if output is not None:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as error:
+            click.echo(f"strictmcp check: cannot write {output}: {error.strerror}", err=True)
+            sys.exit(EXIT_ERROR)
         if fmt != "text":
             click.echo(render_text(report), nl=False, err=True)
     else:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
 from hypothesis.errors import HypothesisWarning
 
 from ..schema import Validator
@@ -37,11 +39,20 @@ _OPEN_ENDED = frozenset(
 )
 _MAX_ATTEMPTS_FACTOR = 4
 """Examples hypothesis may try per input wanted: some are dropped as duplicates or refused."""
+TIME_BUDGET = 30.0
+"""Seconds of generation per schema: a hostile one (thousands of required items, each with
+long strings) makes every example slow, and the check must end. Ordinary schemas take a
+second or two; the margin is for loaded CI machines."""
+
+
+class _OutOfTime(Exception):
+    """Raised from the strategy to stop hypothesis once the budget is spent."""
 
 
 @dataclass(frozen=True)
 class Generated:
-    """The valid inputs for one schema, or why there are none (``note``)."""
+    """The valid inputs for one schema, and why there are none or fewer than asked
+    (``note``)."""
 
     inputs: tuple[Any, ...]
     note: str | None = None
@@ -53,18 +64,27 @@ def derive_seed(seed_value: int, *labels: str) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
 
 
-def generate_valid(schema: Any, validator: Validator, *, count: int, seed_value: int) -> Generated:
-    """Up to ``count`` distinct inputs the schema (and the local engine) accepts."""
+def generate_valid(
+    schema: Any,
+    validator: Validator,
+    *,
+    count: int,
+    seed_value: int,
+    budget: float = TIME_BUDGET,
+) -> Generated:
+    """Up to ``count`` distinct inputs the schema (and the local engine) accepts, made in
+    about ``budget`` seconds (plus the one example being drawn when it runs out)."""
     if count <= 0:
         return Generated(())
+    deadline = time.monotonic() + budget
     tight = declared_only(schema)
     if tight != schema:
         # Inputs with only declared arguments read better and reach the tool's own logic;
         # when that finds nothing (a schema the tightening broke), the schema as it is.
-        generated = _generate(tight, validator, count, seed_value)
+        generated = _generate(tight, validator, count, seed_value, deadline)
         if generated.inputs:
             return generated
-    return _generate(schema, validator, count, seed_value)
+    return _generate(schema, validator, count, seed_value, deadline)
 
 
 def declared_only(schema: Any) -> Any:
@@ -84,7 +104,9 @@ def declared_only(schema: Any) -> Any:
     return out
 
 
-def _generate(schema: Any, validator: Validator, count: int, seed_value: int) -> Generated:
+def _generate(
+    schema: Any, validator: Validator, count: int, seed_value: int, deadline: float
+) -> Generated:
     # Imported on first use: the import builds Hypothesis's Unicode tables and caches them on
     # disk, and the CLI first says where (not in the working directory).
     from hypothesis_jsonschema import from_schema  # noqa: PLC0415
@@ -96,6 +118,17 @@ def _generate(schema: Any, validator: Validator, count: int, seed_value: int) ->
         return Generated((), f"could not generate inputs: {_reason(error)}")
     found: dict[str, Any] = {}
     refused = 0
+    out_of_time = False
+
+    @st.composite
+    def timed(draw: st.DrawFn) -> Any:
+        # Checked before each draw, not in the test: the slow examples are the ones too big
+        # to finish drawing, and hypothesis never passes those to the test.
+        nonlocal out_of_time
+        if time.monotonic() > deadline:
+            out_of_time = True
+            raise _OutOfTime
+        return draw(strategy)
 
     def collect(value: Any) -> None:
         nonlocal refused
@@ -114,7 +147,7 @@ def _generate(schema: Any, validator: Validator, count: int, seed_value: int) ->
         suppress_health_check=list(HealthCheck),
         derandomize=False,
         print_blob=False,
-    )(seed(seed_value)(given(strategy)(collect)))
+    )(seed(seed_value)(given(timed())(collect)))
     try:
         with isolated(), warnings.catch_warnings():
             warnings.simplefilter("ignore", HypothesisWarning)
@@ -122,9 +155,13 @@ def _generate(schema: Any, validator: Validator, count: int, seed_value: int) ->
     except Exception as error:
         # Whatever hypothesis-jsonschema cannot handle surfaces here, from its own errors to
         # jsonschema's (it refuses remote references): a note for the tool, never a crash.
-        if not found:
+        if not found and not out_of_time:
             return Generated((), f"could not generate inputs: {_reason(error)}")
     inputs = tuple(found.values())
+    if out_of_time:
+        return Generated(
+            inputs, f"input generation ran out of time after {len(inputs)} of {count} inputs"
+        )
     if not inputs:
         note = "could not generate inputs"
         if refused:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..lint.model import printable
 from .results import CheckReport, ToolReport
 
 _WARNINGS_SHOWN = 20
@@ -41,7 +42,9 @@ def render_text(report: CheckReport) -> str:
     if report.aborted:
         lines += ["", f"aborted: {report.aborted}"]
     lines += ["", f"verdict: {report.verdict.upper()}"]
-    return "\n".join(lines) + "\n"
+    # Names, pointers, messages and stderr all come from the server: escaped, they cannot
+    # recolour, retitle or reorder the terminal or log they are read in.
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _heading(report: CheckReport) -> str:

@@ -17,7 +17,7 @@ from ..guards.policy import Policy, PolicyError
 from ..protocol import LATEST, Revision
 from .engine import lint_tools
 from .locate import PointerIndex
-from .model import Finding, Level
+from .model import Finding, Level, printable
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
@@ -191,7 +191,8 @@ def _source(
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"strictmcp lint: {message}", err=True)
+    # One line, escaped: the reason may quote the server (its JSON-RPC error message).
+    click.echo(f"strictmcp lint: {printable(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -227,7 +228,9 @@ def _emit(report: LintReport, source: ToolSource, fmt: str, stream: IO[str] | No
     else:
         uri = _artifact_uri(source.name) if source.kind == "file" and source.name != "-" else None
         document = to_sarif(report, artifact_uri=uri, index=index, prefixes=source.prefixes)
-    click.echo(json.dumps(document, indent=2, ensure_ascii=False), file=stream)
+    # ASCII: names may hold lone surrogates (valid as JSON escapes, unencodable as UTF-8), and
+    # bidirectional or control characters that would reorder or restyle a terminal.
+    click.echo(json.dumps(document, indent=2, ensure_ascii=True), file=stream)
 
 
 def _artifact_uri(path: str) -> str:

@@ -35,7 +35,8 @@ class PointerIndex:
         while pointer not in self._offsets:
             if not pointer:
                 return None
-            pointer = pointer.rsplit("/", 1)[0]
+            # Not rsplit: a pointer without a "/" ("abc") would be its own parent, forever.
+            pointer = pointer.rpartition("/")[0]
         offset = self._offsets[pointer]
         line = bisect.bisect_right(self._line_starts, offset)
         start = self._line_starts[line - 1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -30,6 +31,16 @@ class Level(str, Enum):
 
 
 _RANK = {Level.ERROR: 2, Level.WARNING: 1, Level.INFO: 0}
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (controls, line breaks,
+    bidirectional and other format characters, lone surrogates) written as its JSON escape
+    (``\\u202e``). Pointers and engine messages carry names and values from the server:
+    printed raw they could recolour a terminal, fake lines or reorder what a reader sees."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else json.dumps(char)[1:-1] for char in text)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import click
 
 from ..protocol import Revision
 from ..schema import quote_name
-from .model import Finding, Level, LintRule
+from .model import Finding, Level, LintRule, printable
 
 JSON_VERSION = 1
 LineOf = Callable[[Finding], int | None]
@@ -88,14 +88,12 @@ def render_text(report: LintReport, label: str, line_of: LineOf | None = None) -
     """Human-readable lines: a summary, then each tool's findings under its name.
 
     Severities are styled with ANSI colours; :func:`click.echo` drops them when the output
-    is not a terminal.
+    is not a terminal. Pointers hold the server's property names: they are shown escaped.
     """
     counts = report.counts()
     summary = ", ".join(_plural(counts[level.value], level.value) for level in Level)
-    lines = [
-        f"{label}: {_plural(len(report.tools), 'tool')}, revision {report.revision.value}: "
-        f"{summary}"
-    ]
+    tools = _plural(len(report.tools), "tool")
+    lines = [f"{printable(label)}: {tools}, revision {report.revision.value}: {summary}"]
     current: int | None = None
     for finding in report.findings:
         if finding.tool_index != current:
@@ -103,7 +101,9 @@ def render_text(report: LintReport, label: str, line_of: LineOf | None = None) -
             name = quote_name(finding.tool) if finding.tool is not None else "(no name)"
             lines.append(click.style(f"tool #{current} {name}", bold=True))
         line = line_of(finding) if line_of is not None else None
-        where = (finding.pointer or "(tool)") + (f" (line {line})" if line is not None else "")
+        where = printable(finding.pointer) or "(tool)"
+        if line is not None:
+            where += f" (line {line})"
         level = click.style(f"{finding.severity.value:<7}", fg=_COLOURS[finding.severity])
         lines.append(f"  {level} {finding.code} {where}: {finding.message} [{finding.name}]")
     return lines

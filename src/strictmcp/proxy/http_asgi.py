@@ -24,7 +24,7 @@ from mcp_types.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
-from .http_streams import RequestId
+from .http_streams import RequestId, line_of
 from .sse import event, priming
 
 Scope = MutableMapping[str, Any]
@@ -35,6 +35,9 @@ Headers = list[tuple[bytes, bytes]]
 
 PING_SECONDS = 15.0
 """An event stream silent this long gets a comment, so that no proxy in between closes it."""
+
+BODY_SECONDS = 30.0
+"""The longest a request body may take to arrive."""
 
 RETRY_MILLISECONDS = 1000
 """How long a client whose event stream broke waits before it reconnects (SEP-1699)."""
@@ -59,20 +62,31 @@ _SSE_HEADERS = [
 ]
 
 
-async def read_body(receive: Receive, limit: int, length: str | None) -> bytes | None:
-    """The request body; None when it is over ``limit``."""
+async def read_body(receive: Receive, limit: int, length: str | None) -> bytes | int:
+    """The request body; else the status to answer: 413 when it is over ``limit``, 408 when
+    it takes over :data:`BODY_SECONDS` (a client trickling it would hold its connection and
+    its buffer forever), 0 when the client went away before the end (nothing to answer: a
+    cut body is not the message it was)."""
     if length is not None and length.isdigit() and int(length) > limit:
-        return None
+        return 413
     body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return bytes(body)
-        body += message.get("body", b"")
-        if len(body) > limit:
-            return None
-        if not message.get("more_body", False):
-            return bytes(body)
+
+    async def whole() -> int:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return 0
+            body.extend(message.get("body", b""))
+            if len(body) > limit:
+                return 413
+            if not message.get("more_body", False):
+                return 200
+
+    try:
+        status = await asyncio.wait_for(whole(), BODY_SECONDS)
+    except asyncio.TimeoutError:
+        return 408
+    return bytes(body) if status == 200 else status
 
 
 async def disconnected(receive: Receive) -> None:
@@ -97,7 +111,7 @@ def loads(line: bytes) -> Any:
     """The JSON value of ``line``; None when it is not JSON."""
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -227,8 +241,3 @@ async def answer(
     headers += [(b"content-length", str(len(body)).encode()), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def line_of(obj: Any) -> bytes:
-    """``obj`` as one compact JSON line."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

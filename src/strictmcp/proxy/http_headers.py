@@ -95,11 +95,16 @@ def request_headers(
     """The MCP headers to send with ``message`` (``version`` negotiated so far, if any); a
     2026-07-28 tool call's ``Mcp-Param-*`` ones need its tool's schema, from ``input_schema``."""
     declared = declared_version(message)
+    if declared is not None and not _PLAIN.fullmatch(declared):
+        # No version has a name a header cannot carry; the server reads the body's.
+        declared = None
     headers: dict[str, str] = {}
     if declared is not None or version is not None:
         headers[PROTOCOL_VERSION] = declared or version or ""
-    if declared in MODERN and isinstance(message, dict) and "id" in message:
-        headers[METHOD] = str(message.get("method"))
+    method = message.get("method") if isinstance(message, dict) else None
+    if declared in MODERN and "id" in message and isinstance(method, str):
+        # A method name a header cannot carry goes base64, as names do.
+        headers[METHOD] = encode_name(method)
         name = named(message)
         if name is not None:
             headers[NAME] = encode_name(name)

@@ -35,7 +35,7 @@ from . import http_asgi as io
 from . import http_headers as h
 from .http_asgi import Receive, Scope, Send
 from .http_sessions import Channel, SessionTable, Shared
-from .http_streams import Exchange, RequestId
+from .http_streams import Exchange, RequestId, line_of
 from .listing import MODERN, input_schema
 from .session import TOO_MANY_IN_FLIGHT, UPSTREAM_CLOSED
 from .upstream import LONG_LIVED
@@ -82,7 +82,7 @@ class App:
         if scope["path"] != self.path:
             await io.answer_status(send, 404)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = _headers(scope["headers"])
         refused = self._refused(headers)
         if refused:
             await io.answer_status(send, refused)
@@ -138,13 +138,18 @@ class App:
             await io.answer_status(send, 406)
             return
         body = await io.read_body(receive, self.limits.max_size, headers.get("content-length"))
-        if body is None:
-            await io.answer_status(send, 413)
+        if isinstance(body, int):
+            if body:
+                await io.answer_status(send, body)
             return
         try:
             parsed: Any = json.loads(body)
-        except (ValueError, RecursionError):
-            parsed = None
+        except ValueError:
+            parsed = _UNREADABLE
+        except RecursionError:
+            # Answered here: nothing after (the session included) could read it either.
+            await io.answer_error(send, 400, None, PARSE_ERROR, "Parse error: nested too deeply")
+            return
         # One line, as upstreams carry messages: in JSON a line break can only be whitespace.
         line = body.replace(b"\r", b" ").replace(b"\n", b" ") + b"\n"
         post = _Post(headers, receive, send, line, parsed, sse_ok)
@@ -174,7 +179,7 @@ class App:
                 await io.answer_error(post.send, 503, _id(post.parsed), TOO_MANY_IN_FLIGHT, busy)
                 return
             session_id, channel = made
-        elif post.parsed is None:
+        elif post.parsed is _UNREADABLE:
             await io.answer_error(post.send, 400, None, PARSE_ERROR, "Parse error")
             return
         else:
@@ -187,19 +192,24 @@ class App:
         ids: dict[RequestId, RequestId] = {
             i: i for m in messages if (i := _request_id(m)) is not None
         }
+        if any(channel.router.pending(i) for i in ids):
+            # Its answer would go to the earlier request's POST, which would never end.
+            in_use = "Request id already in use by a pending request"
+            await io.answer_error(post.send, 400, _id(post.parsed), INVALID_REQUEST, in_use)
+            return
         tokens = {t: t for m in messages if (t := _token(m)) is not None}
         lines = [post.body]
         revision = channel.relay.session.conversation.revision
         if isinstance(post.parsed, list) and revision is not None and revision.allows_batches:
             # Few servers read batches: the proxy answers the batch, the server gets its
             # messages one by one (the session still sees them all, and checks each).
-            lines = [io.line_of(item) for item in post.parsed] or lines
+            lines = [line_of(item) for item in post.parsed] or lines
         exchange = Exchange(ids, tokens, streaming=post.sse)
         await self._answer(channel, post, lines, exchange, extra)
 
     async def _stateless(self, post: _Post) -> None:
         request = post.parsed
-        if request is None:
+        if request is _UNREADABLE:
             await io.answer_error(post.send, 400, None, PARSE_ERROR, "Parse error")
             return
         if isinstance(request, dict) and "id" not in request:
@@ -209,13 +219,13 @@ class App:
             if version in MODERN:
                 await io.answer_status(post.send, 202)
             else:
-                await io.answer(post.send, 400, io.line_of(h.unsupported(None, version)), _JSON)
+                await io.answer(post.send, 400, line_of(h.unsupported(None, version)), _JSON)
             return
         if not isinstance(request, dict) or _request_id(request) is None:
             single = "Body must be a single JSON-RPC request or notification"
             await io.answer_error(post.send, 400, None, INVALID_REQUEST, single)
             return
-        if request.get("method") in LONG_LIVED and not post.sse:
+        if _method(request) in LONG_LIVED and not post.sse:
             await io.answer_status(post.send, 406)  # its answer can only be a stream
             return
         refused = h.refusal(request, post.headers)
@@ -228,7 +238,7 @@ class App:
             await io.answer_error(post.send, 502, _id(request), UPSTREAM_CLOSED, _NO_SERVER)
             return
         renamed, sent_as, token = self.shared.rename(request)
-        line = io.line_of(renamed)
+        line = line_of(renamed)
         await channel.relay.learn_tools(line)
         if request.get("method") == "tools/call":
             schema = input_schema(channel.relay.session, str(h.named(request)))
@@ -246,7 +256,7 @@ class App:
     async def _refuse(post: _Post, error: dict[str, Any]) -> None:
         """Answer a 2026-07-28 request with an error of the transport's, and its status."""
         await io.answer_json(
-            post.send, [io.line_of(error)], [], batch=False, statuses=io.MODERN_STATUS
+            post.send, [line_of(error)], [], batch=False, statuses=io.MODERN_STATUS
         )
 
     async def _answer(
@@ -330,6 +340,8 @@ class App:
         await io.answer_status(send, 200 if await self.sessions.end(session_id) else 404)
 
 
+_UNREADABLE: Any = object()
+"""What a body that is not JSON parses to (``null`` is JSON, and an invalid request)."""
 _NO_SERVER = "The server could not be started (strictmcp proxy)"
 _JSON = b"application/json"
 _HANDSHAKE = frozenset(revision.value for revision in Revision) - MODERN
@@ -376,6 +388,17 @@ class _Server(uvicorn.Server):
             for sock in server.sockets:
                 host, port = sock.getsockname()[:2]
                 self._announce(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+
+
+def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The request's headers by lower-case name; a repeated one is its values joined with
+    commas, as HTTP combines them, so that no check reads one value and the rest another."""
+    headers: dict[str, str] = {}
+    for key, value in raw:
+        name = key.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {text}" if name in headers else text
+    return headers
 
 
 def _hostname(host: str) -> str:

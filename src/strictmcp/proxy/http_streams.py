@@ -7,7 +7,8 @@ upstream: a response goes to the exchange of its request, a progress notificatio
 exchange that gave its token, a notification of a subscription (2026-07-28 tags those with the
 id of the ``subscriptions/listen`` request whose stream it belongs on) to that request's,
 anything else to the oldest exchange still streaming, then the GET stream, then a bounded
-buffer kept until a GET stream is opened.
+buffer kept until a GET stream is opened. A GET stream whose client leaves :data:`MAX_UNREAD`
+lines unread is ended, its lines buffered: the client opens another to go on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from typing import Any
 RequestId = int | str
 
 _SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+
+MAX_UNREAD = 1000
+"""Lines a GET stream's client may leave unread before the stream is ended: past a burst,
+that many means its connection has stalled, and they would pile up without bound."""
 
 
 class Exchange:
@@ -64,7 +69,7 @@ class Exchange:
                 meta[_SUBSCRIPTION] = self.ids[subscription]
                 renamed = True
         if renamed:
-            line = _line_of(messages if line.lstrip().startswith(b"[") else messages[0])
+            line = line_of(messages if line.lstrip().startswith(b"[") else messages[0])
         if self.waiting:
             self.lines.put_nowait(line)
             for sent_as in answered:
@@ -112,6 +117,11 @@ class Router:
         self._open[exchange] = None
         return exchange
 
+    def pending(self, sent_as: RequestId) -> bool:
+        """Whether a request sent as ``sent_as`` waits for its answer in an open exchange."""
+        exchange = self._exchanges.get(sent_as)
+        return exchange is not None and sent_as in exchange.waiting
+
     def close(self, exchange: Exchange) -> None:
         """The client's answer is over (or it went away): nothing more goes to it."""
         for sent_as in exchange.ids:
@@ -148,10 +158,22 @@ class Router:
             target.put(line, messages)
         elif self.shared:
             return
-        elif self.standalone is not None:
+        elif self.standalone is not None and self.standalone.qsize() < MAX_UNREAD:
             self.standalone.put_nowait(line)
         else:
+            if self.standalone is not None:
+                self._drop_laggard(self.standalone)
             self._buffer.append(line)
+
+    def _drop_laggard(self, stream: asyncio.Queue[bytes | None]) -> None:
+        """End a GET stream whose client reads no more: what it did not take is kept, in
+        order (the buffer's bound applies), for the next one."""
+        self.standalone = None
+        while not stream.empty():
+            line = stream.get_nowait()
+            if line is not None:
+                self._buffer.append(line)
+        stream.put_nowait(None)
 
     def end(self) -> None:
         """The upstream is gone: every answer and stream ends."""
@@ -199,5 +221,10 @@ def _token_of(message: dict[str, Any]) -> RequestId | None:
     return token if isinstance(token, (int, str)) and not isinstance(token, bool) else None
 
 
-def _line_of(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+def line_of(obj: Any) -> bytes:
+    """``obj`` as one compact JSON line."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON text can carry one, escaped) has no UTF-8 form: escape it again.
+        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"

@@ -29,6 +29,7 @@ import httpx2
 
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from . import http_headers as h
+from .http_streams import line_of
 from .listing import MODERN, declared_version
 from .session import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from .sse import EventReader, EventTooLarge
@@ -193,6 +194,8 @@ class HttpUpstream:
             failure = _Failed(
                 UPSTREAM_CLOSED, "The connection to the server failed (strictmcp proxy)"
             )
+        except Exception:  # anything else must fail the requests, not leave them hanging
+            failure = _Failed(UPSTREAM_INVALID, "The server's answer could not be read")
         finally:
             if initialize is not None:
                 self._handshake_done()
@@ -355,12 +358,12 @@ class HttpUpstream:
             return
         result = message.get("result")
         version = result.get("protocolVersion") if isinstance(result, dict) else None
-        if isinstance(version, str) and version.isprintable():
+        if isinstance(version, str) and version.isascii() and version.isprintable():
             self.version = version
 
     def _queue(self, message: dict[str, Any]) -> None:
         if not self._closed:
-            self._received.put_nowait(_line_of(message))
+            self._received.put_nowait(line_of(message))
 
     def _fail(self, request_id: RequestId, code: int, text: str) -> None:
         error = {"code": code, "message": text}
@@ -370,7 +373,8 @@ class HttpUpstream:
 def _parsed(data: bytes) -> Any:
     try:
         return json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # Nested too deeply is unreadable too; escaping, it would leave the requests waiting.
         raise _Failed(UPSTREAM_INVALID, "The server's answer was not valid JSON") from None
 
 
@@ -381,7 +385,3 @@ def _id_of(message: dict[str, Any]) -> RequestId | None:
 
 def _is_answer(message: dict[str, Any]) -> bool:
     return "method" not in message and ("result" in message or "error" in message)
-
-
-def _line_of(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

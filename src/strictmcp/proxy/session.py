@@ -463,7 +463,7 @@ def _readable_id(line: bytes | None) -> int | str | None:
         return None
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the interpreter's stack: unreadable
         return None
     value = obj.get("id") if isinstance(obj, dict) else None
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None

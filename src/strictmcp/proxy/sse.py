@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 _FIELD_OVERHEAD = 1024
 """Room for an event's field names and line endings beside its data."""
+_RETRY_DIGITS = 9
+"""A reconnection delay longer than this many digits of milliseconds (over 11 days) is not
+one: ignored, rather than converted at any length (Python refuses over 4300 digits)."""
 
 
 def event(data: bytes, event_id: str | None = None) -> bytes:
@@ -86,7 +89,7 @@ class EventReader:
                 self._name = value.decode("utf-8", "replace")
             elif name == b"id":
                 self._id = value.decode("utf-8", "replace")
-            elif name == b"retry" and value.isdigit():
+            elif name == b"retry" and value.isdigit() and len(value) <= _RETRY_DIGITS:
                 self.retry = int(value)
 
     def _cut(self) -> tuple[bytes, bool]:

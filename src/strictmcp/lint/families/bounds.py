@@ -88,10 +88,13 @@ def _no_required(tool: ToolView) -> Iterator[Hit]:
         if node.keyword in _NOT_VALUES:
             continue
         properties = node.schema.get("properties")
-        if isinstance(properties, Mapping) and properties and "required" not in node.schema:
-            yield Hit(
-                node.pointer, f"{argument_label(node)} declares properties but no required list"
-            )
+        if not isinstance(properties, Mapping) or not properties or "required" in node.schema:
+            continue
+        # Properties that all declare a default are optional by design: the tool says what it
+        # does without each (zod's .default() writes such schemas, server-everything has many).
+        if all(isinstance(sub, Mapping) and "default" in sub for sub in properties.values()):
+            continue
+        yield Hit(node.pointer, f"{argument_label(node)} declares properties but no required list")
 
 
 RULES = (
@@ -147,7 +150,10 @@ RULES = (
             "tool cannot work without, and the failure happens inside the server instead of "
             "at validation, with a less useful message."
         ),
-        fix='List the arguments the tool needs in "required" (an empty list says "none").',
+        fix=(
+            'List the arguments the tool needs in "required" (an empty list says "none"). '
+            "Objects whose properties all declare a default are not reported."
+        ),
         check=_no_required,
     ),
 )

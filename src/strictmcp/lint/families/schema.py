@@ -25,7 +25,7 @@ from ...schema import (
     to_pointer,
 )
 from ..context import SchemaView, ToolView
-from ..model import Hit, Level, LintRule
+from ..model import Hit, Level, LintRule, printable
 from ..walk import REF_KEYWORDS, Node, argument_label
 
 # Engine messages may quote a server's schema (a pattern, a URI): keep them short.
@@ -60,7 +60,9 @@ def _bounded(text: str) -> str:
 def _refusal(view: SchemaView, error: SchemaError) -> Hit:
     at = f" at {error.location}" if error.location else ""
     message = f"{view.field} was refused [{error.code.value}]{at}: {error.message}"
-    return Hit(view.pointer + error.location, _bounded(message))
+    # The location holds the schema's property names, and the engine's message quotes its
+    # values (a bad "type", a $ref) unescaped.
+    return Hit(view.pointer + error.location, _bounded(printable(message)))
 
 
 def _definition(tool: ToolView) -> Iterator[Hit]:
