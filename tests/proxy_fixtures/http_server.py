@@ -26,11 +26,15 @@ class _Announcing(uvicorn.Server):
         print(f"http://127.0.0.1:{port}/mcp", flush=True)
 
 
-async def main() -> None:
-    """Serve until killed."""
-    app = build(Path(sys.argv[1])).streamable_http_app(host="127.0.0.1")
+async def serve(app: Any) -> None:
+    """Serve the ASGI ``app`` on a free loopback port until killed; print its URL once up."""
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
     await _Announcing(config).serve()
+
+
+async def main() -> None:
+    """Serve until killed."""
+    await serve(build(Path(sys.argv[1])).streamable_http_app(host="127.0.0.1"))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from mcp_types import (
 from .. import __version__
 from ..protocol import Revision
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
+from .lines import line_of
 from .stdio_upstream import spawn
 from .upstream import Upstream
 
@@ -292,8 +293,7 @@ class McpClient:
         return body
 
     async def _send(self, conn: _Connection, message: dict[str, Any]) -> bool:
-        # ASCII escapes: a generated string may hold text no encoder can write raw.
-        line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        line = line_of(message)
         try:
             await conn.upstream.send(line)
         except Exception:

@@ -24,7 +24,8 @@ from mcp_types.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
-from .http_streams import RequestId, line_of
+from .http_streams import RequestId
+from .lines import line_of
 from .sse import event, priming
 
 Scope = MutableMapping[str, Any]

@@ -35,7 +35,8 @@ from . import http_asgi as io
 from . import http_headers as h
 from .http_asgi import Receive, Scope, Send
 from .http_sessions import Channel, SessionTable, Shared
-from .http_streams import Exchange, RequestId, line_of
+from .http_streams import Exchange, RequestId
+from .lines import line_of
 from .listing import MODERN, input_schema
 from .session import TOO_MANY_IN_FLIGHT, UPSTREAM_CLOSED
 from .upstream import LONG_LIVED

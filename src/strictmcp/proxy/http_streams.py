@@ -18,6 +18,8 @@ import json
 from collections import deque
 from typing import Any
 
+from .lines import line_of
+
 RequestId = int | str
 
 _SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
@@ -219,12 +221,3 @@ def _token_of(message: dict[str, Any]) -> RequestId | None:
     params = message.get("params")
     token = params.get("progressToken") if isinstance(params, dict) else None
     return token if isinstance(token, (int, str)) and not isinstance(token, bool) else None
-
-
-def line_of(obj: Any) -> bytes:
-    """``obj`` as one compact JSON line."""
-    try:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-    except UnicodeEncodeError:
-        # A lone surrogate (JSON text can carry one, escaped) has no UTF-8 form: escape it again.
-        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"

@@ -29,7 +29,7 @@ import httpx2
 
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from . import http_headers as h
-from .http_streams import line_of
+from .lines import line_of
 from .listing import MODERN, declared_version
 from .session import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from .sse import EventReader, EventTooLarge

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 OVERSIZED: Final = "oversized"
 """What :class:`LineSplitter` yields for a line longer than its limit (discarded)."""
@@ -73,3 +74,12 @@ class LineSplitter:
             self._rest.clear()
             self._deliver(line)
         self._deliver(None)
+
+
+def line_of(obj: Any) -> bytes:
+    """``obj`` as one compact JSON line, in UTF-8 where it can be."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON text can carry one, escaped) has no UTF-8 form: escape it again.
+        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"

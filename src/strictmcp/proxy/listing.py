@@ -15,6 +15,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .lines import line_of
+
 if TYPE_CHECKING:
     from .session import ProxySession
 
@@ -94,8 +96,7 @@ class OwnRequests:
         """``request`` with an id of the proxy's own, as a line; the id."""
         request_id = f"{_OWN_ID}{next(self._numbers)}"
         self._waiting[request_id] = asyncio.get_running_loop().create_future()
-        line = json.dumps({**request, "id": request_id}, separators=(",", ":")) + "\n"
-        return request_id, line.encode()
+        return request_id, line_of({**request, "id": request_id})
 
     async def answer(self, request_id: str) -> dict[str, Any] | None:
         """The answer to a request made here; None if the server went away first."""

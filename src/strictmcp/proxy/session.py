@@ -50,6 +50,7 @@ from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from ..protocol.tool_calls import problem, refusal
 from ..schema import quote_name
 from .audit import Action, Auditor
+from .lines import line_of
 
 UPSTREAM_CLOSED = CONNECTION_CLOSED
 """-32000: the server exited (or closed its output) before answering the request."""
@@ -207,9 +208,9 @@ class ProxySession:
         if not replies and not changed:
             routed.forward.append(line)
         elif forwarded:
-            routed.forward.append(_line_of(forwarded if decoded.batch else forwarded[0]))
+            routed.forward.append(line_of(forwarded if decoded.batch else forwarded[0]))
         if replies:
-            routed.reply.append(_line_of(replies if decoded.batch else replies[0]))
+            routed.reply.append(line_of(replies if decoded.batch else replies[0]))
         return routed
 
     def _unreadable(
@@ -223,14 +224,14 @@ class ProxySession:
         if direction == "c2s":
             code, message = jsonrpc_error_for(found[0])
             data = [v.to_dict() for v in found]
-            return Routed(reply=[_line_of(error_response(request_id, code, message, data))])
+            return Routed(reply=[line_of(error_response(request_id, code, message, data))])
         if request_id is None or request_id not in self._waiting:
             return Routed()
         self._waiting.pop(request_id)
         reply = error_response(
             request_id, UPSTREAM_INVALID, "The server's answer was not a valid JSON-RPC message"
         )
-        return Routed(forward=[_line_of(reply)], settled=[request_id])
+        return Routed(forward=[line_of(reply)], settled=[request_id])
 
     # --- messages ----------------------------------------------------------------------------
 
@@ -368,7 +369,7 @@ class ProxySession:
             reply = error_response(
                 request_id, UPSTREAM_TIMEOUT, "The server did not answer in time (strictmcp proxy)"
             )
-            routed.reply.append(_line_of(reply))
+            routed.reply.append(line_of(reply))
         return routed
 
     def cancel(self, request_id: int | str, reason: str) -> Routed:
@@ -398,12 +399,12 @@ class ProxySession:
                 "params": {"requestId": request_id, "reason": reason},
             }
             self.conversation.observe(_message_of(cancel), "c2s")
-            routed.forward.append(_line_of(cancel))
+            routed.forward.append(line_of(cancel))
         return routed
 
     def fail_waiting(self, why: str) -> list[bytes]:
         """Error replies for every request still waiting, when the server is gone."""
-        replies = [_line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
+        replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
         self._waiting.clear()
         return replies
 
@@ -467,11 +468,3 @@ def _readable_id(line: bytes | None) -> int | str | None:
         return None
     value = obj.get("id") if isinstance(obj, dict) else None
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-
-
-def _line_of(obj: Any) -> bytes:
-    try:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-    except UnicodeEncodeError:
-        # A lone surrogate (JSON text can carry one, escaped) has no UTF-8 form: escape it again.
-        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
