@@ -81,10 +81,10 @@ def test_json_that_is_no_message_is_an_invalid_request_not_a_parse_error(
     no_crash(proxy.stderr())
 
 
-def test_lone_surrogates_are_answered(launch: StartProxy) -> None:
-    """JSON may escape a lone surrogate, which has no UTF-8 form: the proxy must still write
-    the messages it re-encodes (a stateless request it renames, a batch it splits). The
-    validate tool's dry run answers here: the server need not read them."""
+def test_lone_surrogates_are_refused(launch: StartProxy) -> None:
+    """JSON may escape a lone surrogate, which is not Unicode text and has no UTF-8 form:
+    such a message is refused, with a structured error naming where it stands, before the
+    proxy renames, splits or sends on anything (the stateless request, the batch)."""
     proxy = launch()
     dry_run = {"name": "validate", "arguments": {"tool": "echo", "arguments": {"text": ""}}}
     surrogate = ('"text": ""', '"text": "\\ud800"')
@@ -94,14 +94,22 @@ def test_lone_surrogates_are_answered(launch: StartProxy) -> None:
             message, headers = modern("tools/call", 1, dry_run)
             raw = json.dumps(message).replace(*surrogate).encode()
             response = await http.post(proxy.url, content=raw, headers=headers)
-            assert response.status_code == 200
-            assert response.json()["id"] == 1
+            assert response.status_code == 400
+            answer = response.json()
+            assert answer["id"] == 1
+            assert answer["error"]["code"] == -32602
+            assert [d["pointer"] for d in answer["error"]["data"]] == [
+                "/params/arguments/arguments/text"
+            ]
             session_id = await handshake(http, proxy.url, "2025-03-26")
             headers = {**in_session(session_id, "2025-03-26"), "accept": "application/json"}
             batch = json.dumps([request("tools/call", 2, dry_run)]).replace(*surrogate)
             response = await http.post(proxy.url, content=batch.encode(), headers=headers)
             assert response.status_code == 200
-            assert response.json()[0]["id"] == 2
+            (refused,) = response.json()
+            assert refused["id"] is None
+            assert refused["error"]["code"] == -32600
+            assert refused["error"]["data"][0]["code"] == "jsonrpc-unpaired-surrogate"
 
     run(body)
     no_crash(proxy.stderr())

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..schema.jsonio import JSONInputError, load_json
 from .conversation import Conversation, Direction
-from .jsonrpc import DEFAULT_MAX_SIZE, Message, check_envelope, decode
+from .jsonrpc import DEFAULT_MAX_SIZE, Message, check_envelope, decode, unpaired_surrogates
 from .methods import sender_of
 from .revisions import Revision
 from .rules import Rule
@@ -107,6 +107,7 @@ def _read(
     if direction not in _DIRECTIONS:
         raise CaptureFormatError(number, '"direction" must be "c2s" or "s2c"')
     message, violations = check_envelope(wrapper["message"], conversation.revision, "")
+    violations += unpaired_surrogates(wrapper["message"])
     return direction, (message,) if message is not None else (), tuple(violations), len(text)
 
 

@@ -14,13 +14,18 @@ MCP is stricter than JSON-RPC 2.0 in a few places, and strictmcp follows MCP:
 And stricter than the MCP schemas where JSON-RPC 2.0 is explicit (the schemas leave these
 open because they allow unknown members everywhere): a message may not be a request and a
 response at once, a response may not carry both ``result`` and ``error``, and an empty batch is
-refused. An error response may carry ``"id": null`` (JSON-RPC requires it when the request's id
-could not be read), which the MCP schemas do not allow.
+refused. A string (or key) holding an unpaired surrogate is refused wherever it stands: JSON
+can escape one (``"\\ud800"``), but it is not Unicode text, has no UTF-8 form, and servers
+read it each their own way (I-JSON, RFC 7493, forbids it for that reason). An error response
+may carry ``"id": null`` (JSON-RPC requires it when the request's id could not be read), which
+the MCP schemas do not allow.
 """
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -54,6 +59,8 @@ __all__ = [
     "decode",
     "error_response",
     "jsonrpc_error_for",
+    "refusal_for",
+    "unpaired_surrogates",
 ]
 
 Kind = Literal["request", "notification", "response", "error"]
@@ -87,13 +94,16 @@ class Decoded:
     ``messages`` holds each item that is a valid envelope, in order, even when the batch as a
     whole is refused; ``violations`` says whether it was. ``size`` is the length of the input
     (bytes for ``bytes``, characters for ``str``): pass it to the schema engine as
-    ``json_size`` when validating any part of these messages.
+    ``json_size`` when validating any part of these messages. ``error_id`` is the id to
+    answer a refused single message with: its own, when the text parsed to an object with a
+    valid id, else None (``"id": null``).
     """
 
     messages: tuple[Message, ...]
     batch: bool
     violations: tuple[Violation, ...]
     size: int
+    error_id: int | str | None = None
 
     @property
     def valid(self) -> bool:
@@ -121,10 +131,18 @@ def decode(
             else Rule.PARSE_ERROR
         )
         return Decoded((), False, (Violation(rule, error.message),), size)
+    unpaired = _unpaired_in(data, document)
     if not isinstance(document, list):
         message, violations = check_envelope(document, revision)
-        return Decoded(() if message is None else (message,), False, tuple(violations), size)
-    violations = []
+        violations += unpaired
+        return Decoded(
+            () if message is None else (message,),
+            False,
+            tuple(violations),
+            size,
+            _error_id(document, unpaired),
+        )
+    violations = unpaired
     if revision is not None and not revision.allows_batches:
         violations.append(
             Violation(Rule.BATCH_NOT_ALLOWED, f"MCP {revision.value} does not allow batches")
@@ -153,6 +171,78 @@ def decode(
             Violation(Rule.INVALID_MESSAGE, "a batch must not mix requests and responses")
         )
     return Decoded(tuple(messages), True, tuple(violations), size)
+
+
+_ESCAPES = (b"\\ud", b"\\uD")
+_TEXT_ESCAPES = ("\\ud", "\\uD")
+
+
+def _unpaired_in(data: bytes | str, document: Any) -> list[Violation]:
+    """The unpaired surrogates of a document parsed from ``data``.
+
+    Bytes that decode as UTF-8 hold none, so in them one can only be an escape: a document
+    whose text has no ``\\ud`` is not walked (the common case, at the cost of a search).
+    """
+    if isinstance(data, bytes):
+        suspect = _ESCAPES[0] in data or _ESCAPES[1] in data
+    else:
+        suspect = not data.isascii() or _TEXT_ESCAPES[0] in data or _TEXT_ESCAPES[1] in data
+    return unpaired_surrogates(document) if suspect else []
+
+
+def unpaired_surrogates(document: Any, pointer: str = "", *, most: int = 10) -> list[Violation]:
+    """A violation for each string of ``document`` that holds an unpaired surrogate (at most
+    ``most``). A bad key is pointed at by its object, so the pointer itself is always text."""
+    if not _has_unpaired(document):
+        return []
+    found: list[Violation] = []
+    stack: list[tuple[Any, str]] = [(document, pointer)]
+    while stack and len(found) < most:
+        value, at = stack.pop()
+        if isinstance(value, str):
+            if not _encodes(value):
+                found.append(_unpaired(at, "a string holds an unpaired surrogate"))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not _encodes(key):
+                    found.append(_unpaired(at, "an object key holds an unpaired surrogate"))
+                else:
+                    stack.append((item, f"{at}/{key.replace('~', '~0').replace('/', '~1')}"))
+        elif isinstance(value, list):
+            stack.extend((item, f"{at}/{index}") for index, item in enumerate(value))
+    return found
+
+
+def _has_unpaired(document: Any) -> bool:
+    try:
+        json.dumps(document, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):
+        return False  # nothing a parsed document holds; it would be refused elsewhere
+    return False
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unpaired(pointer: str, message: str) -> Violation:
+    return Violation(Rule.UNPAIRED_SURROGATE, f"{message}: it is not Unicode text", pointer)
+
+
+def _error_id(document: Any, unpaired: list[Violation]) -> int | str | None:
+    """The id to answer a refused message with; null unless it is one a response may carry."""
+    value = document.get("id") if isinstance(document, dict) else None
+    if not isinstance(value, (int, str)) or isinstance(value, bool):
+        return None
+    if isinstance(value, str) and any(v.pointer == "/id" for v in unpaired):
+        return None
+    return value
 
 
 def check_envelope(
@@ -353,6 +443,13 @@ def error_response(
     return {"jsonrpc": JSONRPC_VERSION, "id": id, "error": error}
 
 
+def refusal_for(request_id: int | str | None, violations: Sequence[Violation]) -> dict[str, Any]:
+    """The error response that refuses a message for ``violations`` (errors, the first
+    deciding the code), each listed value-free in ``data``."""
+    code, message = jsonrpc_error_for(violations[0])
+    return error_response(request_id, code, message, [v.to_dict() for v in violations])
+
+
 _STANDARD_MESSAGES = {
     PARSE_ERROR: "Parse error",
     INVALID_REQUEST: "Invalid Request",
@@ -371,6 +468,7 @@ _CODE_FOR_RULE = {
     Rule.UNMATCHED_RESPONSE: INVALID_REQUEST,
     # Nothing was parsed, so nothing about the message is known: it is not a valid request.
     Rule.MESSAGE_TOO_LARGE: INVALID_REQUEST,
+    Rule.UNPAIRED_SURROGATE: INVALID_REQUEST,
     Rule.METHOD_NOT_IN_REVISION: METHOD_NOT_FOUND,
     Rule.WRONG_DIRECTION: METHOD_NOT_FOUND,
     Rule.UNKNOWN_METHOD: METHOD_NOT_FOUND,
@@ -389,6 +487,8 @@ def jsonrpc_error_for(violation: Violation) -> tuple[int, str]:
     """
     rule = violation.rule
     code = _CODE_FOR_RULE.get(rule, INVALID_PARAMS) if isinstance(rule, Rule) else INVALID_PARAMS
+    if rule is Rule.UNPAIRED_SURROGATE and violation.pointer.startswith("/params/"):
+        code = INVALID_PARAMS  # the envelope is fine; what it carries is not
     return code, _STANDARD_MESSAGES[code]
 
 

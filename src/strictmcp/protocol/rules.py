@@ -22,6 +22,7 @@ class Rule(str, Enum):
     DUPLICATE_ID = "jsonrpc-duplicate-id"
     UNMATCHED_RESPONSE = "jsonrpc-unmatched-response"
     MESSAGE_TOO_LARGE = "jsonrpc-message-too-large"
+    UNPAIRED_SURROGATE = "jsonrpc-unpaired-surrogate"
 
     # method params and results (methods.py)
     INVALID_PARAMS = "mcp-invalid-params"

@@ -359,8 +359,11 @@ def _validate(validator: Validator, instance: Any, json_size: int | None) -> Val
     if json_size is None or json_size > validator.limits.max_instance_size:
         return validator.validate(instance)
     fast = validator.fast_path
-    if fast is not None and fast(instance):
-        return VALID
+    try:
+        if fast is not None and fast(instance):
+            return VALID
+    except ValueError:
+        pass  # the backend could not read the instance; validate() says why
     return validator.validate(instance, json_size=json_size)
 
 

@@ -117,6 +117,16 @@ Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
     show_default=True,
     help="With --listen: seconds a session may go unused before it is closed.",
 )
+@click.option(
+    "--session-init",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help=(
+        "With --listen: seconds a new session may wait, idle, for the client's "
+        "notifications/initialized before it is closed with its server."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -130,6 +140,7 @@ def proxy(
     upstream: str | None,
     max_sessions: int,
     session_idle: float,
+    session_init: float,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -175,7 +186,9 @@ def proxy(
             if address is None:
                 main = http_main.stdio_to(new_session(), reach, timeout=timeout)
             else:
-                limits = http_main.Limits(max_size, max_sessions=max_sessions, idle=session_idle)
+                limits = http_main.Limits(
+                    max_size, max_sessions=max_sessions, idle=session_idle, init=session_init
+                )
 
                 def announce(url: str) -> None:
                     click.echo(f"strictmcp proxy: listening on {url}", err=True)

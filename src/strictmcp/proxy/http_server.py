@@ -21,16 +21,16 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import itertools
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import uvicorn
-from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+from mcp_types.jsonrpc import INVALID_REQUEST
 
-from ..protocol import Revision
+from ..protocol import Decoded, Revision, decode, errors
+from ..protocol.jsonrpc import refusal_for
 from . import http_asgi as io
 from . import http_headers as h
 from .http_asgi import Receive, Scope, Send
@@ -49,6 +49,7 @@ class Limits:
     max_size: int
     max_sessions: int = 100
     idle: float = 1800.0
+    init: float = 10.0
     buffered: int = 100
 
 
@@ -68,7 +69,10 @@ class App:
         self.loopback = loopback
         self.limits = limits
         self.sessions = SessionTable(
-            lambda: start(False), max_sessions=limits.max_sessions, idle=limits.idle
+            lambda: start(False),
+            max_sessions=limits.max_sessions,
+            idle=limits.idle,
+            init=limits.init,
         )
         self.shared = Shared(lambda: start(True))
         # Ids of priming events: unique, so that a client resuming names one stream.
@@ -143,17 +147,7 @@ class App:
             if body:
                 await io.answer_status(send, body)
             return
-        try:
-            parsed: Any = json.loads(body)
-        except ValueError:
-            parsed = _UNREADABLE
-        except RecursionError:
-            # Answered here: nothing after (the session included) could read it either.
-            await io.answer_error(send, 400, None, PARSE_ERROR, "Parse error: nested too deeply")
-            return
-        # One line, as upstreams carry messages: in JSON a line break can only be whitespace.
-        line = body.replace(b"\r", b" ").replace(b"\n", b" ") + b"\n"
-        post = _Post(headers, receive, send, line, parsed, sse_ok)
+        post = _Post(headers, receive, send, body, sse_ok)
         version = headers.get(h.PROTOCOL_VERSION)
         # As the official SDK routes: a version of no handshake revision is the stateless
         # wire's to answer, an unknown one included (it is told which are supported).
@@ -162,6 +156,10 @@ class App:
         else:
             await self._legacy(post)
 
+    # Every body is read once, strictly (protocol.decode, at the revision it will be checked
+    # at), before anything looks at it: which session, whether it starts one, which answers
+    # to wait for. A body the decoder refuses is answered and goes no further.
+
     async def _legacy(self, post: _Post) -> None:
         session_id = post.headers.get(h.SESSION_ID)
         if session_id is not None:
@@ -169,51 +167,60 @@ class App:
             if channel is None:
                 await io.answer_error(post.send, 404, None, INVALID_REQUEST, "Session not found")
                 return
-        elif _method(post.parsed) == "initialize":
+            decoded = channel.relay.session.read(post.body)
+        else:
+            decoded = decode(post.body, max_size=self.limits.max_size)
+            if not decoded.valid:
+                refused = refusal_for(decoded.error_id, errors(decoded.violations))
+                await _answer_made(post, refused, io.LEGACY_STATUS)
+                return
+            first = decoded.messages[0]
+            if decoded.batch or first.kind != "request" or first.method != "initialize":
+                missing = "Bad Request: Mcp-Session-Id header is required"
+                await io.answer_error(post.send, 400, decoded.error_id, INVALID_REQUEST, missing)
+                return
             try:
                 made = await self.sessions.create()
             except OSError:
-                await io.answer_error(post.send, 502, _id(post.parsed), UPSTREAM_CLOSED, _NO_SERVER)
+                await io.answer_error(post.send, 502, first.id, UPSTREAM_CLOSED, _NO_SERVER)
                 return
             if made is None:
                 busy = "Too many sessions; retry later (strictmcp proxy)"
-                await io.answer_error(post.send, 503, _id(post.parsed), TOO_MANY_IN_FLIGHT, busy)
+                await io.answer_error(post.send, 503, first.id, TOO_MANY_IN_FLIGHT, busy)
                 return
             session_id, channel = made
-        elif post.parsed is _UNREADABLE:
-            await io.answer_error(post.send, 400, None, PARSE_ERROR, "Parse error")
-            return
-        else:
-            missing = "Bad Request: Mcp-Session-Id header is required"
-            await io.answer_error(post.send, 400, _id(post.parsed), INVALID_REQUEST, missing)
-            return
         channel.touch()
         extra = [(h.SESSION_ID.encode(), session_id.encode())]
-        messages = _messages(post.parsed)
-        ids: dict[RequestId, RequestId] = {
-            i: i for m in messages if (i := _request_id(m)) is not None
-        }
+        requests = [m for m in decoded.messages if m.kind == "request"] if decoded.valid else []
+        ids: dict[RequestId, RequestId] = {m.id: m.id for m in requests if m.id is not None}
         if any(channel.router.pending(i) for i in ids):
             # Its answer would go to the earlier request's POST, which would never end.
             in_use = "Request id already in use by a pending request"
-            await io.answer_error(post.send, 400, _id(post.parsed), INVALID_REQUEST, in_use)
+            await io.answer_error(post.send, 400, decoded.error_id, INVALID_REQUEST, in_use)
             return
-        tokens = {t: t for m in messages if (t := _token(m)) is not None}
-        lines = [post.body]
-        revision = channel.relay.session.conversation.revision
-        if isinstance(post.parsed, list) and revision is not None and revision.allows_batches:
+        tokens = {t: t for m in requests if (t := _token(m.params)) is not None}
+        line = post.body + b"\n"
+        lines: list[tuple[bytes, Decoded | None]] = [(line, decoded)]
+        if decoded.batch and decoded.valid:
             # Few servers read batches: the proxy answers the batch, the server gets its
             # messages one by one (the session still sees them all, and checks each).
-            lines = [line_of(item) for item in post.parsed] or lines
+            lines = [(line_of(m.raw), None) for m in decoded.messages]
+        if decoded.valid and any(m.method == _INITIALIZED for m in decoded.messages):
+            channel.initialized = True
         exchange = Exchange(ids, tokens, streaming=post.sse)
-        await self._answer(channel, post, lines, exchange, extra)
+        primed = _primes(channel, decoded)
+        await self._answer(
+            channel, post, lines, exchange, extra, batch=decoded.batch, primed=primed
+        )
 
     async def _stateless(self, post: _Post) -> None:
-        request = post.parsed
-        if request is _UNREADABLE:
-            await io.answer_error(post.send, 400, None, PARSE_ERROR, "Parse error")
+        decoded = decode(post.body, max_size=self.limits.max_size)
+        if not decoded.valid:
+            refused = refusal_for(decoded.error_id, errors(decoded.violations))
+            await _answer_made(post, refused, io.MODERN_STATUS)
             return
-        if isinstance(request, dict) and "id" not in request:
+        message = decoded.messages[0]
+        if not decoded.batch and message.kind == "notification":
             # No client-to-server notification means anything here: cancelling is closing
             # the answer, and there is no session for one to concern.
             version = post.headers.get(h.PROTOCOL_VERSION, "")
@@ -222,36 +229,38 @@ class App:
             else:
                 await io.answer(post.send, 400, line_of(h.unsupported(None, version)), _JSON)
             return
-        if not isinstance(request, dict) or _request_id(request) is None:
+        if decoded.batch or message.kind != "request":
             single = "Body must be a single JSON-RPC request or notification"
             await io.answer_error(post.send, 400, None, INVALID_REQUEST, single)
             return
-        if _method(request) in LONG_LIVED and not post.sse:
+        request = message.raw
+        if message.method in LONG_LIVED and not post.sse:
             await io.answer_status(post.send, 406)  # its answer can only be a stream
             return
-        refused = h.refusal(request, post.headers)
-        if refused is not None:
-            await self._refuse(post, refused)
+        header_refusal = h.refusal(request, post.headers)
+        if header_refusal is not None:
+            await self._refuse(post, header_refusal)
             return
         try:
             channel = await self.shared.channel()
         except OSError:
-            await io.answer_error(post.send, 502, _id(request), UPSTREAM_CLOSED, _NO_SERVER)
+            await io.answer_error(post.send, 502, message.id, UPSTREAM_CLOSED, _NO_SERVER)
             return
         renamed, sent_as, token = self.shared.rename(request)
         line = line_of(renamed)
         await channel.relay.learn_tools(line)
-        if request.get("method") == "tools/call":
+        if message.method == "tools/call":
             schema = input_schema(channel.relay.session, str(h.named(request)))
-            refused = h.param_mismatch(request, schema, post.headers)
-            if refused is not None:
-                await self._refuse(post, refused)
+            header_refusal = h.param_mismatch(request, schema, post.headers)
+            if header_refusal is not None:
+                await self._refuse(post, header_refusal)
                 return
         tokens: dict[RequestId, RequestId] = {}
         if token is not None:
             tokens[token] = request["params"]["_meta"]["progressToken"]
-        exchange = Exchange({sent_as: request["id"]}, tokens, streaming=post.sse)
-        await self._answer(channel, post, [line], exchange, [], modern=True)
+        assert message.id is not None  # a request
+        exchange = Exchange({sent_as: message.id}, tokens, streaming=post.sse)
+        await self._answer(channel, post, [(line, None)], exchange, [], modern=True)
 
     @staticmethod
     async def _refuse(post: _Post, error: dict[str, Any]) -> None:
@@ -264,36 +273,47 @@ class App:
         self,
         channel: Channel,
         post: _Post,
-        lines: list[bytes],
+        lines: list[tuple[bytes, Decoded | None]],
         exchange: Exchange,
         extra: list[tuple[bytes, bytes]],
         *,
+        batch: bool = False,
         modern: bool = False,
+        primed: bool = False,
     ) -> None:
-        """Send ``lines`` on and answer the POST. From 2026-07-28 (``modern``) a client that
-        goes away cancels its requests (closing the answer is the cancellation), and an
-        answer that is only a response goes out as JSON; before it, event streams are primed
-        for resumption."""
+        """Send ``lines`` (each with what it was read as, if it was) on and answer the POST.
+
+        The answer waits only for the requests the session sent on: one it answered itself
+        (refused, or a line it could not read) is settled by that answer, so every exchange
+        ends when the server answers or the proxy's timeout does. From 2026-07-28
+        (``modern``) a client that goes away cancels its requests (closing the answer is the
+        cancellation), and an answer that is only a response goes out as JSON; before it,
+        event streams are ``primed`` for resumption where the revision does that."""
         router = channel.router
         router.open(exchange)
-        batch = isinstance(post.parsed, list)
         statuses = io.MODERN_STATUS if modern else io.LEGACY_STATUS
         try:
             replies: list[bytes] = []
-            for line in lines:
-                replies += await channel.relay.from_client(line)
+            sent: set[RequestId] = set()
+            for line, decoded in lines:
+                routed = await channel.relay.from_client(line, decoded)
+                replies += routed.reply
+                sent.update(routed.sent)
             if not exchange.ids:
                 await io.answer_json(post.send, replies, extra, batch=batch, statuses=statuses)
                 return
             for reply in replies:
                 exchange.put(reply, _messages(io.loads(reply)))
+            for sent_as in list(exchange.waiting):
+                if sent_as not in sent:
+                    exchange.settle(sent_as)
             gone = asyncio.ensure_future(io.disconnected(post.receive))
             try:
                 if post.sse and modern:
                     await io.stream_unless_whole(post.send, exchange.lines, gone)
                 elif post.sse:
-                    primed = str(next(self._events))
-                    await io.stream(post.send, exchange.lines, gone, extra, primed=primed)
+                    event = str(next(self._events)) if primed else None
+                    await io.stream(post.send, exchange.lines, gone, extra, primed=event)
                 else:
                     await io.collect(
                         post.send, exchange.lines, gone, extra, batch=batch, statuses=statuses
@@ -341,8 +361,7 @@ class App:
         await io.answer_status(send, 200 if await self.sessions.end(session_id) else 404)
 
 
-_UNREADABLE: Any = object()
-"""What a body that is not JSON parses to (``null`` is JSON, and an invalid request)."""
+_INITIALIZED = "notifications/initialized"
 _NO_SERVER = "The server could not be started (strictmcp proxy)"
 _JSON = b"application/json"
 _HANDSHAKE = frozenset(revision.value for revision in Revision) - MODERN
@@ -355,8 +374,30 @@ class _Post:
     receive: Receive
     send: Send
     body: bytes
-    parsed: Any
     sse: bool
+
+
+async def _answer_made(post: _Post, made: dict[str, Any], statuses: dict[int, int]) -> None:
+    """Answer with a message the proxy made, as JSON, with the status its error has."""
+    await io.answer_json(post.send, [line_of(made)], [], batch=False, statuses=statuses)
+
+
+_PRIMING_SINCE = Revision.V2025_11_25
+"""The first revision whose answer streams start with a priming event (SEP-1699): a client
+of an earlier one reads its empty ``data`` as a message, and fails to parse it."""
+
+
+def _primes(channel: Channel, decoded: Decoded) -> bool:
+    """Whether answer streams of this session start with a priming event: by its revision,
+    or, for the ``initialize`` that settles it, by the version the client asks for."""
+    revision = channel.relay.session.conversation.revision
+    if revision is None and decoded.messages and decoded.messages[0].method == "initialize":
+        asked = (decoded.messages[0].params or {}).get("protocolVersion")
+        try:
+            revision = Revision.parse(asked) if isinstance(asked, str) else None
+        except ValueError:
+            revision = None
+    return revision is not None and revision.at_least(_PRIMING_SINCE)
 
 
 async def serve(app: App, host: str, port: int, announce: Callable[[str], None]) -> None:
@@ -420,24 +461,8 @@ def _messages(parsed: Any) -> list[dict[str, Any]]:
     return [m for m in (parsed if isinstance(parsed, list) else [parsed]) if isinstance(m, dict)]
 
 
-def _method(parsed: Any) -> str | None:
-    method = parsed.get("method") if isinstance(parsed, dict) else None
-    return method if isinstance(method, str) else None
-
-
-def _id(parsed: Any) -> RequestId | None:
-    return _request_id(parsed) if isinstance(parsed, dict) else None
-
-
-def _request_id(message: dict[str, Any]) -> RequestId | None:
-    value = message.get("id")
-    if "method" not in message or isinstance(value, bool):
-        return None
-    return value if isinstance(value, (int, str)) else None
-
-
-def _token(message: dict[str, Any]) -> RequestId | None:
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
+def _token(params: dict[str, Any] | None) -> RequestId | None:
+    """The progress token a request's ``params`` give, if they give one."""
+    meta = params.get("_meta") if params is not None else None
     token = meta.get("progressToken") if isinstance(meta, dict) else None
     return token if isinstance(token, (int, str)) and not isinstance(token, bool) else None

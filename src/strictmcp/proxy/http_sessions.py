@@ -33,6 +33,9 @@ class Channel:
         self.relay = relay
         self.router = router
         self.last_used = time.monotonic()
+        # Set by the client's notifications/initialized: until then the session is one
+        # request old, and an unfinished handshake must not hold a server for long.
+        self.initialized = False
         self.gone = asyncio.Event()
         self._running: asyncio.Task[None] | None = None
 
@@ -76,12 +79,14 @@ Start = Callable[[], Awaitable[Channel]]
 
 class SessionTable:
     """The sessions of the handshake revisions, by their ``Mcp-Session-Id``: at most
-    ``max_sessions``, each closed after ``idle`` seconds without a request or an open stream."""
+    ``max_sessions``, each closed after ``idle`` seconds without a request or an open stream,
+    or after ``init`` seconds when the client has not finished the handshake."""
 
-    def __init__(self, start: Start, *, max_sessions: int, idle: float) -> None:
+    def __init__(self, start: Start, *, max_sessions: int, idle: float, init: float) -> None:
         self._start = start
         self._max = max_sessions
         self._idle = idle
+        self._init = init
         self._sessions: dict[str, Channel] = {}
         self._opening = 0
         self._sweeper: asyncio.Task[None] | None = None
@@ -138,17 +143,22 @@ class SessionTable:
             del self._sessions[session_id]
 
     async def _sweep(self) -> None:
-        period = max(min(self._idle / 4, 30.0), 0.05)
+        period = max(min(self._idle / 4, self._init / 4, 30.0), 0.05)
         while True:
             await asyncio.sleep(period)
             now = time.monotonic()
             idle = [
-                session_id
+                (session_id, channel)
                 for session_id, channel in self._sessions.items()
-                if not channel.router.busy and now - channel.last_used > self._idle
+                if not channel.router.busy
+                and now - channel.last_used > (self._idle if channel.initialized else self._init)
             ]
-            for session_id in idle:
-                self._sessions[session_id].relay.session.auditor.say("closed an idle session")
+            for session_id, channel in idle:
+                channel.relay.session.auditor.say(
+                    "closed an idle session"
+                    if channel.initialized
+                    else "closed a session whose client never finished initializing"
+                )
                 await self.end(session_id)
 
 

@@ -83,3 +83,15 @@ def line_of(obj: Any) -> bytes:
     except UnicodeEncodeError:
         # A lone surrogate (JSON text can carry one, escaped) has no UTF-8 form: escape it again.
         return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def framed(line: bytes) -> bool:
+    """Whether ``line`` can be sent on as it is: one message, one line ending, nothing a
+    reader could split or read otherwise (a CR, which some readers end lines at, or a BOM,
+    which the proxy's reader skips and another may not). Anything else is written anew
+    from what was read, never edited."""
+    end = len(line) - 1
+    return end >= 0 and line.find(b"\n") == end and b"\r" not in line and not line.startswith(_BOM)

@@ -15,6 +15,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol import Decoded, decode
 from .lines import line_of
 
 if TYPE_CHECKING:
@@ -58,22 +59,25 @@ def may_need_listing(line: bytes, session: ProxySession) -> bool:
     return started and (not registry.listed or registry.stale)
 
 
-async def list_before(line: bytes, session: ProxySession, ask: Ask) -> None:
+async def list_before(
+    line: bytes, session: ProxySession, ask: Ask, decoded: Decoded | None = None
+) -> None:
     """List the tools first when ``line`` is a tool call and ``session`` has no current
-    listing to check it against."""
+    listing to check it against. ``decoded`` is ``line`` already read, if it was; a line is
+    only ever read by the strict decoder, so that what lists the tools is what is checked."""
     if not may_need_listing(line, session):
         return
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return
+    if decoded is None:
+        decoded = decode(line, session.conversation.revision, max_size=session.max_size)
+    if not decoded.valid or decoded.batch or not decoded.messages:
+        return  # refused as it is, with no listing needed
+    message = decoded.messages[0]
     if (
-        isinstance(message, dict)
-        and message.get("method") == "tools/call"
-        and "id" in message
-        and (session.conversation.revision is not None or declared_version(message) in MODERN)
+        message.kind == "request"
+        and message.method == "tools/call"
+        and (session.conversation.revision is not None or declared_version(message.raw) in MODERN)
     ):
-        await fetch_tools(ask, message)
+        await fetch_tools(ask, message.raw)
 
 
 def input_schema(session: ProxySession, name: str) -> Any:

@@ -14,8 +14,9 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
-from .session import ProxySession, Routed
+from .session import ProxySession, Routed, settled
 from .upstream import Upstream, long_lived
 
 
@@ -46,33 +47,35 @@ class Relay:
         self._tasks: set[asyncio.Task[None]] = set()
         self.closed = False
 
-    async def from_client(self, line: bytes) -> list[bytes]:
-        """Decide about one client line and send on what goes on; the lines to answer it with."""
-        await self.learn_tools(line)
-        return await self._decided(line)
+    async def from_client(self, line: bytes, decoded: Decoded | None = None) -> Routed:
+        """Decide about one client line (``decoded``, if the transport read it already) and
+        send on what goes on; the decision: ``reply`` answers the client now, ``sent`` are
+        the requests now waiting for the server."""
+        await self.learn_tools(line, decoded)
+        return await self._decided(line, decoded)
 
-    async def learn_tools(self, line: bytes) -> None:
+    async def learn_tools(self, line: bytes, decoded: Decoded | None = None) -> None:
         """List the tools first when ``line`` is a tool call the session has no current
         listing to check against; concurrent calls wait for one listing."""
         if may_need_listing(line, self.session):
             async with self._listing:
-                await list_before(line, self.session, self.ask)
+                await list_before(line, self.session, self.ask, decoded)
 
-    async def _decided(self, line: bytes) -> list[bytes]:
+    async def _decided(self, line: bytes, decoded: Decoded | None = None) -> Routed:
         async with self._order:
-            routed = await self.session.from_client(line)
+            routed = await settled(self.session.decide(line, "c2s", decoded))
             if routed.sent:
                 self._untimed.update(long_lived(line))
             self._time(routed)
             for onward in routed.forward:
                 await self.upstream.send(onward)
-        return routed.reply
+        return routed
 
     async def ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """Send ``request`` (its id is set here) as the proxy's own; the answer the session
         would have forwarded, or None when the server is gone. Bounded by the timeout."""
         request_id, line = self._asked.make(request)
-        for reply in await self._decided(line):  # refused by the proxy itself
+        for reply in (await self._decided(line)).reply:  # refused by the proxy itself
             self._deliver(reply)
         return await self._asked.answer(request_id)
 

@@ -44,13 +44,12 @@ from ..protocol import (
     decode,
     error_response,
     errors,
-    jsonrpc_error_for,
 )
-from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
+from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
 from ..protocol.tool_calls import problem, refusal
 from ..schema import quote_name
 from .audit import Action, Auditor
-from .lines import line_of
+from .lines import framed, line_of
 
 UPSTREAM_CLOSED = CONNECTION_CLOSED
 """-32000: the server exited (or closed its output) before answering the request."""
@@ -140,30 +139,41 @@ class ProxySession:
 
     async def from_client(self, line: bytes) -> Routed:
         """Decide about one line the client sent."""
-        return await _settled(self.decide(line, "c2s"))
+        return await settled(self.decide(line, "c2s"))
 
     async def from_server(self, line: bytes) -> Routed:
         """Decide about one line the server sent."""
-        return await _settled(self.decide(line, "s2c"))
+        return await settled(self.decide(line, "s2c"))
 
-    def decide(self, line: bytes, direction: Direction) -> Routed | Awaitable[Routed]:
+    def decide(
+        self, line: bytes, direction: Direction, decoded: Decoded | None = None
+    ) -> Routed | Awaitable[Routed]:
         """Decide about one line sent in ``direction``, at once when nothing needs awaiting.
 
         Only a call of the validate tool does (its dry run is awaited): then the line is read
         and checked here as any other, and the awaitable returned gives its answer. A transport
         that relays many lines thus pays for a coroutine only when one is needed.
+
+        ``decoded`` is ``line`` as :func:`~strictmcp.protocol.decode` read it at the session's
+        revision, for a transport that had to read it first (HTTP routes by what a body
+        holds): the one reading every decision is made on.
         """
-        if not line or line.isspace():
-            return Routed()  # a blank line carries no message
-        decoded = decode(line, self.conversation.revision, max_size=self.max_size)
+        if decoded is None:
+            if not line or line.isspace():
+                return Routed()  # a blank line between messages carries none
+            decoded = self.read(line)
         if decoded.violations and errors(decoded.violations):
-            return self._unreadable(line, decoded.violations, direction)
+            return self._unreadable(decoded.error_id, decoded.violations, direction)
         one = self._client_message if direction == "c2s" else self._server_message
         items = [one(message, decoded.size) for message in decoded.messages]
         for item in items:
             if item.dry_run is not None:
                 return self._after_dry_runs(line, direction, decoded, items)
         return self._routed(line, direction, decoded, items)
+
+    def read(self, data: bytes) -> Decoded:
+        """``data`` read as :meth:`decide` reads a line: strictly, at the session's revision."""
+        return decode(data, self.conversation.revision, max_size=self.max_size)
 
     def oversized(self, direction: Direction) -> Routed:
         """A line over the size limit, already discarded unread: refused, or reported."""
@@ -205,7 +215,7 @@ class ProxySession:
                     settled.append(request_id)
             elif message.kind in ("response", "error"):
                 settled.append(request_id)
-        if not replies and not changed:
+        if not replies and not changed and framed(line):
             routed.forward.append(line)
         elif forwarded:
             routed.forward.append(line_of(forwarded if decoded.batch else forwarded[0]))
@@ -214,17 +224,18 @@ class ProxySession:
         return routed
 
     def _unreadable(
-        self, line: bytes | None, violations: tuple[Violation, ...], direction: Direction
+        self,
+        request_id: int | str | None,
+        violations: tuple[Violation, ...],
+        direction: Direction,
     ) -> Routed:
-        """A line that is not a valid message: the client gets its error; the server's is
-        reported, and a request of the client it answers is failed rather than left hanging."""
+        """A line that is not a valid message (``request_id`` is its id, when it could be
+        read): the client gets its error; the server's is reported, and a request of the
+        client it answers is failed rather than left hanging."""
         found = errors(violations)
-        request_id = _readable_id(line)
         self.auditor.record(found, direction=direction, method=None, action="blocked")
         if direction == "c2s":
-            code, message = jsonrpc_error_for(found[0])
-            data = [v.to_dict() for v in found]
-            return Routed(reply=[line_of(error_response(request_id, code, message, data))])
+            return Routed(reply=[line_of(refusal_for(request_id, found))])
         if request_id is None or request_id not in self._waiting:
             return Routed()
         self._waiting.pop(request_id)
@@ -449,22 +460,11 @@ async def _answer(request: Message, result: Awaitable[dict[str, Any]]) -> dict[s
     return _result(request, await result)
 
 
-async def _settled(decided: Routed | Awaitable[Routed]) -> Routed:
+async def settled(decided: Routed | Awaitable[Routed]) -> Routed:
+    """The decision :meth:`ProxySession.decide` gave, awaited if it has to be."""
     return decided if isinstance(decided, Routed) else await decided
 
 
 def _message_of(obj: dict[str, Any]) -> Message:
     """A message the proxy made itself, shown to the conversation as if it had travelled."""
     return decode(json.dumps(obj)).messages[0]
-
-
-def _readable_id(line: bytes | None) -> int | str | None:
-    """The id of an invalid message, when it can be read; JSON-RPC answers null otherwise."""
-    if line is None:
-        return None
-    try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError):  # nested past the interpreter's stack: unreadable
-        return None
-    value = obj.get("id") if isinstance(obj, dict) else None
-    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None

@@ -95,7 +95,7 @@ async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: fl
             if line == OVERSIZED:
                 replies = session.oversized("c2s").reply
             else:
-                replies = await relay.from_client(line)
+                replies = (await relay.from_client(line)).reply
             for reply in replies:
                 _write(client_out, reply)
             if client_out.blocked:

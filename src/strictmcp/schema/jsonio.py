@@ -30,15 +30,30 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (_INFINITY, -_INFINITY):
+        # 1e400 reads as infinity, which has no JSON spelling: checked as one value, written
+        # again as another (or as invalid JSON).
+        raise JSONInputError("json-number-too-large", "a number is too large to read")
+    return value
+
+
+_INFINITY = float("inf")
+
 # Built once: json.loads with hooks would build a decoder per call, a third of the parse time.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+)
 
 
 def load_json(data: bytes | str, *, max_size: int) -> Any:
     """Parse JSON text after checking its size; duplicate keys and NaN/Infinity are refused.
 
     Raises :class:`JSONInputError` with a stable code. Nesting is bounded by the parser's own
-    recursion guard; the validator then applies its (lower) instance depth bound.
+    recursion guard; the validator then applies its (lower) instance depth bound. Numbers
+    are bounded too: an integer longer than the interpreter converts (4,300 digits by
+    default) or a number that overflows a double is ``json-number-too-large``.
     """
     if len(data) > max_size:
         raise JSONInputError(
@@ -59,4 +74,12 @@ def load_json(data: bytes | str, *, max_size: int) -> Any:
         raise JSONInputError(
             "json-invalid",
             f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}",
+        ) from None
+    except JSONInputError:
+        raise
+    except ValueError:
+        # int() refuses a literal past sys.get_int_max_str_digits(); nothing else in the
+        # decoder raises a plain ValueError.
+        raise JSONInputError(
+            "json-number-too-large", "a number has too many digits to read"
         ) from None

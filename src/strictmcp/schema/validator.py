@@ -121,7 +121,8 @@ class Validator:
         JSON: it exists only for schemas that cannot recurse, on backends that cannot time
         out. A caller that already bounds message size (the protocol layer does) can skip even
         the cost of calling :meth:`validate` when this says True, and call :meth:`validate` for
-        the details when it says False.
+        the details when it says False. It raises ``ValueError`` for an instance the backend
+        cannot read (a key holding an unpaired surrogate): call :meth:`validate` then too.
         """
         return self._is_valid if self._fast_limit >= 0 else None
 
