@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from check_fixtures.support import http_sloppy
+from strictmcp.connect.process import StderrTail
 from strictmcp.protocol import Revision
 from strictmcp.proxy.client import (
     ClientError,
@@ -17,7 +18,6 @@ from strictmcp.proxy.client import (
     TransportFailure,
     open_client,
 )
-from strictmcp.proxy.stdio_upstream import StderrTail
 
 FIXTURES = Path(__file__).resolve().parent / "check_fixtures"
 RAW = [sys.executable, str(FIXTURES / "raw_server.py")]

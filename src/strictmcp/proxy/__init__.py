@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..connect.process import ProcessUpstream
+from ..connect.upstream import Upstream
 from .audit import Action, Auditor
 from .relay import Relay
 from .session import (
@@ -23,8 +25,7 @@ from .session import (
     ProxySession,
     Routed,
 )
-from .stdio import ProcessUpstream, run, run_upstream
-from .upstream import Upstream
+from .stdio import run, run_upstream
 
 if TYPE_CHECKING:
     from .http_server import App

@@ -29,11 +29,11 @@ from mcp_types import (
 )
 
 from .. import __version__
+from ..connect.lines import line_of
+from ..connect.process import ProcessUpstream
+from ..connect.upstream import Upstream
 from ..protocol import Revision
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
-from .lines import line_of
-from .stdio_upstream import spawn
-from .upstream import Upstream
 
 DEFAULT_OFFER = Revision.V2025_11_25
 """The revision offered in ``initialize`` when none is asked for."""
@@ -403,7 +403,7 @@ async def open_client(
         argv = list(command)
 
         async def connect() -> Upstream:
-            return await spawn(argv, max_size=max_size)
+            return await ProcessUpstream.start(argv, max_size=max_size, keep_stderr=True)
 
     else:
         assert url is not None

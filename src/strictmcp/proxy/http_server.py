@@ -30,16 +30,16 @@ from urllib.parse import urlsplit
 import uvicorn
 from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 
+from ..connect.lines import line_of
+from ..connect.upstream import LONG_LIVED
 from ..protocol import Revision
 from . import http_asgi as io
 from . import http_headers as h
 from .http_asgi import Receive, Scope, Send
 from .http_sessions import Channel, SessionTable, Shared
 from .http_streams import Exchange, RequestId
-from .lines import line_of
 from .listing import MODERN, input_schema
 from .session import TOO_MANY_IN_FLIGHT, UPSTREAM_CLOSED
-from .upstream import LONG_LIVED
 
 
 @dataclass

@@ -27,13 +27,13 @@ from typing import Any
 
 import httpx2
 
+from ..connect.lines import line_of
+from ..connect.sse import EventReader, EventTooLarge
+from ..connect.upstream import LONG_LIVED
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from . import http_headers as h
-from .lines import line_of
 from .listing import MODERN, declared_version
 from .session import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from .sse import EventReader, EventTooLarge
-from .upstream import LONG_LIVED
 
 _CONNECT_SECONDS = 10.0
 _CLOSE_SECONDS = 5.0

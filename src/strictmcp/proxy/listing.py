@@ -15,7 +15,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .lines import line_of
+from ..connect.lines import line_of
 
 if TYPE_CHECKING:
     from .session import ProxySession

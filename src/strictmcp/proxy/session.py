@@ -29,6 +29,7 @@ from typing import Any
 
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from ..connect.lines import line_of
 from ..guards.policy import Mode, Policy
 from ..guards.validation import PREFERRED_NAME, DryRun, capability, choose_name, tool_definition
 from ..protocol import (
@@ -50,7 +51,6 @@ from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from ..protocol.tool_calls import problem, refusal
 from ..schema import quote_name
 from .audit import Action, Auditor
-from .lines import line_of
 
 UPSTREAM_CLOSED = CONNECTION_CLOSED
 """-32000: the server exited (or closed its output) before answering the request."""
