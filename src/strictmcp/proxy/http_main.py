@@ -8,11 +8,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
+from ..connect.http_upstream import HttpUpstream
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import Upstream
 from .http_server import App, Limits, is_local, serve
 from .http_sessions import Channel, NewSession, NewUpstream
-from .http_upstream import HttpUpstream
 from .listing import input_schema
 from .session import ProxySession
 from .stdio import run_upstream
