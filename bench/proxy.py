@@ -282,10 +282,10 @@ _GROUPS = [
     ("check_call", "strictmcp/protocol/", "check_call"),
     ("check_result", "strictmcp/protocol/", "check_result"),
     ("Auditor.record", "strictmcp/proxy/audit.py", "record"),
-    ("LineSplitter.feed (cutting lines)", "strictmcp/proxy/lines.py", "feed"),
+    ("LineSplitter.feed (cutting lines)", "strictmcp/connect/lines.py", "feed"),
     ("_Pump.send (timers)", "strictmcp/proxy/stdio.py", "send"),
     ("_Pump.flush (writes)", "strictmcp/proxy/stdio.py", "flush"),
-    ("drain (both sides)", "strictmcp/proxy/stdio.py", "drain"),
+    ("drain (both sides)", "strictmcp/", "drain"),  # the proxy's stdio, connect's pipes
     ("event loop _run_once", "asyncio/base_events.py", "_run_once"),
     ("selector select (waiting)", "selectors.py", "select"),
     ("json loads", "json/__init__.py", "loads"),

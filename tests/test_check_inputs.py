@@ -13,7 +13,7 @@ from strictmcp.check.generate import declared_only, generate_valid
 from strictmcp.check.judge import judge_call, judge_validate, validate_verdict
 from strictmcp.check.mutate import mutations
 from strictmcp.check.redact import redact_argv, redact_text, redact_url
-from strictmcp.proxy.client import RpcError, Success, TransportFailure
+from strictmcp.connect.client import RpcError, Success, TransportFailure
 from strictmcp.schema import compile_schema
 
 SCHEMA: dict[str, Any] = {

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from check_fixtures.support import http_sloppy
-from strictmcp.protocol import Revision
-from strictmcp.proxy.client import (
+from strictmcp.connect.client import (
     ClientError,
     RpcError,
     Success,
     TransportFailure,
     open_client,
 )
-from strictmcp.proxy.stdio_upstream import StderrTail
+from strictmcp.connect.process import StderrTail
+from strictmcp.protocol import Revision
 
 FIXTURES = Path(__file__).resolve().parent / "check_fixtures"
 RAW = [sys.executable, str(FIXTURES / "raw_server.py")]

@@ -13,6 +13,7 @@ import base64
 import contextlib
 import functools
 import json
+import os
 import queue
 import socket
 import subprocess
@@ -26,12 +27,15 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import click
 import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from strictmcp.proxy.cli import proxy as proxy_command
 
 FIXTURES = Path(__file__).resolve().parent / "proxy_fixtures"
 SECRET = "sk-live-5ec12e7-do-not-echo"
@@ -580,6 +584,37 @@ def test_stdio_client_in_front_of_an_http_server(tmp_path: Path, processes: list
     run(body)
     recorded = (tmp_path / "calls").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["arguments"]["text"] for line in recorded] == ["s", "m"]
+
+
+def test_url_is_the_proxy_upstream_as_in_every_command(
+    tmp_path: Path, processes: list[Process]
+) -> None:
+    """``--url URL`` says where the server is, as it does for lint and check: it is
+    ``--upstream URL``."""
+    assert proxy_command.make_context("proxy", ["--url", "http://h/mcp"]).params["upstream"] == (
+        "http://h/mcp"
+    )
+    for wrong in (["--url", "ftp://h/mcp"], ["--url", "http://h/mcp", "--", "true"]):
+        with pytest.raises(click.UsageError):
+            proxy_command.main(wrong, standalone_mode=False)
+    url = sdk_http_server(tmp_path, processes)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "strictmcp.proxy", "--url", url],
+        cwd=str(tmp_path),
+        # The SDK gives a server a minimal environment: this one needs our PYTHONPATH, if any,
+        # to run the strictmcp under test.
+        env=dict(os.environ),
+    )
+
+    async def body() -> None:
+        async with Client(params) as client:
+            assert text_of(await client.call_tool("echo", {"text": "u"})) == "u"
+            assert (await client.call_tool("echo", {"text": 3})).is_error
+
+    run(body)
+    recorded = (tmp_path / "calls").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["arguments"]["text"] for line in recorded] == ["u"]
 
 
 def test_stdio_proxy_lists_the_tools_for_a_stateless_call(

@@ -16,11 +16,11 @@ import httpx2
 import pytest
 
 import test_proxy_http
+from strictmcp.connect.http_upstream import HttpUpstream
+from strictmcp.connect.sse import EventReader
 from strictmcp.proxy import http_asgi
 from strictmcp.proxy.http_server import App, Limits
 from strictmcp.proxy.http_streams import MAX_UNREAD, Router
-from strictmcp.proxy.http_upstream import HttpUpstream
-from strictmcp.proxy.sse import EventReader
 from test_proxy_http import (
     _ACCEPT,
     _LEGACY_INIT,

@@ -25,9 +25,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from malformed_corpus import corpus
+from strictmcp.connect.lines import framed
 from strictmcp.protocol import decode
 from strictmcp.proxy import Auditor, ProxySession
-from strictmcp.proxy.lines import framed
 from test_proxy_http import _ACCEPT, Process, in_session, modern, request, run
 
 FIXTURES = Path(__file__).resolve().parent / "proxy_fixtures"

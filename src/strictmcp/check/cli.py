@@ -12,10 +12,10 @@ from typing import Any
 import click
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from ..connect.client import ClientError, open_client
 from ..guards.policy import Policy, PolicyError
 from ..lint.model import printable
 from ..protocol import Revision
-from ..proxy.client import ClientError, open_client
 from .redact import redact_argv, redact_url
 from .report_html import render_html
 from .report_json import render_json

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..connect.client import Outcome, RpcError, TransportFailure
 from ..protocol import Severity, Violation
-from ..proxy.client import Outcome, RpcError, TransportFailure
 from .cases import Expect
 from .redact import redact_text
 from .results import Status, worst

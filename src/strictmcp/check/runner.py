@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..connect.client import ClientError, McpClient, Outcome, Success, TransportFailure
 from ..guards.policy import Policy
 from ..guards.validation import CAPABILITY, PREFERRED_NAME
 from ..protocol import ToolRegistry, check_result
-from ..proxy.client import ClientError, McpClient, Outcome, Success, TransportFailure
 from .cases import Case
 from .judge import combine, judge_call, judge_validate
 from .lint_bridge import lint

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, cast
@@ -46,12 +46,13 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
 
+from ..connect.paging import MAX_PAGES, follow_pages
 from ..protocol import Revision, Rule, ToolRegistry, Violation, check_result, errors
 from ..schema import Limits, quote_name
 
 logger = logging.getLogger(__name__)
 
-MAX_TOOL_PAGES = 100
+MAX_TOOL_PAGES = MAX_PAGES
 """Pages of one ``tools/list`` listing followed before giving up; bounds a server whose cursors
 never end. Tools on later pages are then unknown, and their results go unchecked (logged)."""
 
@@ -138,8 +139,7 @@ class StrictClientSession(ClientSession):
                 or registry.revision is not _revision_of(self)
                 or (name is not None and name not in registry)
             ):
-                async for _page in _tool_pages(self):
-                    pass  # list_tools adds each page to the registry
+                await _list_every_page(self)  # list_tools adds each page to the registry
                 registry = self._listing_registry()
                 registry.finish_listing()  # swaps in what there is when the page cap cut it short
         return registry
@@ -223,8 +223,11 @@ async def fetch_tool_registry(
 ) -> ToolRegistry:
     """Every page of ``session``'s tools, listed now, in a new registry for its revision."""
     registry = ToolRegistry(_revision_of(session), limits=limits)
-    async for page in _tool_pages(session):
+
+    def add(page: types.ListToolsResult) -> None:
         _log("tools/list", registry.add_page(_wire(page)))
+
+    await _list_every_page(session, add)
     registry.finish_listing()
     return registry
 
@@ -278,16 +281,22 @@ def open_http_session(
     return open_session(transport, handshake=handshake, **session_options)
 
 
-async def _tool_pages(session: ClientSession) -> AsyncIterator[types.ListToolsResult]:
-    """The pages of one listing through ``session.list_tools``, first to last."""
-    params = None
-    for _ in range(MAX_TOOL_PAGES):
+async def _list_every_page(
+    session: ClientSession, on_page: Callable[[types.ListToolsResult], None] | None = None
+) -> None:
+    """One listing through ``session.list_tools``, its pages first to last, each given to
+    ``on_page``; bounded by :data:`MAX_TOOL_PAGES` and refusing a cursor given twice."""
+
+    async def fetch(cursor: str | None) -> object:
+        params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
         page = await session.list_tools(params=params)
-        yield page
-        if page.next_cursor is None:
-            return
-        params = types.PaginatedRequestParams(cursor=page.next_cursor)
-    logger.warning("tools/list: stopped after %d pages; later tools are unknown", MAX_TOOL_PAGES)
+        if on_page is not None:
+            on_page(page)
+        return page.next_cursor
+
+    cut = await follow_pages(fetch, max_pages=MAX_TOOL_PAGES)
+    if cut is not None:
+        logger.warning("tools/list: stopped short (%s); later tools are unknown", cut)
 
 
 def _result_violations(

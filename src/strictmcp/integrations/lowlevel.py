@@ -39,6 +39,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from ..connect.paging import follow_pages
 from ._server_core import ServerCore, ServerOptions
 
 __all__ = ["protect"]
@@ -144,21 +145,21 @@ def _handler_source(server: Server[Any]) -> ToolSource:
         tools: list[dict[str, Any]] = []
         if entry is None:
             return tools
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_PAGE_LIMIT):
+        handler = entry.handler
+
+        async def fetch(cursor: str | None) -> object:
             # Called directly, not through the runner: an initialize in progress has not
             # opened the runner's gate yet, and the capability needs the tool names then.
             page_ctx = replace(
                 ctx, method="tools/list", params=None if cursor is None else {"cursor": cursor}
             )
-            page = _wire(await entry.handler(page_ctx, types.PaginatedRequestParams(cursor=cursor)))
-            tools += page.get("tools", [])
-            cursor = page.get("nextCursor")
-            if not isinstance(cursor, str) or cursor in seen:
-                return tools
-            seen.add(cursor)
-        _log.warning("tools/list kept paginating; strictmcp read its first %d pages", _PAGE_LIMIT)
+            page = _wire(await handler(page_ctx, types.PaginatedRequestParams(cursor=cursor)))
+            tools.extend(page.get("tools", []))
+            return page.get("nextCursor")
+
+        cut = await follow_pages(fetch, max_pages=_PAGE_LIMIT)
+        if cut is not None:
+            _log.warning("tools/list paging stopped short (%s): later tools are unknown", cut)
         return tools
 
     return source

@@ -7,6 +7,14 @@ a why and a fix (``docs/lint-rules.md`` lists them). The core is pure:
 >>> report = lint_tools([{"name": "echo", "inputSchema": {"type": "string"}}])
 >>> [finding.code for finding in report.findings if finding.severity.value == "error"]
 ['SMT104']
+
+Two sides, in two layers. The rules and everything they need (``context``, ``engine``,
+``locate``, ``model``, ``report``, ``rules``, ``sarif``, ``walk``, ``docs`` and ``families``)
+are pure functions over tool definitions: they sit below the transport and never import
+:mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
+command side, ``lint.cli`` (the ``strictmcp lint`` command) and ``lint.source`` (reading the
+tools from a file or a live server), is a leaf like the proxy and ``check``: nothing but the
+top-level command line imports it, and it is not re-exported here.
 """
 
 from .context import Results
@@ -16,26 +24,20 @@ from .model import Finding, Hit, Level, LintRule
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
-from .source import LintInputError, ToolSource, load_file, load_live, tools_from_document
 
 __all__ = [
     "RULES",
     "Finding",
     "Hit",
     "Level",
-    "LintInputError",
     "LintReport",
     "LintRule",
     "PointerIndex",
     "Results",
-    "ToolSource",
     "UnknownRuleError",
     "find_rule",
     "lint_tools",
-    "load_file",
-    "load_live",
     "render_text",
     "select_rules",
     "to_sarif",
-    "tools_from_document",
 ]

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..connect.client import ClientError, open_client
 from ..protocol import Revision
-from ..proxy.client import ClientError, open_client
 from ..schema.jsonio import JSONInputError, load_json
 from ..schema.limits import Limits
 

@@ -1,11 +1,12 @@
 """The validating proxy: strictmcp in front of an MCP server written in any language.
 
-``strictmcp proxy [OPTIONS] -- COMMAND [ARGS]...`` or ``--upstream URL``, over stdio or, with
-``--listen``, streamable HTTP (see :mod:`.cli`). The decisions live in :class:`ProxySession`,
-which knows nothing of pipes or HTTP; :func:`run` is the stdio transport in front of a spawned
-server, :class:`Relay` joins a session to any :class:`Upstream`, :class:`HttpUpstream` is a
-server reached over HTTP and :class:`App` the HTTP endpoint. This package does not import the
-MCP SDK; the HTTP pieces are loaded only when first used.
+``strictmcp proxy [OPTIONS] -- COMMAND [ARGS]...`` or ``--upstream URL`` (``--url URL``), over
+stdio or, with ``--listen``, streamable HTTP (see :mod:`.cli`). The decisions live in
+:class:`ProxySession`, which knows nothing of pipes or HTTP; :func:`run` is the stdio transport
+in front of a spawned server, :class:`Relay` joins a session to any
+:class:`~strictmcp.connect.upstream.Upstream` (a spawned process or an HTTP server, both from
+:mod:`strictmcp.connect`) and :class:`App` the HTTP endpoint. This package does not import the
+MCP SDK; the HTTP server is loaded only when first used.
 """
 
 from __future__ import annotations
@@ -13,24 +14,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from .audit import Action, Auditor
 from .relay import Relay
-from .session import (
-    TOO_MANY_IN_FLIGHT,
-    UPSTREAM_CLOSED,
-    UPSTREAM_INVALID,
-    UPSTREAM_TIMEOUT,
-    ProxySession,
-    Routed,
-)
-from .stdio import ProcessUpstream, run, run_upstream
-from .upstream import Upstream
+from .session import TOO_MANY_IN_FLIGHT, UPSTREAM_TIMEOUT, ProxySession, Routed
+from .stdio import run, run_upstream
 
 if TYPE_CHECKING:
     from .http_server import App
-    from .http_upstream import HttpUpstream
 
-_LAZY = {"App": ".http_server", "HttpUpstream": ".http_upstream"}
+_LAZY = {"App": ".http_server"}
 
 __all__ = [
     "TOO_MANY_IN_FLIGHT",
@@ -40,19 +33,16 @@ __all__ = [
     "Action",
     "App",
     "Auditor",
-    "HttpUpstream",
-    "ProcessUpstream",
     "ProxySession",
     "Relay",
     "Routed",
-    "Upstream",
     "run",
     "run_upstream",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    # The HTTP client and server take a while to import; the stdio proxy needs neither.
+    # The HTTP server takes a while to import; the stdio proxy does not need it.
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,7 +38,7 @@ Over HTTP (--listen), the client is given the proxy's URL instead:
     }
   }
 \b
-With --upstream URL the server is itself reached over streamable HTTP, from a stdio
+With --upstream URL (or --url URL) the server is itself reached over streamable HTTP, from a stdio
 client or (with --listen too) from HTTP clients. Over HTTP each session (from initialize to
 DELETE) gets its own server process or upstream session; 2026-07-28 requests, which have no
 session, share one.
@@ -100,7 +100,10 @@ Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
 )
 @click.option(
     "--upstream",
+    "--url",
+    "upstream",
     metavar="URL",
+    # --url as in lint and check: in every command it says where the server is.
     help="Reach the server over streamable HTTP at URL instead of running COMMAND.",
 )
 @click.option(
@@ -152,9 +155,9 @@ def proxy(
     tools.
     """
     if bool(command) == bool(upstream):
-        raise click.UsageError("give either COMMAND or --upstream URL")
+        raise click.UsageError("give either COMMAND or --upstream URL (--url URL)")
     if upstream is not None and not upstream.startswith(("http://", "https://")):
-        raise click.UsageError("--upstream: an http:// or https:// URL is expected")
+        raise click.UsageError("--upstream/--url: an http:// or https:// URL is expected")
     address = _address(listen) if listen is not None else None
     if not path.startswith("/"):
         raise click.UsageError("--path must start with /")

@@ -24,9 +24,9 @@ from mcp_types.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
+from ..connect.lines import line_of
+from ..connect.sse import event, priming
 from .http_streams import RequestId
-from .lines import line_of
-from .sse import event, priming
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -8,13 +8,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
+from ..connect.http_upstream import HttpUpstream
+from ..connect.process import ProcessUpstream
+from ..connect.upstream import Upstream
 from .http_server import App, Limits, is_local, serve
 from .http_sessions import Channel, NewSession, NewUpstream
-from .http_upstream import HttpUpstream
 from .listing import input_schema
 from .session import ProxySession
-from .stdio import ProcessUpstream, run_upstream
-from .upstream import Upstream
+from .stdio import run_upstream
 
 __all__ = ["Limits", "listen", "stdio_to", "upstreams"]
 
@@ -37,7 +38,7 @@ def upstreams(
         def oversized() -> None:
             session.oversized("s2c")
 
-        return await ProcessUpstream.start(command, limit=max_size, on_oversized=oversized)
+        return await ProcessUpstream.start(command, max_size=max_size, on_oversized=oversized)
 
     return http if url is not None else spawned
 

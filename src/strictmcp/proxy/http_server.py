@@ -29,17 +29,18 @@ from urllib.parse import urlsplit
 import uvicorn
 from mcp_types.jsonrpc import INVALID_REQUEST
 
+from ..connect import http_headers as h
+from ..connect.envelope import MODERN
+from ..connect.lines import line_of
+from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
 from ..protocol import Decoded, Revision, decode, errors
 from ..protocol.jsonrpc import refusal_for
 from . import http_asgi as io
-from . import http_headers as h
 from .http_asgi import Receive, Scope, Send
 from .http_sessions import Channel, SessionTable, Shared
 from .http_streams import Exchange, RequestId
-from .lines import line_of
-from .listing import MODERN, input_schema
-from .session import TOO_MANY_IN_FLIGHT, UPSTREAM_CLOSED
-from .upstream import LONG_LIVED
+from .listing import input_schema
+from .session import TOO_MANY_IN_FLIGHT
 
 
 @dataclass

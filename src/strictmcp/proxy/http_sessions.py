@@ -17,10 +17,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..connect.upstream import Upstream
 from .http_streams import Router
 from .relay import Relay
 from .session import ProxySession
-from .upstream import Upstream
 
 NewSession = Callable[[], ProxySession]
 NewUpstream = Callable[[ProxySession], Awaitable[Upstream]]

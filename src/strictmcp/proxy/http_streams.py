@@ -18,7 +18,7 @@ import json
 from collections import deque
 from typing import Any
 
-from .lines import line_of
+from ..connect.lines import line_of
 
 RequestId = int | str
 

@@ -15,35 +15,21 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..connect.envelope import ENVELOPE, MODERN, VERSION_KEY, declared_version
+from ..connect.lines import line_of
+from ..connect.paging import follow_pages
 from ..protocol import Decoded, decode
-from .lines import line_of
 
 if TYPE_CHECKING:
     from .session import ProxySession
 
-MAX_PAGES = 100
-"""Pages fetched at most: a server whose cursors never end cannot hold a call forever."""
-
-_ENVELOPE = "io.modelcontextprotocol/"
-_VERSION = f"{_ENVELOPE}protocolVersion"
-_VERSION_BYTES = _VERSION.encode()
+_VERSION_BYTES = VERSION_KEY.encode()
 _OWN_ID = "strictmcp-"
 """Prefix of the ids of requests the proxy makes itself."""
 _OWN_ID_BYTES = _OWN_ID.encode()
 
-MODERN = frozenset({"2026-07-28"})
-"""The revisions without a handshake: every request stands alone."""
-
 Ask = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """Sends one request of the proxy's own (its id set by the callee); the answer, or None."""
-
-
-def declared_version(message: Any) -> str | None:
-    """The protocol version a request declares in its ``_meta``, if it does."""
-    params = message.get("params") if isinstance(message, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    version = meta.get(_VERSION) if isinstance(meta, dict) else None
-    return version if isinstance(version, str) else None
 
 
 def may_need_listing(line: bytes, session: ProxySession) -> bool:
@@ -140,11 +126,13 @@ async def fetch_tools(ask: Ask, request: dict[str, Any]) -> bool:
     meta = params.get("_meta") if isinstance(params, dict) else None
     # The envelope only: a progress token or other request-specific entries stay with the call.
     kept = (
-        {k: v for k, v in meta.items() if k.startswith(_ENVELOPE)} if isinstance(meta, dict) else {}
+        {k: v for k, v in meta.items() if k.startswith(ENVELOPE)} if isinstance(meta, dict) else {}
     )
     envelope = {"_meta": kept} if kept else {}
-    cursor: Any = None
-    for _ in range(MAX_PAGES):
+    answered = True
+
+    async def fetch(cursor: str | None) -> object:
+        nonlocal answered
         page_params = {**envelope, "cursor": cursor} if cursor is not None else envelope
         ask_for: dict[str, Any] = {"jsonrpc": "2.0", "method": "tools/list"}
         if page_params:
@@ -152,8 +140,8 @@ async def fetch_tools(ask: Ask, request: dict[str, Any]) -> bool:
         answer = await ask(ask_for)
         result = answer.get("result") if answer is not None else None
         if not isinstance(result, dict):
-            return False
-        cursor = result.get("nextCursor")
-        if cursor is None:
-            return True
-    return False
+            answered = False
+            return None
+        return result.get("nextCursor")
+
+    return await follow_pages(fetch) is None and answered

@@ -14,10 +14,10 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..connect.upstream import Upstream, long_lived
 from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
 from .session import ProxySession, Routed, settled
-from .upstream import Upstream, long_lived
 
 
 class Relay:

@@ -27,8 +27,10 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
+from ..connect.lines import framed, line_of
+from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..guards.policy import Mode, Policy
 from ..guards.validation import PREFERRED_NAME, DryRun, capability, choose_name, tool_definition
 from ..protocol import (
@@ -49,14 +51,9 @@ from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
 from ..protocol.tool_calls import problem, refusal
 from ..schema import quote_name
 from .audit import Action, Auditor
-from .lines import framed, line_of
 
-UPSTREAM_CLOSED = CONNECTION_CLOSED
-"""-32000: the server exited (or closed its output) before answering the request."""
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
-UPSTREAM_INVALID = -32002
-"""-32002: the server answered with a message the proxy could not read or check."""
 TOO_MANY_IN_FLIGHT = -32003
 """-32003: the client has too many requests waiting for the server; retry later."""
 

@@ -14,22 +14,18 @@ closes our stdin the server's stdin is closed too, and the proxy waits for it to
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import sys
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
+from ..connect.lines import OVERSIZED, Flow, Line, Lines
+from ..connect.process import SHUTDOWN_GRACE, ServerProcess, start_process, stopped
+from ..connect.upstream import Upstream, long_lived
 from ..protocol import Direction
-from .lines import OVERSIZED, Line, LineSplitter
 from .listing import OwnRequests, list_before, may_need_listing
 from .relay import Relay
 from .session import ProxySession, Routed
-from .upstream import Upstream, long_lived
-
-_SHUTDOWN_GRACE = 5.0
-"""Seconds the server gets to exit after its stdin is closed, and again after SIGTERM."""
 
 _EARLY = 0.001
 """A deadline this close is due: the event loop may run a timer this much early."""
@@ -37,19 +33,11 @@ _EARLY = 0.001
 
 async def run(session: ProxySession, command: Sequence[str], *, timeout: float) -> int:
     """Proxy between our stdio and ``command`` until either side is done; the exit status."""
-    limit = session.max_size + 2  # the message, and its line ending
-    loop = asyncio.get_running_loop()
-    client_in = _Lines(limit)
+    client_in = Lines(session.max_size + 2)  # the message, and its line ending
     await _client_reader(client_in)
     client_out = await _client_writer()
-    server_out = _Lines(limit)
-    _, server = await loop.subprocess_exec(
-        lambda: _Server(server_out),
-        *command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=None,
-    )
+    server = await start_process(command, max_size=session.max_size)
+    server_out = server.lines
     pump = _Pump(session, client_out, server, timeout)
     from_server = functools.partial(session.decide, direction="s2c")
     upstream = asyncio.create_task(pump.lines(server_out, "s2c", from_server))
@@ -61,8 +49,8 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
         if downstream in done:
             # The client is gone: let the server finish what it is doing and exit.
             server.close_stdin()
-            await asyncio.wait({upstream}, timeout=_SHUTDOWN_GRACE)
-        status = await _stopped(server)
+            await asyncio.wait({upstream}, timeout=SHUTDOWN_GRACE)
+        status = await stopped(server)
         left = session.fail_waiting("The server exited before answering (strictmcp proxy)")
         if upstream.done() and (left or status != 0 or not downstream.done()):
             session.auditor.say(f"the server exited with status {status}")
@@ -83,7 +71,7 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
 async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: float) -> int:
     """Proxy between our stdio and a server reached through ``upstream`` (one not spawned
     here, such as an HTTP server) until either side is done; the exit status."""
-    client_in = _Lines(session.max_size + 2)
+    client_in = Lines(session.max_size + 2)
     await _client_reader(client_in)
     client_out = await _client_writer()
     relay = Relay(
@@ -119,171 +107,14 @@ async def _first(line: Awaitable[Line], ended: asyncio.Task[int]) -> Line:
     return None
 
 
-class ProcessUpstream:
-    """A server spawned with ``command``, on its pipes, as an :class:`~.upstream.Upstream`;
-    its stderr is ours. A line over ``limit`` is skipped, and ``on_oversized`` told."""
-
-    def __init__(self, server: _Server, lines: _Lines, on_oversized: Callable[[], None]) -> None:
-        self._server = server
-        self._lines = lines
-        self._on_oversized = on_oversized
-        self._closing: asyncio.Task[int] | None = None
-
-    @classmethod
-    async def start(
-        cls, command: Sequence[str], *, limit: int, on_oversized: Callable[[], None]
-    ) -> ProcessUpstream:
-        """Spawn ``command``; ``OSError`` when it cannot be."""
-        lines = _Lines(limit + 2)
-        _, server = await asyncio.get_running_loop().subprocess_exec(
-            lambda: _Server(lines),
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None,
-        )
-        return cls(server, lines, on_oversized)
-
-    async def send(self, line: bytes) -> None:
-        """Write one line to the server's stdin."""
-        _write(self._server, line)
-        if self._server.blocked:
-            await self._server.drain()
-
-    async def receive(self) -> bytes | None:
-        """The next line of the server's stdout; None at its end."""
-        while (line := await self._lines.next()) == OVERSIZED:
-            self._on_oversized()
-        return line if isinstance(line, bytes) else None
-
-    async def aclose(self) -> int:
-        """Close the server's stdin and wait for it to exit, asking it to when it does not;
-        its exit status. Every caller gets the same."""
-        if self._closing is None:
-            self._closing = asyncio.create_task(self._close())
-        return await asyncio.shield(self._closing)
-
-    async def _close(self) -> int:
-        server = self._server
-        try:
-            if server.returncode is None:
-                server.close_stdin()
-            return await _stopped(server)
-        finally:
-            if server.returncode is None:
-                server.kill()
-            server.close()
-
-
-async def _stopped(server: _Server) -> int:
-    """The server's exit status, asking it to stop if it does not on its own; 128+N for a
-    signal N, as shells report it."""
-    try:
-        await asyncio.wait_for(server.wait(), _SHUTDOWN_GRACE)
-    except asyncio.TimeoutError:
-        server.terminate()
-        try:
-            await asyncio.wait_for(server.wait(), _SHUTDOWN_GRACE)
-        except asyncio.TimeoutError:
-            server.kill()
-    status = await server.wait()
-    return 128 - status if status < 0 else status
-
-
 class TransportError(RuntimeError):
     """Our stdio cannot carry the session; the message says why."""
-
-
-class _Lines:
-    """The lines read from one side, waiting to be decided about, in order.
-
-    Reading is paused while more than twice the line limit is waiting, as a bounded
-    ``StreamReader`` would; ``None`` marks the end of the stream.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.splitter = LineSplitter(limit, self._deliver)
-        self._ready: deque[Line] = deque()
-        self._size = 0
-        self._high = 2 * limit
-        self._waiter: asyncio.Future[None] | None = None
-        self._paused = False
-        self.transport: Any = None  # what pause_reading and resume_reading go to
-
-    def _deliver(self, line: Line) -> None:
-        self._ready.append(line)
-        if isinstance(line, bytes):
-            self._size += len(line)
-            if self._size > self._high and not self._paused and self.transport is not None:
-                self._paused = True
-                self.transport.pause_reading()
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    @property
-    def waiting(self) -> bool:
-        """Whether a line can be taken at once."""
-        return bool(self._ready)
-
-    async def next(self) -> Line:
-        """The next line, :data:`OVERSIZED`, or None at the end."""
-        while not self._ready:
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-        line = self._ready.popleft()
-        if isinstance(line, bytes):
-            self._size -= len(line)
-            if self._paused and self._size <= self._high // 2:
-                self._paused = False
-                self.transport.resume_reading()
-        return line
-
-
-class _Flow:
-    """Write flow control of one transport: ``blocked`` while its buffer is full or it is
-    lost; :meth:`drain` waits as ``StreamWriter.drain`` does."""
-
-    def __init__(self) -> None:
-        self.blocked = False
-        self._paused = False
-        self._lost = False
-        self._waiters: list[asyncio.Future[None]] = []
-
-    def pause(self) -> None:
-        self._paused = self.blocked = True
-
-    def resume(self) -> None:
-        self._paused = False
-        self.blocked = self._lost
-        self._wake()
-
-    def lose(self) -> None:
-        self._lost = self.blocked = True
-        self._wake()
-
-    def _wake(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def drain(self) -> None:
-        if self._lost:
-            raise ConnectionResetError("Connection lost")
-        if not self._paused:
-            return
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        await waiter
 
 
 class _Reader(asyncio.Protocol):
     """Our stdin, cut into lines."""
 
-    def __init__(self, lines: _Lines) -> None:
+    def __init__(self, lines: Lines) -> None:
         self.lines = lines
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -300,7 +131,7 @@ class _Reader(asyncio.Protocol):
         self.lines.splitter.end()
 
 
-async def _client_reader(lines: _Lines) -> None:
+async def _client_reader(lines: Lines) -> None:
     """Our stdin, read into ``lines`` with their bound."""
     loop = asyncio.get_running_loop()
     try:
@@ -323,7 +154,7 @@ class _Writer(asyncio.Protocol):
     """Our stdout's protocol: its flow control."""
 
     def __init__(self) -> None:
-        self.flow = _Flow()
+        self.flow = Flow()
 
     def pause_writing(self) -> None:
         self.flow.pause()
@@ -385,86 +216,6 @@ class _FileSink:
         return None
 
 
-class _Server(asyncio.SubprocessProtocol):
-    """The spawned server: its stdout cut into lines, its stdin written with flow control."""
-
-    def __init__(self, lines: _Lines) -> None:
-        self.lines = lines
-        self.flow = _Flow()
-        self._transport: asyncio.SubprocessTransport | None = None
-        self._stdin: Any = None
-        self._exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self._transport = transport
-        self._stdin = transport.get_pipe_transport(0)
-        self.lines.transport = transport.get_pipe_transport(1)
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            self.lines.splitter.feed(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self.lines.splitter.end()
-        elif fd == 0:
-            self.flow.lose()
-
-    def pause_writing(self) -> None:
-        self.flow.pause()
-
-    def resume_writing(self) -> None:
-        self.flow.resume()
-
-    def process_exited(self) -> None:
-        assert self._transport is not None
-        status = self._transport.get_returncode()
-        if not self._exited.done():
-            self._exited.set_result(status if status is not None else 0)
-
-    # --- as asyncio.subprocess.Process ---------------------------------------------------
-
-    @property
-    def returncode(self) -> int | None:
-        return self._exited.result() if self._exited.done() else None
-
-    async def wait(self) -> int:
-        return await asyncio.shield(self._exited)
-
-    def terminate(self) -> None:
-        assert self._transport is not None
-        self._transport.terminate()
-
-    def kill(self) -> None:
-        assert self._transport is not None
-        self._transport.kill()
-
-    def close_stdin(self) -> None:
-        self._stdin.close()
-
-    def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
-
-    # --- as the sink of client messages ------------------------------------------------
-
-    @property
-    def blocked(self) -> bool:
-        return self.flow.blocked
-
-    def write(self, data: bytes) -> None:
-        self._stdin.write(data)
-
-    def is_closing(self) -> bool:
-        return bool(self._stdin.is_closing())
-
-    async def drain(self) -> None:
-        # A server that is gone says so by the end of its output, read by the other task.
-        with contextlib.suppress(ConnectionError):
-            await self.flow.drain()
-
-
 class _Pump:
     """Moves routed lines to both sides, and times the client's requests."""
 
@@ -472,7 +223,7 @@ class _Pump:
         self,
         session: ProxySession,
         client: _Sink,
-        server: _Server,
+        server: ServerProcess,
         timeout: float,
     ) -> None:
         self.session = session
@@ -521,7 +272,7 @@ class _Pump:
 
     async def lines(
         self,
-        source: _Lines,
+        source: Lines,
         direction: Direction,
         decide: Callable[[bytes], Routed | Awaitable[Routed]],
     ) -> None:

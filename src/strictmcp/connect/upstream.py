@@ -10,6 +10,13 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
+from mcp_types.jsonrpc import CONNECTION_CLOSED
+
+UPSTREAM_CLOSED = CONNECTION_CLOSED
+"""-32000: the server exited (or closed its output) before answering the request."""
+UPSTREAM_INVALID = -32002
+"""-32002: the server answered with a message that could not be read or checked."""
+
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests whose answer is a stream of notifications, open until the client closes it: no
 timeout of the proxy's applies to them."""

@@ -29,11 +29,10 @@ import httpx2
 
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from . import http_headers as h
+from .envelope import MODERN, declared_version
 from .lines import line_of
-from .listing import MODERN, declared_version
-from .session import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from .sse import EventReader, EventTooLarge
-from .upstream import LONG_LIVED
+from .upstream import LONG_LIVED, UPSTREAM_CLOSED, UPSTREAM_INVALID
 
 _CONNECT_SECONDS = 10.0
 _CLOSE_SECONDS = 5.0

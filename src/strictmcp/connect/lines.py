@@ -1,8 +1,11 @@
-"""Newline-delimited messages read with a bound, so that one huge line cannot exhaust memory."""
+"""Newline-delimited messages read with a bound, so that one huge line cannot exhaust memory;
+the queue of lines read from a pipe, and write flow control of a pipe."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
@@ -83,6 +86,96 @@ def line_of(obj: Any) -> bytes:
     except UnicodeEncodeError:
         # A lone surrogate (JSON text can carry one, escaped) has no UTF-8 form: escape it again.
         return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+class Lines:
+    """The lines read from one side, waiting to be decided about, in order.
+
+    Reading is paused while more than twice the line limit is waiting, as a bounded
+    ``StreamReader`` would; ``None`` marks the end of the stream.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.splitter = LineSplitter(limit, self._deliver)
+        self._ready: deque[Line] = deque()
+        self._size = 0
+        self._high = 2 * limit
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self.transport: Any = None  # what pause_reading and resume_reading go to
+
+    def _deliver(self, line: Line) -> None:
+        self._ready.append(line)
+        if isinstance(line, bytes):
+            self._size += len(line)
+            if self._size > self._high and not self._paused and self.transport is not None:
+                self._paused = True
+                self.transport.pause_reading()
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a line can be taken at once."""
+        return bool(self._ready)
+
+    async def next(self) -> Line:
+        """The next line, :data:`OVERSIZED`, or None at the end."""
+        while not self._ready:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        line = self._ready.popleft()
+        if isinstance(line, bytes):
+            self._size -= len(line)
+            if self._paused and self._size <= self._high // 2:
+                self._paused = False
+                self.transport.resume_reading()
+        return line
+
+
+class Flow:
+    """Write flow control of one transport: ``blocked`` while its buffer is full or it is
+    lost; :meth:`drain` waits as ``StreamWriter.drain`` does."""
+
+    def __init__(self) -> None:
+        self.blocked = False
+        self._paused = False
+        self._lost = False
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def pause(self) -> None:
+        """The transport's buffer is full: writers wait."""
+        self._paused = self.blocked = True
+
+    def resume(self) -> None:
+        """The transport's buffer has room again."""
+        self._paused = False
+        self.blocked = self._lost
+        self._wake()
+
+    def lose(self) -> None:
+        """The transport is gone: :meth:`drain` raises from now on."""
+        self._lost = self.blocked = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def drain(self) -> None:
+        """Wait until the transport takes writes again; ConnectionResetError once it is lost."""
+        if self._lost:
+            raise ConnectionResetError("Connection lost")
+        if not self._paused:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
 
 
 _BOM = b"\xef\xbb\xbf"

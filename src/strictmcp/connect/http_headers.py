@@ -31,7 +31,7 @@ from mcp_types.jsonrpc import (
 from mcp_types.methods import CLIENT_REQUESTS
 
 from ..protocol import error_response
-from .listing import MODERN, declared_version
+from .envelope import MODERN, VERSION_KEY, declared_version
 
 SESSION_ID = "mcp-session-id"
 PROTOCOL_VERSION = "mcp-protocol-version"
@@ -44,7 +44,6 @@ SchemaOf = Callable[[str], Any]
 """The input schema of the tool of a name, as listed (None when it is not)."""
 
 _CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-_VERSION = "io.modelcontextprotocol/protocolVersion"
 _REMOVED = frozenset(
     {method for method, _ in CLIENT_REQUESTS}
     - {method for method, version in CLIENT_REQUESTS if version in MODERN}
@@ -123,13 +122,13 @@ def refusal(message: dict[str, Any], headers: dict[str, str]) -> dict[str, Any] 
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     request_id = message.get("id")
-    if not isinstance(meta, dict) or _VERSION not in meta or _CAPABILITIES not in meta:
-        missing = f"params._meta must carry {_VERSION} and {_CAPABILITIES}"
+    if not isinstance(meta, dict) or VERSION_KEY not in meta or _CAPABILITIES not in meta:
+        missing = f"params._meta must carry {VERSION_KEY} and {_CAPABILITIES}"
         return error_response(request_id, INVALID_PARAMS, missing)
     wrong = _mismatch(message, headers)
     if wrong is not None:
         return error_response(request_id, HEADER_MISMATCH, f"Header mismatch: {wrong}")
-    version = meta[_VERSION]
+    version = meta[VERSION_KEY]
     if not isinstance(version, str):
         return error_response(request_id, INVALID_PARAMS, "The protocol version must be a string")
     if version not in MODERN:

@@ -1,4 +1,4 @@
-"""A small MCP client over any :class:`~.upstream.Upstream`, for tools that test servers.
+"""The MCP client over any :class:`~.upstream.Upstream`, for the tools that test servers.
 
 It is built to survive the servers it tests: every request ends in an :data:`Outcome` (a
 result, a JSON-RPC error, or a transport failure such as a timeout or a server that exited),
@@ -32,14 +32,14 @@ from .. import __version__
 from ..protocol import Revision
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from .lines import line_of
-from .stdio_upstream import spawn
+from .paging import follow_pages
+from .process import ProcessUpstream
 from .upstream import Upstream
 
 DEFAULT_OFFER = Revision.V2025_11_25
 """The revision offered in ``initialize`` when none is asked for."""
 
 METHOD_NOT_FOUND = -32601
-_MAX_PAGES = 100
 _EXIT_POLLS = 20
 _EXIT_POLL_SECONDS = 0.05
 _MAX_TOOLS = 10_000
@@ -255,20 +255,18 @@ class McpClient:
     async def list_tools(self, *, timeout: float | None = None) -> list[dict[str, Any]]:
         """Every tool the server lists, all pages (bounded); :class:`ClientError` on failure."""
         tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
+
+        async def fetch(cursor: str | None) -> object:
             params = {"cursor": cursor} if cursor is not None else None
             result = _required(await self.request("tools/list", params, timeout=timeout), "list")
             page = result.get("tools")
             if not isinstance(page, list):
                 raise ClientError("the tools/list result has no tools array")
-            tools += [tool for tool in page if isinstance(tool, dict)]
-            cursor = result.get("nextCursor")
-            # A server that repeats a cursor would page forever.
-            if not isinstance(cursor, str) or cursor in seen or len(tools) >= _MAX_TOOLS:
-                break
-            seen.add(cursor)
+            tools.extend(tool for tool in page if isinstance(tool, dict))
+            return result.get("nextCursor") if len(tools) < _MAX_TOOLS else None
+
+        # A listing cut short is still what the server listed: tested as far as it goes.
+        await follow_pages(fetch)
         return tools[:_MAX_TOOLS]
 
     async def call_tool(
@@ -403,7 +401,7 @@ async def open_client(
         argv = list(command)
 
         async def connect() -> Upstream:
-            return await spawn(argv, max_size=max_size)
+            return await ProcessUpstream.start(argv, max_size=max_size, keep_stderr=True)
 
     else:
         assert url is not None
