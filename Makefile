@@ -8,6 +8,10 @@ EXAMPLE := examples/schema
 # The npm MCP servers the third-party proxy tests run (pinned by their lock file).
 NPM_DIR := tests/third_party
 NPM_STAMP := $(NPM_DIR)/node_modules/.installed
+# An older official client (Python SDK 1.9, speaking 2025-03-26) in its own environment, for
+# tests/test_proxy_old_client.py; that SDK needs a pydantic from its own time.
+OLD_CLIENT := .venv-mcp1
+OLD_CLIENT_STAMP := $(OLD_CLIENT)/.installed
 # Headless Chromium renders `strictmcp check`'s HTML report in tests/test_check_html.py.
 CHROMIUM_STAMP := $(VENV)/.installed-chromium
 SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -35,7 +39,7 @@ demo: install  ## set up and run strictmcp on the bundled examples
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(OLD_CLIENT_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +52,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 $(TEST_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP) $@
+
+$(OLD_CLIENT_STAMP):
+	$(PYTHON) -m venv $(OLD_CLIENT)
+	$(OLD_CLIENT)/bin/pip install --quiet "mcp==1.9.4" "pydantic==2.10.6"
+	touch $@
 
 $(CHROMIUM_STAMP): | $(BIN)/python
 	command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
@@ -75,4 +84,4 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/proxy.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules
+	rm -rf $(VENV) $(OLD_CLIENT) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules
