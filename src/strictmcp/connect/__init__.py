@@ -7,8 +7,8 @@ imports none of them. Its modules:
   whatever its transport, and the error codes of a request an upstream failed;
 - :mod:`.lines`: lines read with a bound, queued with back-pressure, and write flow control;
 - :mod:`.process`: the one place a server process is spawned, and its exit status;
-- :mod:`.sse`, :mod:`.http_headers`, :mod:`.envelope`: server-sent events, the headers of
-  streamable HTTP, and the ``_meta`` envelope a 2026-07-28 request declares its version in;
+- :mod:`.sse`, :mod:`.http_headers`: server-sent events, and the headers of streamable HTTP
+  (the ``_meta`` keys they mirror are :mod:`strictmcp.protocol.wire`'s);
 - :mod:`.http_upstream`: a server over streamable HTTP (imports the HTTP client: loaded only
   when used);
 - :mod:`.client`: the MCP client that tests servers; :mod:`.paging`: the one pager every

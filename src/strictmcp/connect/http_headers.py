@@ -31,7 +31,12 @@ from mcp_types.jsonrpc import (
 from mcp_types.methods import CLIENT_REQUESTS
 
 from ..protocol import error_response
-from .envelope import MODERN, VERSION_KEY, declared_version
+from ..protocol.wire import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    STATELESS_VERSIONS,
+    declared_version,
+)
 
 SESSION_ID = "mcp-session-id"
 PROTOCOL_VERSION = "mcp-protocol-version"
@@ -43,10 +48,9 @@ PARAM = "mcp-param-"
 SchemaOf = Callable[[str], Any]
 """The input schema of the tool of a name, as listed (None when it is not)."""
 
-_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _REMOVED = frozenset(
     {method for method, _ in CLIENT_REQUESTS}
-    - {method for method, version in CLIENT_REQUESTS if version in MODERN}
+    - {method for method, version in CLIENT_REQUESTS if version in STATELESS_VERSIONS}
 )
 """Client requests of the handshake revisions that 2026-07-28 no longer has."""
 
@@ -101,7 +105,7 @@ def request_headers(
     if declared is not None or version is not None:
         headers[PROTOCOL_VERSION] = declared or version or ""
     method = message.get("method") if isinstance(message, dict) else None
-    if declared in MODERN and "id" in message and isinstance(method, str):
+    if declared in STATELESS_VERSIONS and "id" in message and isinstance(method, str):
         # A method name a header cannot carry goes base64, as names do.
         headers[METHOD] = encode_name(method)
         name = named(message)
@@ -122,16 +126,20 @@ def refusal(message: dict[str, Any], headers: dict[str, str]) -> dict[str, Any] 
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     request_id = message.get("id")
-    if not isinstance(meta, dict) or VERSION_KEY not in meta or _CAPABILITIES not in meta:
-        missing = f"params._meta must carry {VERSION_KEY} and {_CAPABILITIES}"
+    if (
+        not isinstance(meta, dict)
+        or META_PROTOCOL_VERSION not in meta
+        or META_CLIENT_CAPABILITIES not in meta
+    ):
+        missing = f"params._meta must carry {META_PROTOCOL_VERSION} and {META_CLIENT_CAPABILITIES}"
         return error_response(request_id, INVALID_PARAMS, missing)
     wrong = _mismatch(message, headers)
     if wrong is not None:
         return error_response(request_id, HEADER_MISMATCH, f"Header mismatch: {wrong}")
-    version = meta[VERSION_KEY]
+    version = meta[META_PROTOCOL_VERSION]
     if not isinstance(version, str):
         return error_response(request_id, INVALID_PARAMS, "The protocol version must be a string")
-    if version not in MODERN:
+    if version not in STATELESS_VERSIONS:
         return unsupported(request_id, version)
     if message.get("method") in _REMOVED:
         return error_response(request_id, METHOD_NOT_FOUND, "Method not found")
@@ -140,7 +148,7 @@ def refusal(message: dict[str, Any], headers: dict[str, str]) -> dict[str, Any] 
 
 def unsupported(request_id: Any, version: str) -> dict[str, Any]:
     """``UNSUPPORTED_PROTOCOL_VERSION`` for ``version``, naming the versions served."""
-    data = {"supported": sorted(MODERN), "requested": version}
+    data = {"supported": sorted(STATELESS_VERSIONS), "requested": version}
     return error_response(
         request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data
     )

@@ -28,8 +28,8 @@ from typing import Any
 import httpx2
 
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
+from ..protocol.wire import STATELESS_VERSIONS, declared_version
 from . import http_headers as h
-from .envelope import MODERN, declared_version
 from .lines import line_of
 from .sse import EventReader, EventTooLarge
 from .upstream import LONG_LIVED, UPSTREAM_CLOSED, UPSTREAM_INVALID
@@ -121,7 +121,7 @@ class HttpUpstream:
         ids = [request_id for m in requests if (request_id := _id_of(m)) is not None]
         endless = any(m.get("method") in LONG_LIVED for m in requests)
         task = asyncio.create_task(self._exchange(line, headers, ids, initialize, endless))
-        modern = declared_version(body) in MODERN
+        modern = declared_version(body) in STATELESS_VERSIONS
         for request_id in ids:
             self._posts[request_id] = (task, modern)
 
@@ -310,7 +310,7 @@ class HttpUpstream:
         cancelled = params.get("requestId") if isinstance(params, dict) else None
         post = self._posts.pop(cancelled, None) if isinstance(cancelled, (int, str)) else None
         if post is None:
-            return self.version in MODERN
+            return self.version in STATELESS_VERSIONS
         task, modern = post
         task.cancel()
         return modern

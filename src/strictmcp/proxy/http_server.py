@@ -30,11 +30,11 @@ import uvicorn
 from mcp_types.jsonrpc import INVALID_REQUEST
 
 from ..connect import http_headers as h
-from ..connect.envelope import MODERN
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
 from ..protocol import Decoded, Revision, decode, errors
 from ..protocol.jsonrpc import refusal_for
+from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
 from .http_sessions import Channel, SessionTable, Shared
@@ -152,7 +152,11 @@ class App:
         version = headers.get(h.PROTOCOL_VERSION)
         # As the official SDK routes: a version of no handshake revision is the stateless
         # wire's to answer, an unknown one included (it is told which are supported).
-        if version is not None and version not in _HANDSHAKE and h.SESSION_ID not in headers:
+        if (
+            version is not None
+            and version not in HANDSHAKE_VERSIONS
+            and h.SESSION_ID not in headers
+        ):
             await self._stateless(post)
         else:
             await self._legacy(post)
@@ -225,7 +229,7 @@ class App:
             # No client-to-server notification means anything here: cancelling is closing
             # the answer, and there is no session for one to concern.
             version = post.headers.get(h.PROTOCOL_VERSION, "")
-            if version in MODERN:
+            if version in STATELESS_VERSIONS:
                 await io.answer_status(post.send, 202)
             else:
                 await io.answer(post.send, 400, line_of(h.unsupported(None, version)), _JSON)
@@ -333,7 +337,9 @@ class App:
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         session_id = headers.get(h.SESSION_ID)
         if session_id is None:
-            await io.answer_status(send, 405 if headers.get(h.PROTOCOL_VERSION) in MODERN else 400)
+            await io.answer_status(
+                send, 405 if headers.get(h.PROTOCOL_VERSION) in STATELESS_VERSIONS else 400
+            )
             return
         if not io.accepts(headers.get("accept"))[1]:
             await io.answer_status(send, 406)
@@ -357,7 +363,9 @@ class App:
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         session_id = headers.get(h.SESSION_ID)
         if session_id is None:
-            await io.answer_status(send, 405 if headers.get(h.PROTOCOL_VERSION) in MODERN else 400)
+            await io.answer_status(
+                send, 405 if headers.get(h.PROTOCOL_VERSION) in STATELESS_VERSIONS else 400
+            )
             return
         await io.answer_status(send, 200 if await self.sessions.end(session_id) else 404)
 
@@ -365,8 +373,6 @@ class App:
 _INITIALIZED = "notifications/initialized"
 _NO_SERVER = "The server could not be started (strictmcp proxy)"
 _JSON = b"application/json"
-_HANDSHAKE = frozenset(revision.value for revision in Revision) - MODERN
-"""The protocol versions of the revisions that start a session with ``initialize``."""
 
 
 @dataclass

@@ -19,10 +19,10 @@ from collections import deque
 from typing import Any
 
 from ..connect.lines import line_of
+from ..protocol.wire import META_SUBSCRIPTION_ID
 
 RequestId = int | str
 
-_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 
 MAX_UNREAD = 1000
 """Lines a GET stream's client may leave unread before the stream is ended: past a burst,
@@ -66,9 +66,9 @@ class Exchange:
                 message["params"]["progressToken"] = self.tokens[token]
                 renamed = True
             meta = _meta_of(message)
-            subscription = _request_id(meta.get(_SUBSCRIPTION))
+            subscription = _request_id(meta.get(META_SUBSCRIPTION_ID))
             if subscription in self.ids and self.ids[subscription] != subscription:
-                meta[_SUBSCRIPTION] = self.ids[subscription]
+                meta[META_SUBSCRIPTION_ID] = self.ids[subscription]
                 renamed = True
         if renamed:
             line = line_of(messages if line.lstrip().startswith(b"[") else messages[0])
@@ -192,7 +192,7 @@ class Router:
             token = _token_of(message)
             if token is not None and token in self._progress:
                 return self._progress[token]
-            subscription = _request_id(_meta_of(message).get(_SUBSCRIPTION))
+            subscription = _request_id(_meta_of(message).get(META_SUBSCRIPTION_ID))
             if subscription is not None and subscription in self._exchanges:
                 return self._exchanges[subscription]
         if self.shared:

@@ -15,15 +15,20 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..connect.envelope import ENVELOPE, MODERN, VERSION_KEY, declared_version
 from ..connect.lines import line_of
 from ..connect.paging import follow_pages
 from ..protocol import Decoded, decode
+from ..protocol.wire import (
+    META_PREFIX,
+    META_PROTOCOL_VERSION,
+    STATELESS_VERSIONS,
+    declared_version,
+)
 
 if TYPE_CHECKING:
     from .session import ProxySession
 
-_VERSION_BYTES = VERSION_KEY.encode()
+_VERSION_BYTES = META_PROTOCOL_VERSION.encode()
 _OWN_ID = "strictmcp-"
 """Prefix of the ids of requests the proxy makes itself."""
 _OWN_ID_BYTES = _OWN_ID.encode()
@@ -61,7 +66,10 @@ async def list_before(
     if (
         message.kind == "request"
         and message.method == "tools/call"
-        and (session.conversation.revision is not None or declared_version(message.raw) in MODERN)
+        and (
+            session.conversation.revision is not None
+            or declared_version(message.raw) in STATELESS_VERSIONS
+        )
     ):
         await fetch_tools(ask, message.raw)
 
@@ -126,7 +134,9 @@ async def fetch_tools(ask: Ask, request: dict[str, Any]) -> bool:
     meta = params.get("_meta") if isinstance(params, dict) else None
     # The envelope only: a progress token or other request-specific entries stay with the call.
     kept = (
-        {k: v for k, v in meta.items() if k.startswith(ENVELOPE)} if isinstance(meta, dict) else {}
+        {k: v for k, v in meta.items() if k.startswith(META_PREFIX)}
+        if isinstance(meta, dict)
+        else {}
     )
     envelope = {"_meta": kept} if kept else {}
     answered = True

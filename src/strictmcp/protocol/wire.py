@@ -1,0 +1,35 @@
+"""Names the MCP wire gives things, in one place: the ``_meta`` keys of the request envelope
+and the protocol versions by what they mean to a transport.
+
+From 2026-07-28 every request carries its protocol version and the client's capabilities in
+``_meta`` (there is no handshake); a subscription's notifications name the
+``subscriptions/listen`` request they belong to there too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .revisions import Revision
+
+META_PREFIX = "io.modelcontextprotocol/"
+"""The prefix of the protocol's own keys in ``_meta``: a request's envelope."""
+META_PROTOCOL_VERSION = f"{META_PREFIX}protocolVersion"
+"""The protocol version a request declares (2026-07-28)."""
+META_CLIENT_CAPABILITIES = f"{META_PREFIX}clientCapabilities"
+"""The capabilities a client declares with each request (2026-07-28)."""
+META_SUBSCRIPTION_ID = f"{META_PREFIX}subscriptionId"
+"""The id of the ``subscriptions/listen`` request a notification belongs to (2026-07-28)."""
+
+STATELESS_VERSIONS = frozenset(r.value for r in Revision if r.stateless)
+"""The protocol versions without a handshake: every request stands alone."""
+HANDSHAKE_VERSIONS = frozenset(r.value for r in Revision if not r.stateless)
+"""The protocol versions that start a session with ``initialize``."""
+
+
+def declared_version(message: Any) -> str | None:
+    """The protocol version a request (a decoded object) declares in its ``_meta``."""
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
