@@ -115,9 +115,11 @@ HANDSHAKE = [
 class Peer:
     """A stdio MCP server on raw pipes: blocking writes of whole lines, buffered reads."""
 
-    def __init__(self, key: str, argv: Sequence[str]) -> None:
+    def __init__(self, key: str, argv: Sequence[str], env: dict[str, str] | None = None) -> None:
         self.key = key
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
         assert self.process.stdin is not None
         assert self.process.stdout is not None
         self._fd = self.process.stdin.fileno()
