@@ -174,12 +174,10 @@ class App:
                 return
             decoded = channel.relay.session.read(post.body)
         else:
-            decoded = decode(post.body, max_size=self.limits.max_size)
-            if not decoded.valid:
-                refused = refusal_for(decoded.error_id, errors(decoded.violations))
-                await _answer_made(post, refused, io.LEGACY_STATUS)
+            alone = await self._read_alone(post, io.LEGACY_STATUS)
+            if alone is None:
                 return
-            first = decoded.messages[0]
+            decoded, first = alone, alone.messages[0]
             if decoded.batch or first.kind != "request" or first.method != "initialize":
                 missing = "Bad Request: Mcp-Session-Id header is required"
                 await io.answer_error(post.send, 400, decoded.error_id, INVALID_REQUEST, missing)
@@ -219,10 +217,8 @@ class App:
         )
 
     async def _stateless(self, post: _Post) -> None:
-        decoded = decode(post.body, max_size=self.limits.max_size)
-        if not decoded.valid:
-            refused = refusal_for(decoded.error_id, errors(decoded.violations))
-            await _answer_made(post, refused, io.MODERN_STATUS)
+        decoded = await self._read_alone(post, io.MODERN_STATUS)
+        if decoded is None:
             return
         message = decoded.messages[0]
         if not decoded.batch and message.kind == "notification":
@@ -267,12 +263,22 @@ class App:
         exchange = Exchange({sent_as: message.id}, tokens, streaming=post.sse)
         await self._answer(channel, post, [(line, None)], exchange, [], modern=True)
 
+    async def _read_alone(self, post: _Post, statuses: dict[int, int]) -> Decoded | None:
+        """The body read outside any session (which would read it at its own revision); None
+        once a body the decoder refuses has been answered, with the status of its error."""
+        decoded = decode(post.body, max_size=self.limits.max_size)
+        if decoded.valid:
+            return decoded
+        refused = refusal_for(decoded.error_id, errors(decoded.violations))
+        await self._refuse(post, refused, statuses)
+        return None
+
     @staticmethod
-    async def _refuse(post: _Post, error: dict[str, Any]) -> None:
-        """Answer a 2026-07-28 request with an error of the transport's, and its status."""
-        await io.answer_json(
-            post.send, [line_of(error)], [], batch=False, statuses=io.MODERN_STATUS
-        )
+    async def _refuse(
+        post: _Post, error: dict[str, Any], statuses: dict[int, int] = io.MODERN_STATUS
+    ) -> None:
+        """Answer with an error the proxy made, and the status ``statuses`` give its code."""
+        await io.answer_json(post.send, [line_of(error)], [], batch=False, statuses=statuses)
 
     async def _answer(
         self,
@@ -382,11 +388,6 @@ class _Post:
     send: Send
     body: bytes
     sse: bool
-
-
-async def _answer_made(post: _Post, made: dict[str, Any], statuses: dict[int, int]) -> None:
-    """Answer with a message the proxy made, as JSON, with the status its error has."""
-    await io.answer_json(post.send, [line_of(made)], [], batch=False, statuses=statuses)
 
 
 _PRIMING_SINCE = Revision.V2025_11_25
