@@ -20,7 +20,7 @@ top-level command line imports it, and it is not re-exported here.
 from .context import Results
 from .engine import lint_tools
 from .locate import PointerIndex
-from .model import Finding, Hit, Level, LintRule
+from .model import Finding, Hit, LintRule
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
@@ -29,7 +29,6 @@ __all__ = [
     "RULES",
     "Finding",
     "Hit",
-    "Level",
     "LintReport",
     "LintRule",
     "PointerIndex",
