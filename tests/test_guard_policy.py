@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from strictmcp.guards import Finding, GuardCode
+from strictmcp.guards import GuardCode, GuardFinding
 from strictmcp.guards.deep import DeepValidators, error, warning
 from strictmcp.guards.policy import GuardRule, Policy, PolicyError, select
 from strictmcp.protocol import Severity
@@ -23,13 +23,13 @@ class NoSecrets:
 
     kind: str = "test"
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         if not isinstance(value, str):
             return []
         if "secret" in value:
-            return [Finding(GuardCode.TEXT_INVISIBLE_CHARACTER, "looks like a secret")]
+            return [GuardFinding(GuardCode.TEXT_INVISIBLE_CHARACTER, "looks like a secret")]
         if "maybe" in value:
-            return [Finding(GuardCode.TEXT_TOO_LONG, "might be", Severity.WARNING)]
+            return [GuardFinding(GuardCode.TEXT_TOO_LONG, "might be", Severity.WARNING)]
         return []
 
 
@@ -160,7 +160,7 @@ def test_deep_checks_run_for_dry_runs_and_only_opted_in_ones_for_calls() -> None
     seen: list[str] = []
 
     @deep("backup")
-    def target_exists(arguments: Any) -> list[Finding]:
+    def target_exists(arguments: Any) -> list[GuardFinding]:
         seen.append("dry")
         return [error("the backup target does not exist")]
 
@@ -186,17 +186,17 @@ def test_deep_checks_are_bounded_in_time_and_failures_never_leak() -> None:
     deep = DeepValidators(timeout=0.2)
 
     @deep("slow")
-    def sleeps(arguments: Any) -> list[Finding]:
+    def sleeps(arguments: Any) -> list[GuardFinding]:
         time.sleep(1)
         return []
 
     @deep("slow_async")
-    async def sleeps_async(arguments: Any) -> list[Finding]:
+    async def sleeps_async(arguments: Any) -> list[GuardFinding]:
         await asyncio.sleep(2)
         return []
 
     @deep("broken")
-    def raises(arguments: Any) -> list[Finding]:
+    def raises(arguments: Any) -> list[GuardFinding]:
         raise RuntimeError(f"bad token {arguments['token']}")
 
     async def timed(tool: str) -> tuple[list[str], float]:
@@ -219,7 +219,7 @@ def test_deep_checks_get_a_copy_of_the_arguments() -> None:
     deep = DeepValidators()
 
     @deep("t")
-    def mutates(arguments: Any) -> list[Finding]:
+    def mutates(arguments: Any) -> list[GuardFinding]:
         arguments["items"].append("injected")
         return []
 

@@ -17,7 +17,7 @@ from ..guards.policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
 from .engine import lint_tools
 from .locate import PointerIndex
-from .model import Finding, printable
+from .model import LintFinding, printable
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
@@ -212,7 +212,7 @@ def _destination(path: str | None) -> Iterator[IO[str] | None]:
 def _emit(report: LintReport, source: ToolSource, fmt: str, stream: IO[str] | None) -> None:
     index = PointerIndex(source.text) if source.text is not None else None
 
-    def line_of(finding: Finding) -> int | None:
+    def line_of(finding: LintFinding) -> int | None:
         if index is None or finding.tool_index >= len(source.prefixes):
             return None
         return index.line(source.prefixes[finding.tool_index] + finding.pointer)

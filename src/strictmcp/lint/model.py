@@ -69,7 +69,7 @@ class LintRule:
 
 
 @dataclass(frozen=True)
-class Finding:
+class LintFinding:
     """One hit of one rule on one tool.
 
     ``tool`` is the tool's name (None when it has no string name), ``tool_index`` its place

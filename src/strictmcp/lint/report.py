@@ -32,10 +32,10 @@ import click
 
 from ..protocol import Revision, Severity
 from ..schema import quote_name
-from .model import Finding, LintRule, printable
+from .model import LintFinding, LintRule, printable
 
 JSON_VERSION = 1
-LineOf = Callable[[Finding], int | None]
+LineOf = Callable[[LintFinding], int | None]
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
 
 
@@ -43,7 +43,7 @@ _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "b
 class LintReport:
     """Every finding of a run, sorted by tool, then code, then pointer."""
 
-    findings: tuple[Finding, ...]
+    findings: tuple[LintFinding, ...]
     #: The name of each tool linted, by index (None for a tool without a string name).
     tools: tuple[str | None, ...]
     revision: Revision
