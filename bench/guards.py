@@ -68,9 +68,9 @@ from engine import (
 )
 from strictmcp.guards import (
     ArgvGuard,
-    Finding,
     Guard,
     GuardCode,
+    GuardFinding,
     PathGuard,
     SqlGuard,
     SystemResolver,
@@ -289,7 +289,7 @@ def codes(found: object) -> frozenset[str]:
         raise TypeError(f"expected a list of findings, got {type(found).__name__}")
     out: set[str] = set()
     for item in found:
-        if isinstance(item, Finding):
+        if isinstance(item, GuardFinding):
             out.add(item.code.value)
         elif isinstance(item, Violation):
             out.add(item.code)
@@ -316,7 +316,7 @@ class NullGuard:
 
     kind: ClassVar[str] = "null"
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         return []
 
 

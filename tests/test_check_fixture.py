@@ -60,7 +60,7 @@ def test_call_report_shape(faulty_call: dict[str, Any]) -> None:
         "label",
         "expect",
         "arguments",
-        "local_valid",
+        "localValid",
         "status",
         "messages",
     }
@@ -81,7 +81,7 @@ def test_well_behaved_server_passes_with_call() -> None:
 
 def test_default_mode_asks_the_validate_tool() -> None:
     report = check_json(*CASES, "--", *SLOPPY, "--validate", status=0)
-    assert report["validate_tool"] == "validate"
+    assert report["validateTool"] == "validate"
     assert report["mode"] == "validate"
     assert [t["name"] for t in report["tools"]] == ["add", "greet"]
     assert failing(report) == {}

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strictmcp.guards import ArgvGuard, Finding, GuardCode
+from strictmcp.guards import ArgvGuard, GuardCode, GuardFinding
 
 SECRET = "s3cr3t-Token"
 
@@ -17,7 +17,7 @@ GIT = ArgvGuard(
 )
 
 
-def check(guard: ArgvGuard, value: object) -> list[Finding]:
+def check(guard: ArgvGuard, value: object) -> list[GuardFinding]:
     """The findings, after asserting that no message quotes the planted secret."""
     findings = guard.check(value)
     for finding in findings:
@@ -199,7 +199,7 @@ def test_bad_configuration(options: dict[str, object], error: type[Exception]) -
 @given(value=st.one_of(st.text(), st.lists(st.one_of(st.text(), st.integers())), st.none()))
 def test_the_guard_never_raises(value: object) -> None:
     for guard in (ArgvGuard(), GIT):
-        assert all(isinstance(finding, Finding) for finding in guard.check(value))
+        assert all(isinstance(finding, GuardFinding) for finding in guard.check(value))
 
 
 def test_guard_kind() -> None:

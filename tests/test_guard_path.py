@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from strictmcp.guards import Finding, GuardCode, PathGuard
+from strictmcp.guards import GuardCode, GuardFinding, PathGuard
 from strictmcp.guards import path as path_module
 from strictmcp.protocol import Severity
 
@@ -88,7 +88,7 @@ def guard(tree: Tree) -> PathGuard:
     return PathGuard((str(tree.root),))
 
 
-def check(guard: PathGuard, value: str, *leaks: str) -> list[Finding]:
+def check(guard: PathGuard, value: str, *leaks: str) -> list[GuardFinding]:
     """The findings, after asserting no message holds the value or a planted secret.
 
     Values of a few characters are words messages use ("~", "rel"): only longer ones are
@@ -537,7 +537,7 @@ def test_what_is_allowed_is_inside_read_by_the_kernel_and_by_normpath(
 @given(value=st.one_of(st.text(), st.lists(st.text()), st.integers(), st.none()))
 def test_the_guard_never_raises(value: object) -> None:
     guard = PathGuard(("/",), allow_relative=True, allow_home=True, must_exist=True)
-    assert all(isinstance(finding, Finding) for finding in guard.check(value))
+    assert all(isinstance(finding, GuardFinding) for finding in guard.check(value))
 
 
 def test_guard_kind() -> None:

@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from strictmcp.guards import Finding, GuardCode
+from strictmcp.guards import GuardCode, GuardFinding
 from strictmcp.guards.deep import DeepValidators, error, warning
-from strictmcp.guards.policy import GuardRule, Policy, PolicyError, select
+from strictmcp.guards.policy import (
+    _OPTIONS,
+    GuardRule,
+    Policy,
+    PolicyError,
+    guard_kinds,
+    select,
+)
 from strictmcp.protocol import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 
 @dataclass(frozen=True)
@@ -23,13 +36,13 @@ class NoSecrets:
 
     kind: str = "test"
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         if not isinstance(value, str):
             return []
         if "secret" in value:
-            return [Finding(GuardCode.TEXT_INVISIBLE_CHARACTER, "looks like a secret")]
+            return [GuardFinding(GuardCode.TEXT_INVISIBLE_CHARACTER, "looks like a secret")]
         if "maybe" in value:
-            return [Finding(GuardCode.TEXT_TOO_LONG, "might be", Severity.WARNING)]
+            return [GuardFinding(GuardCode.TEXT_TOO_LONG, "might be", Severity.WARNING)]
         return []
 
 
@@ -160,7 +173,7 @@ def test_deep_checks_run_for_dry_runs_and_only_opted_in_ones_for_calls() -> None
     seen: list[str] = []
 
     @deep("backup")
-    def target_exists(arguments: Any) -> list[Finding]:
+    def target_exists(arguments: Any) -> list[GuardFinding]:
         seen.append("dry")
         return [error("the backup target does not exist")]
 
@@ -186,17 +199,17 @@ def test_deep_checks_are_bounded_in_time_and_failures_never_leak() -> None:
     deep = DeepValidators(timeout=0.2)
 
     @deep("slow")
-    def sleeps(arguments: Any) -> list[Finding]:
+    def sleeps(arguments: Any) -> list[GuardFinding]:
         time.sleep(1)
         return []
 
     @deep("slow_async")
-    async def sleeps_async(arguments: Any) -> list[Finding]:
+    async def sleeps_async(arguments: Any) -> list[GuardFinding]:
         await asyncio.sleep(2)
         return []
 
     @deep("broken")
-    def raises(arguments: Any) -> list[Finding]:
+    def raises(arguments: Any) -> list[GuardFinding]:
         raise RuntimeError(f"bad token {arguments['token']}")
 
     async def timed(tool: str) -> tuple[list[str], float]:
@@ -219,7 +232,7 @@ def test_deep_checks_get_a_copy_of_the_arguments() -> None:
     deep = DeepValidators()
 
     @deep("t")
-    def mutates(arguments: Any) -> list[Finding]:
+    def mutates(arguments: Any) -> list[GuardFinding]:
         arguments["items"].append("injected")
         return []
 
@@ -231,3 +244,88 @@ def test_deep_checks_get_a_copy_of_the_arguments() -> None:
 def test_deep_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         DeepValidators(timeout=0)
+
+
+# --- the policy file's format: one owner, every key checked -----------------------------------
+
+ENTRY = 'tool = "x"\nargument = "/a"\n'
+KIND_ENTRIES = {
+    "argv": 'kind = "argv"\n',
+    "path": 'kind = "path"\nroots = ["/srv"]\n',
+    "sql": 'kind = "sql"\n',
+    "text": 'kind = "text"\n',
+    "url": 'kind = "url"\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_ENTRIES))
+def test_each_kind_loads_and_refuses_an_unknown_key_naming_the_table(kind: str) -> None:
+    entry = "[[guard]]\n" + ENTRY + KIND_ENTRIES[kind]
+    assert [rule.guard.kind for rule in Policy.from_dict(tomllib.loads(entry)).rules] == [kind]
+    with pytest.raises(PolicyError) as refused:
+        Policy.from_dict(tomllib.loads(entry + "colour = 1\n"))
+    assert str(refused.value).startswith(f"[[guard]] #1 ({kind}): unknown keys: colour (known: ")
+
+
+def test_python_only_guard_parameters_are_not_policy_options() -> None:
+    entry = "[[guard]]\n" + ENTRY + KIND_ENTRIES["url"] + 'resolver = "x"\n'
+    with pytest.raises(PolicyError, match=re.escape("[[guard]] #1 (url): unknown keys: resolver")):
+        Policy.from_dict(tomllib.loads(entry))
+
+
+def test_the_option_table_covers_every_configurable_field_of_every_guard() -> None:
+    python_only = {"url": {"resolver"}}
+    assert set(_OPTIONS) == set(guard_kinds())
+    for kind, factory in guard_kinds().items():
+        assert isinstance(factory, type)
+        configurable = {f.name for f in fields(factory) if f.init}
+        assert set(_OPTIONS[kind]) == configurable - python_only.get(kind, set()), kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "option", "message"),
+    [
+        ("path", 'roots = "/srv"', "roots must be an array of strings"),
+        ("path", 'entry = "socket"', "entry must be one of: any, file, dir"),
+        ("path", "must_exist = 1", "must_exist must be a boolean"),
+        ("url", "allow_ports = [443, true]", "allow_ports must be an array of integers"),
+        ("url", 'hosts = ["a", 1]', "hosts must be an array of strings"),
+        ("text", "max_length = true", "max_length must be an integer"),
+        ("text", 'max_length = "5"', "max_length must be an integer"),
+        ("sql", "dialect = 5", "dialect must be a string"),
+        ("argv", 'first_is_executable = "yes"', "first_is_executable must be a boolean"),
+    ],
+)
+def test_options_of_the_wrong_type_are_refused(kind: str, option: str, message: str) -> None:
+    entry = "[[guard]]\n" + ENTRY + KIND_ENTRIES[kind] + option + "\n"
+    if kind == "path" and option.startswith("roots"):
+        entry = "[[guard]]\n" + ENTRY + 'kind = "path"\n' + option + "\n"
+    with pytest.raises(PolicyError, match=re.escape(f"[[guard]] #1 ({kind}): {message}")):
+        Policy.from_dict(tomllib.loads(entry))
+
+
+def test_a_required_option_left_out_is_named() -> None:
+    entry = "[[guard]]\n" + ENTRY + 'kind = "path"\n'
+    with pytest.raises(PolicyError, match=re.escape("[[guard]] #1 (path): missing options: roots")):
+        Policy.from_dict(tomllib.loads(entry))
+
+
+def test_an_unknown_top_level_table_is_named_with_the_known_ones() -> None:
+    with pytest.raises(PolicyError, match=re.escape("unknown top-level keys: identity (known: ")):
+        Policy.from_dict({"identity": {}})
+
+
+def test_the_example_in_docs_policy_md_loads(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "policy.md").read_text()
+    blocks = re.findall(r"^```toml\n(.*?)^```$", page, flags=re.MULTILINE | re.DOTALL)
+    assert blocks, "docs/policy.md has no ```toml example"
+    data = tomllib.loads(blocks[0])
+    # A path guard's roots must exist: the example's are made again under tmp_path.
+    for entry in data["guard"]:
+        if entry["kind"] == "path":
+            entry["roots"] = [str(tmp_path / root.lstrip("/")) for root in entry["roots"]]
+            for root in entry["roots"]:
+                Path(root).mkdir(parents=True, exist_ok=True)
+    example = Policy.from_dict(data)
+    assert example.mode == "enforce"
+    assert {rule.guard.kind for rule in example.rules} == set(guard_kinds())

@@ -10,7 +10,7 @@ import sqlglot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strictmcp.guards import Finding, GuardCode
+from strictmcp.guards import GuardCode, GuardFinding
 from strictmcp.guards.sql import DEFAULT_DENIED_FUNCTIONS, SqlGuard
 
 SECRET = "s3cr3t-literal-4711"
@@ -25,7 +25,7 @@ def codes(guard: SqlGuard, sql: Any) -> set[GuardCode]:
     return {f.code for f in findings}
 
 
-def assert_quiet(findings: list[Finding]) -> None:
+def assert_quiet(findings: list[GuardFinding]) -> None:
     for finding in findings:
         assert SECRET not in finding.message
         assert "'" not in finding.message  # no string literal, quoted
@@ -469,7 +469,7 @@ SQL_WORDS = st.sampled_from(
 @given(st.one_of(st.text(max_size=200), st.lists(SQL_WORDS, max_size=30).map(" ".join)))
 def test_check_never_raises(sql: str) -> None:
     for guard in (SqlGuard(tables=("t",)), SqlGuard(dialect="mysql", read_only=False)):
-        assert all(isinstance(f, Finding) for f in guard.check(sql))
+        assert all(isinstance(f, GuardFinding) for f in guard.check(sql))
 
 
 def test_guard_is_frozen_and_kind_is_sql() -> None:

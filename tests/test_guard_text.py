@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strictmcp.guards import Finding, GuardCode, TextGuard
+from strictmcp.guards import GuardCode, GuardFinding, TextGuard
 
 SECRET = "s3cr3t-Token"
 ZWJ, ZWNJ, VS16 = "\u200d", "\u200c", "\ufe0f"
@@ -20,7 +20,7 @@ def smuggled(text: str) -> str:
     return "".join(chr(0xE0000 + ord(char)) for char in text)
 
 
-def check(guard: TextGuard, value: str) -> list[Finding]:
+def check(guard: TextGuard, value: str) -> list[GuardFinding]:
     """The findings, after asserting that no message quotes the planted secret."""
     findings = guard.check(value)
     for finding in findings:

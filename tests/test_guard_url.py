@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strictmcp.guards import Finding, GuardCode
+from strictmcp.guards import GuardCode, GuardFinding
 from strictmcp.guards.url import RedirectRefused, SystemResolver, UrlGuard
 
 SECRET = "s3cr3t-T0KEN-4711"
@@ -74,7 +74,7 @@ def codes(g: UrlGuard, url: Any) -> set[GuardCode]:
     return {f.code for f in findings}
 
 
-def assert_quiet(findings: list[Finding], url: Any) -> None:
+def assert_quiet(findings: list[GuardFinding], url: Any) -> None:
     for finding in findings:
         assert SECRET not in finding.message
         if isinstance(url, str) and url:
@@ -681,7 +681,7 @@ def test_check_never_raises(text: str) -> None:
     g = guard(schemes=HTTP)
     for url in (text, "https://" + text, "http://" + text + "/"):
         findings = g.check(url)
-        assert all(isinstance(f, Finding) for f in findings)
+        assert all(isinstance(f, GuardFinding) for f in findings)
         g.check_redirect("https://example.com/", text)
 
 

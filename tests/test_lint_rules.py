@@ -12,7 +12,6 @@ import pytest
 from strictmcp.guards.policy import Policy
 from strictmcp.lint import (
     RULES,
-    Level,
     PointerIndex,
     UnknownRuleError,
     find_rule,
@@ -21,7 +20,7 @@ from strictmcp.lint import (
 )
 from strictmcp.lint.docs import render_markdown
 from strictmcp.lint.walk import walk_schema
-from strictmcp.protocol import Revision
+from strictmcp.protocol import Revision, Severity
 
 Obj = dict[str, Any]
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "lint-rules.md"
@@ -96,11 +95,11 @@ OUTPUT = {"type": "object", "properties": {"n": {"type": "string"}}}
 
 # (code, tools, lint options, [(tool index, pointer)], level of the first finding or None)
 TRIGGERS: list[Any] = [
-    ("SMT001", [tool("read file")], {}, [(0, "/name")], Level.ERROR),
-    ("SMT001", [tool("read file")], {"revision": OLD}, [(0, "/name")], Level.WARNING),
-    ("SMT001", [tool(None)], {}, [(0, "/name")], Level.ERROR),
-    ("SMT002", [tool("fetch.page")], {}, [(0, "/name")], Level.WARNING),
-    ("SMT003", [tool("a"), tool("b"), tool("a")], {}, [(2, "/name")], Level.ERROR),
+    ("SMT001", [tool("read file")], {}, [(0, "/name")], Severity.ERROR),
+    ("SMT001", [tool("read file")], {"revision": OLD}, [(0, "/name")], Severity.WARNING),
+    ("SMT001", [tool(None)], {}, [(0, "/name")], Severity.ERROR),
+    ("SMT002", [tool("fetch.page")], {}, [(0, "/name")], Severity.WARNING),
+    ("SMT003", [tool("a"), tool("b"), tool("a")], {}, [(2, "/name")], Severity.ERROR),
     ("SMT100", ["not a tool"], {}, [(0, "")], None),
     ("SMT100", [{"name": "x", "description": "d"}], {}, [(0, "")], None),
     ("SMT100", [{**tool(), "inputSchema": True}], {}, [(0, "/inputSchema")], None),
@@ -373,7 +372,11 @@ def findings(code: str, tools: list[Any], options: Obj) -> list[Any]:
     ids=[f"{case[0]}-{i}" for i, case in enumerate(TRIGGERS)],
 )
 def test_rule_triggers_at_the_pointer(
-    code: str, tools: list[Any], options: Obj, expected: list[tuple[int, str]], level: Level | None
+    code: str,
+    tools: list[Any],
+    options: Obj,
+    expected: list[tuple[int, str]],
+    level: Severity | None,
 ) -> None:
     found = findings(code, copy.deepcopy(tools), options)
     assert sorted((f.tool_index, f.pointer) for f in found) == sorted(expected)

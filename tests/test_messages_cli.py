@@ -152,7 +152,7 @@ def test_bundled_session_json() -> None:
     }
     assert rows(report) == SESSION_ROWS
     issues = [
-        [(i["code"], i["instance_path"]) for i in f.get("issues", [])] for f in report["findings"]
+        [(i["code"], i["instancePath"]) for i in f.get("issues", [])] for f in report["findings"]
     ]
     assert issues == [
         [("not-in-enum", "/units"), ("unexpected-property", "")],
@@ -270,7 +270,7 @@ def test_wrapper_lines_mixed_with_bare_lines(tmp_path: Path) -> None:
             "/result/content",
         )
     ]
-    assert [(i["code"], i["instance_path"]) for i in report["findings"][0]["issues"]] == [
+    assert [(i["code"], i["instancePath"]) for i in report["findings"][0]["issues"]] == [
         ("too-large", "/guests")
     ]
 
@@ -446,7 +446,7 @@ def test_json_format_is_one_document_with_the_documented_fields(tmp_path: Path) 
             "pointer",
         }
         for issue in finding.get("issues", []):
-            assert {"code", "message", "instance_path"} <= set(issue)
+            assert {"code", "message", "instancePath"} <= set(issue)
             assert "value" not in issue
 
 

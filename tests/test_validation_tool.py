@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from strictmcp.guards import Finding
+from strictmcp.guards import GuardFinding
 from strictmcp.guards.deep import DeepValidators, error, warning
 from strictmcp.guards.policy import GuardRule, Policy
 from strictmcp.guards.text import TextGuard
@@ -99,7 +99,7 @@ def test_guards_and_deep_checks_join_in() -> None:
     deep = DeepValidators()
 
     @deep("search")
-    def archive_online(arguments: Any) -> list[Finding]:
+    def archive_online(arguments: Any) -> list[GuardFinding]:
         return [warning("the archive is read-only today"), error("index is rebuilding")]
 
     dry = DryRun(registry(), policy=guard, deep=deep)
@@ -126,7 +126,7 @@ def test_deep_checks_do_not_run_when_the_schema_already_refuses() -> None:
     ran: list[bool] = []
 
     @deep("search")
-    def record(arguments: Any) -> list[Finding]:
+    def record(arguments: Any) -> list[GuardFinding]:
         ran.append(True)
         return []
 

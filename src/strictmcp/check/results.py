@@ -39,7 +39,7 @@ class CaseResult:
             "label": self.case.label,
             "expect": self.case.expect,
             "arguments": self.case.arguments,
-            "local_valid": self.local_valid,
+            "localValid": self.local_valid,
             "status": self.status,
             "messages": list(self.messages),
         }
@@ -139,9 +139,9 @@ class CheckReport:
             "revision": self.revision,
             "mode": self.mode,
             "seed": self.seed,
-            "cases_per_kind": self.per_kind,
-            "selected_tools": list(self.selected),
-            "validate_tool": self.validate_tool,
+            "casesPerKind": self.per_kind,
+            "selectedTools": list(self.selected),
+            "validateTool": self.validate_tool,
             "lint": {
                 "ran": self.lint.ran,
                 "note": self.lint.note,

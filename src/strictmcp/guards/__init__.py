@@ -4,7 +4,7 @@ service. Guards are attached to arguments by a policy, so they protect servers w
 do not control."""
 
 from .argv import ArgvGuard
-from .base import Finding, Guard, not_a_string
+from .base import Guard, GuardFinding, not_a_string
 from .codes import GuardCode
 from .path import PathGuard
 from .sql import DEFAULT_DENIED_FUNCTIONS, SqlGuard
@@ -14,9 +14,9 @@ from .url import RedirectRefused, Resolver, SystemResolver, UrlGuard
 __all__ = [
     "DEFAULT_DENIED_FUNCTIONS",
     "ArgvGuard",
-    "Finding",
     "Guard",
     "GuardCode",
+    "GuardFinding",
     "PathGuard",
     "RedirectRefused",
     "Resolver",

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .base import Finding
+from .base import GuardFinding
 from .codes import GuardCode
 
 END_OF_OPTIONS = "--"
@@ -83,7 +83,7 @@ class ArgvGuard:
         basenames = frozenset(posixpath.basename(name) for name in self.executables or ())
         object.__setattr__(self, "_basenames", basenames)
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about ``value``, an argument or a vector; see the class documentation."""
         if isinstance(value, str):
             items: list[tuple[Any, str]] = [(value, "")]
@@ -91,7 +91,7 @@ class ArgvGuard:
             items = [(item, f"/{index}") for index, item in enumerate(value)]
         else:
             return [
-                Finding(
+                GuardFinding(
                     GuardCode.NOT_A_STRING,
                     "an argv guard checks a string or a list of strings; this argument is a "
                     f"{type(value).__name__}",
@@ -99,12 +99,12 @@ class ArgvGuard:
             ]
         if self.first_is_executable and not items:
             return [self._not_allowed("the vector is empty")]
-        findings: list[Finding] = []
+        findings: list[GuardFinding] = []
         operands = False
         for index, (item, where) in enumerate(items):
             if not isinstance(item, str):
                 findings.append(
-                    Finding(
+                    GuardFinding(
                         GuardCode.NOT_A_STRING,
                         f"an argv item must be a string; this one is a {type(item).__name__}",
                         where=where,
@@ -119,7 +119,7 @@ class ArgvGuard:
                 operands = item == END_OF_OPTIONS and END_OF_OPTIONS in self.allow_options
         return findings
 
-    def _executable(self, item: str, where: str) -> list[Finding]:
+    def _executable(self, item: str, where: str) -> list[GuardFinding]:
         if item in (self.executables or ()):
             return []
         if "/" in item:
@@ -128,15 +128,15 @@ class ArgvGuard:
             return []
         return [self._not_allowed("it is not listed", where)]
 
-    def _not_allowed(self, why: str, where: str = "") -> Finding:
+    def _not_allowed(self, why: str, where: str = "") -> GuardFinding:
         allowed = ", ".join(self.executables or ())
-        return Finding(
+        return GuardFinding(
             GuardCode.ARGV_EXECUTABLE_NOT_ALLOWED,
             f"the executable is not allowed: {why}; allowed are {allowed}",
             where=where,
         )
 
-    def _option(self, item: str, where: str) -> list[Finding]:
+    def _option(self, item: str, where: str) -> list[GuardFinding]:
         if item.split("=", 1)[0] in self.allow_options:
             return []
         if item == END_OF_OPTIONS:
@@ -147,7 +147,7 @@ class ArgvGuard:
             what = "starts with '-', so the program would read it as an option"
         allowed = ", ".join(self.allow_options) if self.allow_options else "none"
         return [
-            Finding(
+            GuardFinding(
                 GuardCode.ARGV_OPTION_INJECTION,
                 f"the argument {what}; allowed options are: {allowed}",
                 where=where,
@@ -155,12 +155,12 @@ class ArgvGuard:
         ]
 
 
-def _control(item: str, where: str) -> list[Finding]:
+def _control(item: str, where: str) -> list[GuardFinding]:
     found = _CONTROL.search(item)
     if found is None:
         return []
     return [
-        Finding(
+        GuardFinding(
             GuardCode.ARGV_CONTROL_CHARACTER,
             f"the argument has a control character at character {found.start() + 1}; "
             "arguments must not contain control characters",

@@ -10,7 +10,7 @@ from .codes import GuardCode
 
 
 @dataclass(frozen=True)
-class Finding:
+class GuardFinding:
     """One thing a guard found in one value: an error (reject) or a warning (allow, but say so).
 
     ``message`` never quotes the value (it may be a secret, or a path the caller must not
@@ -40,14 +40,14 @@ class Guard(Protocol):
     def kind(self) -> str:
         """The name policies use for this kind of guard (``path``, ``url``, ...)."""
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about ``value``."""
 
 
-def not_a_string(value: Any, kind: str) -> list[Finding]:
+def not_a_string(value: Any, kind: str) -> list[GuardFinding]:
     """The finding for a guard that checks strings and was given something else."""
     return [
-        Finding(
+        GuardFinding(
             GuardCode.NOT_A_STRING,
             f"a {kind} guard checks strings; this argument is a {type(value).__name__}",
         )

@@ -17,23 +17,23 @@ from typing import Any
 
 from ..protocol import Severity, Violation
 from ..schema import quote_name
-from .base import Finding
+from .base import GuardFinding
 from .codes import GuardCode
 
-DeepResult = Iterable[Finding | str]
+DeepResult = Iterable[GuardFinding | str]
 DeepCheck = Callable[[Mapping[str, Any]], DeepResult | Awaitable[DeepResult]]
 """A deep check gets a copy of the arguments and returns findings (or plain strings, which
 are errors). It may be a coroutine function; a plain function runs in a worker thread."""
 
 
-def error(message: str) -> Finding:
+def error(message: str) -> GuardFinding:
     """An error a deep check reports: the call would fail."""
-    return Finding(GuardCode.DEEP_INVALID, message)
+    return GuardFinding(GuardCode.DEEP_INVALID, message)
 
 
-def warning(message: str) -> Finding:
+def warning(message: str) -> GuardFinding:
     """A warning a deep check reports: the call would work, but the caller should know."""
-    return Finding(GuardCode.DEEP_INVALID, message, Severity.WARNING)
+    return GuardFinding(GuardCode.DEEP_INVALID, message, Severity.WARNING)
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ async def _run_one(
             # only abandoned, which is why checks must be written to finish.
             pending = asyncio.to_thread(registered.check, given)
         result = await asyncio.wait_for(pending, registered.timeout)
-        findings = [item if isinstance(item, Finding) else error(str(item)) for item in result]
+        findings = [item if isinstance(item, GuardFinding) else error(str(item)) for item in result]
     except asyncio.TimeoutError:
         message = f"deep check {name} did not finish within {registered.timeout} s"
         return [Violation(GuardCode.DEEP_TIMEOUT, message, pointer)]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from ..protocol import Severity
-from .base import Finding, not_a_string
+from .base import GuardFinding, not_a_string
 from .codes import GuardCode
 
 # Linux's MAXSYMLINKS: a path through more links than this fails with ELOOP in the kernel, so no
@@ -160,7 +160,7 @@ class PathGuard:
             raise ValueError("max_length and max_components must be at least 1")
         object.__setattr__(self, "_roots", tuple(_canonical_root(root) for root in self.roots))
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about the path ``value``; see the class documentation."""
         return self._evaluate(value)[0]
 
@@ -172,31 +172,31 @@ class PathGuard:
         """
         return self._evaluate(value)[1]
 
-    def _evaluate(self, value: Any) -> tuple[list[Finding], str | None]:
+    def _evaluate(self, value: Any) -> tuple[list[GuardFinding], str | None]:
         if not isinstance(value, str):
             return not_a_string(value, self.kind), None
         problem = self._syntax(value)
-        if isinstance(problem, Finding):
+        if isinstance(problem, GuardFinding):
             return [problem], None
         names = problem.split("/")
         start = [] if problem.startswith("/") else list(self._roots[0].parts)
         resolved = self._walk(start, names)
         if resolved.refusal is not None:
-            return [Finding(*resolved.refusal)], None
-        findings: list[Finding] = []
+            return [GuardFinding(*resolved.refusal)], None
+        findings: list[GuardFinding] = []
         if ".." in names:
             lexical = self._walk([], _lexically_normal(start, names))
             if lexical.refusal is not None:
                 code, message = lexical.refusal
                 return [
-                    Finding(
+                    GuardFinding(
                         code,
                         f"{message}, reading '..' before symbolic links as os.path.normpath "
                         "and Node's path.resolve do",
                     )
                 ], None
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.PATH_TRAVERSAL,
                     "path has '..' segments; read either way it stays inside the allowed roots",
                     Severity.WARNING,
@@ -207,48 +207,48 @@ class PathGuard:
             return findings, None
         return findings, _joined(resolved.parts)
 
-    def _syntax(self, value: str) -> str | Finding:
+    def _syntax(self, value: str) -> str | GuardFinding:
         """The path to walk (``~`` expanded when allowed), or what makes it unwalkable."""
         if len(value) > self.max_length:
-            return Finding(
+            return GuardFinding(
                 GuardCode.PATH_TOO_LONG,
                 f"path is longer than the limit of {self.max_length} characters",
             )
         if "\0" in value:
-            return Finding(GuardCode.PATH_NUL, "path contains a NUL character")
+            return GuardFinding(GuardCode.PATH_NUL, "path contains a NUL character")
         try:
             os.fsencode(value)
         except UnicodeEncodeError:
-            return Finding(
+            return GuardFinding(
                 GuardCode.PATH_UNRESOLVABLE,
                 "path holds characters no file name can have (an unpaired surrogate)",
             )
         if "\\" in value or _DRIVE.match(value):
-            return Finding(
+            return GuardFinding(
                 GuardCode.PATH_WINDOWS_SYNTAX,
                 "path uses Windows syntax (a backslash or a drive letter); this server "
                 "reads POSIX paths, separated by '/'",
             )
         if value.startswith("~"):
             if not self.allow_home:
-                return Finding(
+                return GuardFinding(
                     GuardCode.PATH_HOME,
                     "path starts with '~', a home directory; home paths are not allowed",
                 )
             value = os.path.expanduser(value)
             if value.startswith("~"):
-                return Finding(
+                return GuardFinding(
                     GuardCode.PATH_HOME, "path starts with the home directory of an unknown user"
                 )
         if not value:
-            return Finding(GuardCode.PATH_UNRESOLVABLE, "path is empty")
+            return GuardFinding(GuardCode.PATH_UNRESOLVABLE, "path is empty")
         if not value.startswith("/") and not self.allow_relative:
-            return Finding(
+            return GuardFinding(
                 GuardCode.PATH_RELATIVE,
                 f"path is relative; it must be absolute and inside {self._shown_roots()}",
             )
         if value.count("/") >= self.max_components:
-            return Finding(
+            return GuardFinding(
                 GuardCode.PATH_TOO_LONG,
                 f"path has more than the limit of {self.max_components} components",
             )
@@ -286,29 +286,29 @@ class PathGuard:
             return GuardCode.PATH_OUTSIDE_ROOTS, f"'..' segments of the path lead out of {roots}"
         return GuardCode.PATH_OUTSIDE_ROOTS, f"path is outside {roots}"
 
-    def _access(self, resolved: _Resolved) -> list[Finding]:
+    def _access(self, resolved: _Resolved) -> list[GuardFinding]:
         """What ``must_exist``, ``entry``, ``readable`` and ``writable`` say of a path inside."""
         path = _joined(resolved.parts)
         status = _status(path)
         if status is None:
             if self.must_exist or self.readable:
-                return [Finding(GuardCode.PATH_NOT_FOUND, "path does not exist")]
+                return [GuardFinding(GuardCode.PATH_NOT_FOUND, "path does not exist")]
             return self._creatable(resolved) if self.writable else []
         is_dir = stat.S_ISDIR(status.st_mode)
-        findings: list[Finding] = []
+        findings: list[GuardFinding] = []
         if self.entry == "file" and not stat.S_ISREG(status.st_mode):
-            findings.append(Finding(GuardCode.PATH_WRONG_KIND, "path is not a regular file"))
+            findings.append(GuardFinding(GuardCode.PATH_WRONG_KIND, "path is not a regular file"))
         elif self.entry == "dir" and not is_dir:
-            findings.append(Finding(GuardCode.PATH_WRONG_KIND, "path is not a directory"))
+            findings.append(GuardFinding(GuardCode.PATH_WRONG_KIND, "path is not a directory"))
         # A directory is read by listing it and written by creating entries: both need search.
         search = os.X_OK if is_dir else 0
         if self.readable and not os.access(path, os.R_OK | search):
-            findings.append(Finding(GuardCode.PATH_NOT_READABLE, "path is not readable"))
+            findings.append(GuardFinding(GuardCode.PATH_NOT_READABLE, "path is not readable"))
         if self.writable and not os.access(path, os.W_OK | search):
-            findings.append(Finding(GuardCode.PATH_NOT_WRITABLE, "path is not writable"))
+            findings.append(GuardFinding(GuardCode.PATH_NOT_WRITABLE, "path is not writable"))
         return findings
 
-    def _creatable(self, resolved: _Resolved) -> list[Finding]:
+    def _creatable(self, resolved: _Resolved) -> list[GuardFinding]:
         """Whether a path that does not exist yet can be created: by its nearest existing parent
         inside the root, which must be a directory the server may add entries to."""
         # Existence is a prefix: below the first missing component nothing can exist.
@@ -319,7 +319,7 @@ class PathGuard:
             status = _status(parent)
             if status is not None and not stat.S_ISDIR(status.st_mode):
                 return [
-                    Finding(
+                    GuardFinding(
                         GuardCode.PATH_NOT_WRITABLE,
                         "path cannot be created: a parent on it is not a directory",
                     )
@@ -327,7 +327,7 @@ class PathGuard:
             if status is not None and os.access(parent, os.W_OK | os.X_OK):
                 return []
         return [
-            Finding(
+            GuardFinding(
                 GuardCode.PATH_NOT_WRITABLE,
                 "path does not exist and its nearest existing parent directory is not writable",
             )

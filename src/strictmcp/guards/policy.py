@@ -12,8 +12,12 @@ whose code we do not control::
     roots = ["/srv/data"]
 
 Every key of a ``[[guard]]`` entry besides ``tool``, ``argument`` and ``kind`` configures the
-guard itself (lists become tuples). A policy that names an unknown kind or option is refused
-when it is loaded, never at the first call.
+guard itself (lists become tuples). This module owns the file's whole format: every table and
+every key is declared here (``_TOP_KEYS``, ``_RULE_KEYS``, ``_OPTIONS``), and a policy with an
+unknown table or key, or a value of the wrong type, is refused when it is loaded, never at the
+first call. ``docs/policy.md`` documents the format; sections to come (identity, output
+integrity, deep validation) are declared here too, and name secrets by environment variable or
+file (``..._env``, ``..._file``), never as literal values.
 """
 
 from __future__ import annotations
@@ -36,7 +40,87 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
+_TOP_KEYS = ("guard", "mode")
 _RULE_KEYS = ("tool", "argument", "kind")
+
+
+@dataclass(frozen=True)
+class _Option:
+    """One option of a guard kind: a TOML ``type`` (an array of it when ``array``), the values
+    allowed when only some are, and whether the entry must give it."""
+
+    type: type[bool | int | str]
+    array: bool = False
+    choices: tuple[str, ...] = ()
+    required: bool = False
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` does not fit, or None."""
+        single, plural = _TYPE_NAMES[self.type]
+        expected = f"an array of {plural}" if self.array else single
+        if self.array and not isinstance(value, list):
+            return f"must be {expected}"
+        for item in value if self.array else [value]:
+            # bool is an int in Python, never in TOML: `max_length = true` is refused.
+            if not isinstance(item, self.type) or (self.type is int and isinstance(item, bool)):
+                return f"must be {expected}"
+            if self.choices and item not in self.choices:
+                return f"must be one of: {', '.join(self.choices)}"
+        return None
+
+
+_TYPE_NAMES = {
+    bool: ("a boolean", "booleans"),
+    int: ("an integer", "integers"),
+    str: ("a string", "strings"),
+}
+_FLAG, _INT, _STR, _STRS = _Option(bool), _Option(int), _Option(str), _Option(str, array=True)
+#: Each guard kind's options, as a policy may set them: the guards' own Python-only
+#: parameters (UrlGuard's ``resolver``) are not reachable from a file.
+_OPTIONS: dict[str, dict[str, _Option]] = {
+    "argv": {
+        "allow_options": _STRS,
+        "executables": _STRS,
+        "first_is_executable": _FLAG,
+        "match_basename": _FLAG,
+    },
+    "path": {
+        "roots": _Option(str, array=True, required=True),
+        "must_exist": _FLAG,
+        "entry": _Option(str, choices=("any", "file", "dir")),
+        "readable": _FLAG,
+        "writable": _FLAG,
+        "allow_relative": _FLAG,
+        "allow_home": _FLAG,
+        "max_length": _INT,
+        "max_components": _INT,
+    },
+    "sql": {
+        "dialect": _STR,
+        "read_only": _FLAG,
+        "single_statement": _FLAG,
+        "denied_functions": _STRS,
+        "tables": _STRS,
+        "max_length": _INT,
+    },
+    "text": {
+        "min_length": _INT,
+        "max_length": _INT,
+        "allow_newlines": _FLAG,
+        "forbid_control": _FLAG,
+        "forbid_invisible": _FLAG,
+        "forbid_bidi": _FLAG,
+    },
+    "url": {
+        "schemes": _STRS,
+        "hosts": _STRS,
+        "resolve": _FLAG,
+        "allow_private": _FLAG,
+        "allow_ports": _Option(int, array=True),
+        "allow_userinfo": _FLAG,
+        "max_length": _INT,
+    },
+}
 
 
 class PolicyError(ValueError):
@@ -113,9 +197,12 @@ class Policy:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
         """Build a policy from its TOML form (a mapping with ``mode`` and ``guard`` entries)."""
-        unknown = set(data) - {"mode", "guard"}
+        unknown = set(data) - set(_TOP_KEYS)
         if unknown:
-            raise PolicyError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
+            raise PolicyError(
+                f"unknown top-level keys: {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(_TOP_KEYS)})"
+            )
         mode = data.get("mode", "enforce")
         if mode not in ("enforce", "audit"):
             raise PolicyError('mode must be "enforce" or "audit"')
@@ -136,17 +223,29 @@ def _rule(index: int, entry: Any) -> GuardRule:
     argument = entry["argument"]
     if argument and from_fragment("#" + argument) is None:
         raise PolicyError(f"{where}: argument must be a JSON Pointer such as /path or /files/*")
-    factory = guard_kinds().get(entry["kind"])
-    if factory is None:
-        known = ", ".join(sorted(guard_kinds()))
-        raise PolicyError(f"{where}: unknown kind {entry['kind']!r} (known: {known})")
-    options = {key: _frozen(value) for key, value in entry.items() if key not in _RULE_KEYS}
+    kind = entry["kind"]
+    if kind not in _OPTIONS:
+        raise PolicyError(f"{where}: unknown kind {kind!r} (known: {', '.join(_OPTIONS)})")
+    where = f"{where} ({kind})"
+    known = _OPTIONS[kind]
+    unknown = sorted(key for key in entry if key not in _RULE_KEYS and key not in known)
+    if unknown:
+        raise PolicyError(
+            f"{where}: unknown keys: {', '.join(unknown)} "
+            f"(known: {', '.join((*_RULE_KEYS, *known))})"
+        )
+    missing = [name for name, option in known.items() if option.required and name not in entry]
+    if missing:
+        raise PolicyError(f"{where}: missing options: {', '.join(missing)}")
+    for name, option in known.items():
+        problem = option.problem(entry[name]) if name in entry else None
+        if problem is not None:
+            raise PolicyError(f"{where}: {name} {problem}")
+    options = {name: _frozen(entry[name]) for name in known if name in entry}
     try:
-        guard = factory(**options)
-    except TypeError as error:
-        raise PolicyError(f"{where} ({entry['kind']}): {_option_problem(error)}") from None
+        guard = guard_kinds()[kind](**options)
     except ValueError as error:
-        raise PolicyError(f"{where} ({entry['kind']}): {error}") from None
+        raise PolicyError(f"{where}: {error}") from None
     return GuardRule(tool=entry["tool"], argument=argument, guard=guard)
 
 
@@ -155,11 +254,6 @@ def _frozen(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_frozen(item) for item in value)
     return value
-
-
-def _option_problem(error: TypeError) -> str:
-    text = str(error)
-    return text[text.find("(") + 1 :].rstrip(")") if "unexpected keyword" in text else text
 
 
 def guard_kinds() -> dict[str, Callable[..., Guard]]:

@@ -38,7 +38,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from .base import Finding, not_a_string
+from .base import GuardFinding, not_a_string
 from .codes import GuardCode
 
 __all__ = ["DEFAULT_DENIED_FUNCTIONS", "SqlGuard"]
@@ -250,25 +250,25 @@ class SqlGuard:
             raise ValueError("tables: an entry has an empty name part")
         object.__setattr__(self, "_tables", tables)
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about the SQL text ``value``."""
         if not isinstance(value, str):
             return not_a_string(value, self.kind)
         if len(value) > self.max_length:
             return [
-                Finding(
+                GuardFinding(
                     GuardCode.SQL_UNPARSEABLE,
                     f"the query is longer than {self.max_length} characters and was not parsed",
                 )
             ]
         statements = self._parse(value)
-        if isinstance(statements, Finding):
+        if isinstance(statements, GuardFinding):
             return [statements]
-        findings: list[Finding] = []
+        findings: list[GuardFinding] = []
         if self.single_statement and len(statements) > 1:
             kinds = ", ".join(_statement_name(s) for s in statements)
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.SQL_MULTIPLE_STATEMENTS,
                     f"the query has {len(statements)} statements ({kinds}); one is allowed",
                 )
@@ -281,7 +281,7 @@ class SqlGuard:
                 findings += self._unlisted_tables(statement)
         return list(dict.fromkeys(findings))
 
-    def _parse(self, sql: str) -> list[exp.Expr] | Finding:
+    def _parse(self, sql: str) -> list[exp.Expr] | GuardFinding:
         """The statements, without the empty ones, or the finding that refuses the text."""
         try:
             parsed = _QUIET.parse(sql, self._dialect)
@@ -304,10 +304,10 @@ class SqlGuard:
         return statements
 
     @staticmethod
-    def _unparseable(what: str) -> Finding:
-        return Finding(GuardCode.SQL_UNPARSEABLE, f"the query {what}")
+    def _unparseable(what: str) -> GuardFinding:
+        return GuardFinding(GuardCode.SQL_UNPARSEABLE, f"the query {what}")
 
-    def _denied_calls(self, statement: exp.Expr) -> Iterator[Finding]:
+    def _denied_calls(self, statement: exp.Expr) -> Iterator[GuardFinding]:
         for node in statement.walk():
             if not isinstance(node, exp.Func):
                 continue
@@ -315,18 +315,18 @@ class SqlGuard:
             for part in (*call.names, *call.qualifiers):
                 entry = next((e for e in self.denied_functions if _matches(e, part)), None)
                 if entry is not None:
-                    yield Finding(
+                    yield GuardFinding(
                         GuardCode.SQL_DENIED_FUNCTION,
                         f"the query calls {'.'.join((*call.qualifiers, call.names[0]))}(),"
                         f" which is denied ({entry})",
                     )
                     break
 
-    def _unlisted_tables(self, statement: exp.Expr) -> Iterator[Finding]:
+    def _unlisted_tables(self, statement: exp.Expr) -> Iterator[GuardFinding]:
         listed = ", ".join(self.tables or ()) or "(none)"
         for source in _tables(statement, self._dialect):
             if not _named_table(source):
-                yield Finding(
+                yield GuardFinding(
                     GuardCode.SQL_IDENTIFIER_NOT_ALLOWED,
                     "the query names a table with an expression (a string or a parameter),"
                     f" which the allowlist cannot check ({listed})",
@@ -334,37 +334,39 @@ class SqlGuard:
                 continue
             parts = tuple(part.name for part in source.parts)
             if tuple(p.lower() for p in parts) not in self._tables:
-                yield Finding(
+                yield GuardFinding(
                     GuardCode.SQL_IDENTIFIER_NOT_ALLOWED,
                     f"the query uses table {'.'.join(parts)}, which is not allowed ({listed})",
                 )
 
 
-def _writes(statement: exp.Expr) -> Iterator[Finding]:
+def _writes(statement: exp.Expr) -> Iterator[GuardFinding]:
     """Findings for everything in ``statement`` that is not a pure read."""
     if isinstance(statement, _STATEMENTS):
-        yield Finding(
+        yield GuardFinding(
             GuardCode.SQL_NOT_READ_ONLY,
             f"{_statement_name(statement)} statements are not read-only queries",
         )
     elif not isinstance(statement, _QUERIES):
-        yield Finding(GuardCode.SQL_NOT_READ_ONLY, "the statement is not a query")
+        yield GuardFinding(GuardCode.SQL_NOT_READ_ONLY, "the statement is not a query")
     for node in statement.walk():
         if node is statement:
             continue
         if isinstance(node, _STATEMENTS):
-            yield Finding(
+            yield GuardFinding(
                 GuardCode.SQL_NOT_READ_ONLY,
                 f"the query contains a nested {_statement_name(node)} statement",
             )
         elif isinstance(node, exp.Into):
-            yield Finding(GuardCode.SQL_NOT_READ_ONLY, "SELECT ... INTO creates a table")
+            yield GuardFinding(GuardCode.SQL_NOT_READ_ONLY, "SELECT ... INTO creates a table")
         elif isinstance(node, exp.Lock):
-            yield Finding(
+            yield GuardFinding(
                 GuardCode.SQL_NOT_READ_ONLY, "a locking clause (FOR UPDATE / FOR SHARE) locks rows"
             )
         elif isinstance(node, exp.CTE) and not isinstance(node.this, (*_QUERIES, *_STATEMENTS)):
-            yield Finding(GuardCode.SQL_NOT_READ_ONLY, "a WITH clause holds something not a query")
+            yield GuardFinding(
+                GuardCode.SQL_NOT_READ_ONLY, "a WITH clause holds something not a query"
+            )
 
 
 def _statement_name(node: exp.Expr) -> str:

@@ -48,7 +48,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from ..protocol.tool_names import BIDI_CONTROLS
-from .base import Finding, not_a_string
+from .base import GuardFinding, not_a_string
 from .codes import GuardCode
 
 _BIDI = BIDI_CONTROLS
@@ -145,21 +145,21 @@ class TextGuard:
         )
         object.__setattr__(self, "_patterns", patterns)
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about the text ``value``; see the class documentation."""
         if not isinstance(value, str):
             return not_a_string(value, self.kind)
-        findings: list[Finding] = []
+        findings: list[GuardFinding] = []
         if len(value) < self.min_length:
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.TEXT_TOO_SHORT,
                     f"text is shorter than the minimum of {self.min_length} characters",
                 )
             )
         if self.max_length is not None and len(value) > self.max_length:
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.TEXT_TOO_LONG,
                     f"text is longer than the limit of {self.max_length} characters",
                 )
@@ -172,7 +172,7 @@ class TextGuard:
         found = _first(bidi, value)
         if found is not None:
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.TEXT_BIDI_CONTROL,
                     f"text has {_bidi_label(value[found])} at character {found + 1}; "
                     "bidirectional controls make text display in another order than it reads",
@@ -181,7 +181,7 @@ class TextGuard:
         found = _first(invisible, value)
         if found is not None:
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.TEXT_INVISIBLE_CHARACTER,
                     f"text has {_invisible_label(value[found])} at character {found + 1}; "
                     "invisible characters can hide text from whoever reads it",
@@ -320,7 +320,7 @@ def _first(pattern: _Pattern, text: str) -> int | None:
     return None if found is None else found.start()
 
 
-def _control_finding(char: str, index: int) -> Finding:
+def _control_finding(char: str, index: int) -> GuardFinding:
     if char in _NEWLINES:
         label, rule = "a line break", "line breaks are not allowed here"
     elif char in _SEPARATORS:
@@ -336,7 +336,7 @@ def _control_finding(char: str, index: int) -> Finding:
         else:
             label = "a C1 control character"
         rule = "control characters are not allowed"
-    return Finding(
+    return GuardFinding(
         GuardCode.TEXT_CONTROL_CHARACTER, f"text has {label} at character {index + 1}; {rule}"
     )
 

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urljoin
 
-from .base import Finding, not_a_string
+from .base import GuardFinding, not_a_string
 from .codes import GuardCode
 
 __all__ = ["RedirectRefused", "Resolver", "SystemResolver", "UrlGuard"]
@@ -183,7 +183,7 @@ class RedirectRefused(Exception):
     is theirs, so it does not quote either URL.
     """
 
-    def __init__(self, findings: list[Finding]) -> None:
+    def __init__(self, findings: list[GuardFinding]) -> None:
         super().__init__("; ".join(f.message for f in findings))
         self.findings = findings
 
@@ -257,11 +257,11 @@ class UrlGuard:
                 raise ValueError(f"allow_ports: {port!r} is not a port number")
         object.__setattr__(self, "_rules", tuple(_host_rule(e) for e in self.hosts or ()))
 
-    def check(self, value: Any) -> list[Finding]:
+    def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about the URL ``value``; resolves its host when ``resolve`` is set."""
         return self.check_resolved(value)[0]
 
-    def check_resolved(self, value: Any) -> tuple[list[Finding], tuple[str, ...]]:
+    def check_resolved(self, value: Any) -> tuple[list[GuardFinding], tuple[str, ...]]:
         """The findings, and the addresses a fetcher should connect to.
 
         The addresses are the host's own when it is an IP literal, else every address the
@@ -272,7 +272,7 @@ class UrlGuard:
         """
         if not isinstance(value, str):
             return not_a_string(value, self.kind), ()
-        findings: list[Finding] = []
+        findings: list[GuardFinding] = []
         host = self._check_static(value, findings)
         if host is None or findings:
             return findings, ()
@@ -283,7 +283,7 @@ class UrlGuard:
         addresses = self._resolve(host.canonical, findings)
         return findings, (() if findings else addresses)
 
-    def check_redirect(self, from_url: str, to_url: Any) -> list[Finding]:
+    def check_redirect(self, from_url: str, to_url: Any) -> list[GuardFinding]:
         """Findings that refuse following a redirect from ``from_url`` to ``to_url``.
 
         ``to_url`` is the ``Location`` header as sent, relative or absolute; it gets every
@@ -306,7 +306,7 @@ class UrlGuard:
                 except ValueError:  # from urljoin: check() does not raise
                     findings = [_invalid("the relative redirect target cannot be joined")]
         return [
-            Finding(
+            GuardFinding(
                 GuardCode.URL_REDIRECT_NOT_ALLOWED,
                 f"the redirect target is refused: {f.message} [{f.code.value}]",
                 f.severity,
@@ -343,7 +343,7 @@ class UrlGuard:
 
         return hook
 
-    def _check_static(self, url: str, findings: list[Finding]) -> _Host | None:
+    def _check_static(self, url: str, findings: list[GuardFinding]) -> _Host | None:
         """Everything but resolution; the host when the URL could be taken apart."""
         problem = _text_problem(url, self.max_length)
         if problem is not None:
@@ -356,7 +356,7 @@ class UrlGuard:
         scheme = scheme_match.group()[:-1].lower()
         if scheme not in self.schemes:
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.URL_SCHEME_NOT_ALLOWED,
                     f"the URL's scheme is not one of: {', '.join(self.schemes) or '(none)'}",
                 )
@@ -370,17 +370,19 @@ class UrlGuard:
         if "@" in authority:
             if not self.allow_userinfo:
                 findings.append(
-                    Finding(
+                    GuardFinding(
                         GuardCode.URL_USERINFO,
                         "the URL carries user information before '@' (credentials, or a"
                         " name made to look like the host; the host is what follows '@')",
                     )
                 )
             elif authority.count("@") > 1:
-                findings.append(Finding(GuardCode.URL_USERINFO, "the URL has more than one '@'"))
+                findings.append(
+                    GuardFinding(GuardCode.URL_USERINFO, "the URL has more than one '@'")
+                )
         host_port = authority.rpartition("@")[2]
         split = _split_host_port(host_port)
-        if isinstance(split, Finding):
+        if isinstance(split, GuardFinding):
             findings.append(split)
             return None
         host_text, port_text = split
@@ -391,7 +393,9 @@ class UrlGuard:
         self._check_host(host, findings)
         return host
 
-    def _check_port(self, scheme: str, text: str | None, findings: list[Finding]) -> int | None:
+    def _check_port(
+        self, scheme: str, text: str | None, findings: list[GuardFinding]
+    ) -> int | None:
         """The port the URL uses, or ``None`` (with a finding) when it is not a valid one."""
         if text:
             if not (text.isascii() and text.isdigit() and len(text) <= 5):
@@ -406,14 +410,16 @@ class UrlGuard:
         if self.allow_ports is not None and port not in self.allow_ports:
             allowed = ", ".join(str(p) for p in self.allow_ports) or "(none)"
             findings.append(
-                Finding(GuardCode.URL_PORT_NOT_ALLOWED, f"the URL's port is not one of: {allowed}")
+                GuardFinding(
+                    GuardCode.URL_PORT_NOT_ALLOWED, f"the URL's port is not one of: {allowed}"
+                )
             )
         return port
 
-    def _check_host(self, host: _Host, findings: list[Finding]) -> None:
+    def _check_host(self, host: _Host, findings: list[GuardFinding]) -> None:
         if self.hosts is not None and not any(r.matches(host.canonical) for r in self._rules):
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.URL_HOST_NOT_ALLOWED,
                     f"the URL's host is not in the allowlist ({_entries(self.hosts or ())})",
                 )
@@ -424,7 +430,7 @@ class UrlGuard:
             reason = _address_problem(host.address)
             if reason is not None:
                 findings.append(
-                    Finding(
+                    GuardFinding(
                         GuardCode.URL_PRIVATE_ADDRESS, f"the URL's host is an address in {reason}"
                     )
                 )
@@ -432,34 +438,38 @@ class UrlGuard:
         name = host.canonical
         for suffix, message in _LOCAL_SUFFIXES:
             if name == suffix or name.endswith("." + suffix):
-                findings.append(Finding(GuardCode.URL_PRIVATE_ADDRESS, message))
+                findings.append(GuardFinding(GuardCode.URL_PRIVATE_ADDRESS, message))
                 return
         if "." not in name:
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.URL_PRIVATE_ADDRESS,
                     "the URL's host is a single-label name, which only search domains resolve",
                 )
             )
 
-    def _resolve(self, name: str, findings: list[Finding]) -> tuple[str, ...]:
+    def _resolve(self, name: str, findings: list[GuardFinding]) -> tuple[str, ...]:
         resolver = self.resolver if self.resolver is not None else SystemResolver()
         try:
             answers = list(resolver(name))
         except TimeoutError:
             findings.append(
-                Finding(GuardCode.URL_UNRESOLVABLE, "resolving the URL's host name timed out")
+                GuardFinding(GuardCode.URL_UNRESOLVABLE, "resolving the URL's host name timed out")
             )
             return ()
         except Exception:
             # Any resolver failure fails closed; its text may name the host, so it is dropped.
             findings.append(
-                Finding(GuardCode.URL_UNRESOLVABLE, "the URL's host name could not be resolved")
+                GuardFinding(
+                    GuardCode.URL_UNRESOLVABLE, "the URL's host name could not be resolved"
+                )
             )
             return ()
         if not answers:
             findings.append(
-                Finding(GuardCode.URL_UNRESOLVABLE, "the URL's host name resolved to no address")
+                GuardFinding(
+                    GuardCode.URL_UNRESOLVABLE, "the URL's host name resolved to no address"
+                )
             )
             return ()
         addresses: list[str] = []
@@ -468,7 +478,7 @@ class UrlGuard:
             address = _parse_answer(answer)
             if address is None:
                 findings.append(
-                    Finding(
+                    GuardFinding(
                         GuardCode.URL_UNRESOLVABLE,
                         "the resolver returned something that is not an IP address",
                     )
@@ -480,7 +490,7 @@ class UrlGuard:
             if reason is not None and reason not in reasons:
                 reasons.append(reason)
         findings.extend(
-            Finding(
+            GuardFinding(
                 GuardCode.URL_PRIVATE_ADDRESS,
                 f"the URL's host name resolves to an address in {reason}",
             )
@@ -489,11 +499,11 @@ class UrlGuard:
         return tuple(addresses)
 
 
-def _invalid(message: str) -> Finding:
-    return Finding(GuardCode.URL_INVALID, message)
+def _invalid(message: str) -> GuardFinding:
+    return GuardFinding(GuardCode.URL_INVALID, message)
 
 
-def _text_problem(url: str, max_length: int) -> Finding | None:
+def _text_problem(url: str, max_length: int) -> GuardFinding | None:
     """Characters no URL may carry unencoded, or on which parsers disagree."""
     if len(url) > max_length:
         return _invalid(f"the URL is longer than {max_length} characters")
@@ -512,7 +522,7 @@ def _text_problem(url: str, max_length: int) -> Finding | None:
     return None
 
 
-def _split_host_port(text: str) -> tuple[str, str | None] | Finding:
+def _split_host_port(text: str) -> tuple[str, str | None] | GuardFinding:
     """``host`` and ``port`` (``None`` without a colon); an IPv6 host keeps its brackets."""
     if text.startswith("["):
         end = text.find("]")
@@ -528,7 +538,7 @@ def _split_host_port(text: str) -> tuple[str, str | None] | Finding:
     return host, (port if colon else None)
 
 
-def _parse_host(text: str, findings: list[Finding]) -> _Host | None:
+def _parse_host(text: str, findings: list[GuardFinding]) -> _Host | None:
     """The host as fetchers read it, with findings for what is refused or suspicious."""
     if not text:
         findings.append(_invalid("the URL has no host"))
@@ -557,7 +567,7 @@ def _parse_host(text: str, findings: list[Finding]) -> _Host | None:
             return None
         if text != str(address):
             findings.append(
-                Finding(
+                GuardFinding(
                     GuardCode.URL_OBFUSCATED_ADDRESS,
                     "the URL's host is an IPv4 address in a non-standard spelling (decimal,"
                     " octal, hexadecimal, shortened or not ASCII), which fetchers still"
@@ -568,7 +578,7 @@ def _parse_host(text: str, findings: list[Finding]) -> _Host | None:
     return _Host(name, None)
 
 
-def _parse_ipv6_literal(text: str, findings: list[Finding]) -> _Host | None:
+def _parse_ipv6_literal(text: str, findings: list[GuardFinding]) -> _Host | None:
     address_text, percent, _ = text.partition("%")
     try:
         address = ipaddress.IPv6Address(address_text)
@@ -581,7 +591,7 @@ def _parse_ipv6_literal(text: str, findings: list[Finding]) -> _Host | None:
     embedding = _literal_embedding(address)
     if embedding is not None:
         findings.append(
-            Finding(
+            GuardFinding(
                 GuardCode.URL_OBFUSCATED_ADDRESS,
                 f"the URL's host is an IPv4 address written as an {embedding} IPv6 address",
             )

@@ -20,16 +20,15 @@ top-level command line imports it, and it is not re-exported here.
 from .context import Results
 from .engine import lint_tools
 from .locate import PointerIndex
-from .model import Finding, Hit, Level, LintRule
+from .model import Hit, LintFinding, LintRule
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
 
 __all__ = [
     "RULES",
-    "Finding",
     "Hit",
-    "Level",
+    "LintFinding",
     "LintReport",
     "LintRule",
     "PointerIndex",

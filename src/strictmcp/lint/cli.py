@@ -14,10 +14,10 @@ from urllib.parse import quote
 import click
 
 from ..guards.policy import Policy, PolicyError
-from ..protocol import LATEST, Revision
+from ..protocol import LATEST, Revision, Severity
 from .engine import lint_tools
 from .locate import PointerIndex
-from .model import Finding, Level, printable
+from .model import LintFinding, printable
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
@@ -81,8 +81,8 @@ class _LintCommand(click.Command):
 )
 @click.option(
     "--fail-on",
-    type=click.Choice([level.value for level in Level]),
-    default=Level.ERROR.value,
+    type=click.Choice([level.value for level in Severity]),
+    default=Severity.ERROR.value,
     show_default=True,
     help="Exit 1 when a finding has this severity or a higher one.",
 )
@@ -157,7 +157,7 @@ def lint(
     report = lint_tools(source.tools, revision=chosen, policy=policy, rules=rules)
     with _destination(output) as stream:
         _emit(report, source, fmt, stream)
-    sys.exit(EXIT_FINDINGS if report.fails(Level(fail_on)) else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if report.fails(Severity(fail_on)) else EXIT_CLEAN)
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -212,7 +212,7 @@ def _destination(path: str | None) -> Iterator[IO[str] | None]:
 def _emit(report: LintReport, source: ToolSource, fmt: str, stream: IO[str] | None) -> None:
     index = PointerIndex(source.text) if source.text is not None else None
 
-    def line_of(finding: Finding) -> int | None:
+    def line_of(finding: LintFinding) -> int | None:
         if index is None or finding.tool_index >= len(source.prefixes):
             return None
         return index.line(source.prefixes[finding.tool_index] + finding.pointer)

@@ -8,7 +8,7 @@ from typing import Any
 from ..guards.policy import Policy
 from ..protocol import LATEST, Revision
 from .context import LintContext, Results, ToolView
-from .model import Finding, LintRule
+from .model import LintFinding, LintRule
 from .report import LintReport
 from .rules import RULES
 
@@ -33,12 +33,12 @@ def lint_tools(
     enabled = tuple(rules)
     context = LintContext(revision=revision, policy=policy, results=results or {}, tools=tools)
     views = [ToolView(index, tool, context) for index, tool in enumerate(tools)]
-    findings: list[Finding] = []
+    findings: list[LintFinding] = []
     for index, view in enumerate(views):
         for rule in enabled:
             for hit in rule.check(view):
                 findings.append(
-                    Finding(
+                    LintFinding(
                         code=rule.code,
                         name=rule.name,
                         severity=hit.severity or rule.severity,

@@ -5,32 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, Any
+
+from ..protocol import Severity
 
 if TYPE_CHECKING:
     from .context import ToolView
-
-
-class Level(str, Enum):
-    """How much a finding matters: ``error`` > ``warning`` > ``info``."""
-
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-
-    @property
-    def rank(self) -> int:
-        """2 for errors, 1 for warnings, 0 for info: compare with ``>=`` for ``--fail-on``."""
-        return _RANK[self]
-
-    @property
-    def sarif(self) -> str:
-        """The SARIF ``level`` for this severity (SARIF calls info ``note``)."""
-        return "note" if self is Level.INFO else self.value
-
-
-_RANK = {Level.ERROR: 2, Level.WARNING: 1, Level.INFO: 0}
 
 
 def printable(text: str) -> str:
@@ -54,7 +34,7 @@ class Hit:
 
     pointer: str
     message: str
-    severity: Level | None = None
+    severity: Severity | None = None
 
 
 Check = Callable[["ToolView"], Iterable[Hit]]
@@ -68,7 +48,7 @@ class LintRule:
 
     code: str
     name: str
-    severity: Level
+    severity: Severity
     family: str
     summary: str
     why: str
@@ -89,7 +69,7 @@ class LintRule:
 
 
 @dataclass(frozen=True)
-class Finding:
+class LintFinding:
     """One hit of one rule on one tool.
 
     ``tool`` is the tool's name (None when it has no string name), ``tool_index`` its place
@@ -99,7 +79,7 @@ class Finding:
 
     code: str
     name: str
-    severity: Level
+    severity: Severity
     tool: str | None
     tool_index: int
     pointer: str

@@ -30,20 +30,20 @@ from typing import Any
 
 import click
 
-from ..protocol import Revision
+from ..protocol import Revision, Severity
 from ..schema import quote_name
-from .model import Finding, Level, LintRule, printable
+from .model import LintFinding, LintRule, printable
 
 JSON_VERSION = 1
-LineOf = Callable[[Finding], int | None]
-_COLOURS = {Level.ERROR: "red", Level.WARNING: "yellow", Level.INFO: "blue"}
+LineOf = Callable[[LintFinding], int | None]
+_COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
 
 
 @dataclass(frozen=True)
 class LintReport:
     """Every finding of a run, sorted by tool, then code, then pointer."""
 
-    findings: tuple[Finding, ...]
+    findings: tuple[LintFinding, ...]
     #: The name of each tool linted, by index (None for a tool without a string name).
     tools: tuple[str | None, ...]
     revision: Revision
@@ -51,12 +51,12 @@ class LintReport:
 
     def counts(self) -> dict[str, int]:
         """Findings per severity, every severity present."""
-        counts = {level.value: 0 for level in Level}
+        counts = {level.value: 0 for level in Severity}
         for finding in self.findings:
             counts[finding.severity.value] += 1
         return counts
 
-    def fails(self, threshold: Level) -> bool:
+    def fails(self, threshold: Severity) -> bool:
         """Whether any finding is at ``threshold`` or above (``--fail-on``)."""
         return any(f.severity.rank >= threshold.rank for f in self.findings)
 
@@ -91,7 +91,7 @@ def render_text(report: LintReport, label: str, line_of: LineOf | None = None) -
     is not a terminal. Pointers hold the server's property names: they are shown escaped.
     """
     counts = report.counts()
-    summary = ", ".join(_plural(counts[level.value], level.value) for level in Level)
+    summary = ", ".join(_plural(counts[level.value], level.value) for level in Severity)
     tools = _plural(len(report.tools), "tool")
     lines = [f"{printable(label)}: {tools}, revision {report.revision.value}: {summary}"]
     current: int | None = None

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import __version__
 from .locate import PointerIndex
-from .model import Finding, LintRule
+from .model import LintFinding, LintRule
 from .report import LintReport
 
 SARIF_VERSION = "2.1.0"
@@ -70,7 +70,7 @@ def _descriptor(rule: LintRule) -> dict[str, Any]:
 
 
 def _result(
-    finding: Finding,
+    finding: LintFinding,
     positions: dict[str, int],
     artifact_uri: str | None,
     index: PointerIndex | None,

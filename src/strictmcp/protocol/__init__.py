@@ -2,7 +2,7 @@
 sampling and prompts, for every revision from 2024-11-05 to 2026-07-28. Transport-independent:
 the proxy and the SDK integrations use exactly this layer."""
 
-from .capture import CaptureFormatError, CaptureReport, Finding, validate_capture
+from .capture import CaptureFinding, CaptureFormatError, CaptureReport, validate_capture
 from .conversation import ASSUMED_REVISION, Conversation, Direction
 from .elicitation import (
     AppliedDefaults,
@@ -44,6 +44,7 @@ __all__ = [
     "VALIDATION_META_KEY",
     "AppliedDefaults",
     "CallCheck",
+    "CaptureFinding",
     "CaptureFormatError",
     "CaptureReport",
     "CheckedTool",
@@ -51,7 +52,6 @@ __all__ = [
     "DeclaredArguments",
     "Decoded",
     "Direction",
-    "Finding",
     "Message",
     "RequestTracker",
     "Revision",

@@ -32,7 +32,7 @@ class CaptureFormatError(ValueError):
 
 
 @dataclass(frozen=True)
-class Finding:
+class CaptureFinding:
     """One violation in a capture, with where it was seen."""
 
     line: int
@@ -54,7 +54,7 @@ class Finding:
 class CaptureReport:
     """Everything found in one capture."""
 
-    findings: tuple[Finding, ...]
+    findings: tuple[CaptureFinding, ...]
     messages: int
     revision: Revision | None
 
@@ -77,7 +77,7 @@ def validate_capture(
     direction, no message); a line that is not JSON is bad traffic, reported as a finding.
     """
     conversation = Conversation(revision, strict=strict)
-    findings: list[Finding] = []
+    findings: list[CaptureFinding] = []
     guessed: set[str] = set()
     count = 0
     for number, line in enumerate(lines, start=1):
@@ -85,13 +85,13 @@ def validate_capture(
         if not text:
             continue
         said, messages, violations, size = _read(text, number, conversation, max_size)
-        findings += [Finding(number, said, None, v) for v in violations]
+        findings += [CaptureFinding(number, said, None, v) for v in violations]
         for message in messages:
             count += 1
             direction = said or _attribute(message, conversation, guessed, findings, number)
             label = _label(message, conversation, direction)
             for violation in conversation.observe(message, direction, size=size):
-                findings.append(Finding(number, direction, label, violation))
+                findings.append(CaptureFinding(number, direction, label, violation))
     return CaptureReport(tuple(findings), count, conversation.revision)
 
 
@@ -134,7 +134,7 @@ def _attribute(
     message: Message,
     conversation: Conversation,
     guessed: set[str],
-    findings: list[Finding],
+    findings: list[CaptureFinding],
     number: int,
 ) -> Direction:
     """Who sent a message the capture does not attribute."""
@@ -153,7 +153,7 @@ def _attribute(
     if method not in guessed:
         guessed.add(method)
         findings.append(
-            Finding(
+            CaptureFinding(
                 number,
                 "c2s",
                 method,

@@ -11,10 +11,28 @@ from .rules import Rule
 
 
 class Severity(str, Enum):
-    """Errors make a message invalid; warnings are reported and let it through."""
+    """How much a finding matters, for every layer: ``error`` > ``warning`` > ``info``.
+
+    In a protocol check, errors make a message invalid and warnings are reported and let it
+    through; protocol checks never say ``info``, which lint's advisory rules use.
+    """
 
     ERROR = "error"
     WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """2 for errors, 1 for warnings, 0 for info: compare with ``>=`` for a threshold."""
+        return _RANK[self]
+
+    @property
+    def sarif(self) -> str:
+        """The SARIF ``level`` for this severity (SARIF calls info ``note``)."""
+        return "note" if self is Severity.INFO else self.value
+
+
+_RANK = {Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
 
 
 @dataclass(frozen=True)

@@ -42,14 +42,15 @@ class Issue:
         return f"{self.instance_path or '(root)'}: {self.message} [{self.code.value}]"
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form; ``value`` appears only when it was asked for."""
+        """A JSON-ready form, its keys in MCP's camelCase (``instancePath``, ``schemaPath``,
+        ``evaluationPath``); ``value`` appears only when it was asked for."""
         out: dict[str, Any] = {
             "code": self.code.value,
             "message": self.message,
-            "instance_path": self.instance_path,
+            "instancePath": self.instance_path,
             "keyword": self.keyword,
-            "schema_path": self.schema_path,
-            "evaluation_path": self.evaluation_path,
+            "schemaPath": self.schema_path,
+            "evaluationPath": self.evaluation_path,
         }
         if self.value is not HIDDEN:
             out["value"] = self.value

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, Level, LintRule
+from ..model import Hit, LintRule
 from ..walk import Node, argument_label
 
 # Subschemas that constrain no argument value by themselves.
@@ -101,7 +102,7 @@ RULES = (
     LintRule(
         code="SMT201",
         name="string-unbounded",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="bounds",
         summary="String argument with no maxLength, pattern, format, enum or const",
         why=(
@@ -115,7 +116,7 @@ RULES = (
     LintRule(
         code="SMT202",
         name="array-unbounded",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="bounds",
         summary="Array argument with no maxItems",
         why=(
@@ -128,7 +129,7 @@ RULES = (
     LintRule(
         code="SMT203",
         name="number-unbounded",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="bounds",
         summary="Number or integer argument without both a minimum and a maximum",
         why=(
@@ -142,7 +143,7 @@ RULES = (
     LintRule(
         code="SMT204",
         name="object-no-required",
-        severity=Level.INFO,
+        severity=Severity.INFO,
         family="bounds",
         summary="Object declares properties but no required list",
         why=(

@@ -14,8 +14,9 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, Level, LintRule
+from ..model import Hit, LintRule
 from ..walk import Node, argument_label, declared_types
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -136,7 +137,7 @@ def _rule(code: str, kind: _Kind, name: str, summary: str, why: str) -> LintRule
     return LintRule(
         code=code,
         name=name,
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="guards",
         summary=summary,
         why=why,

@@ -7,14 +7,13 @@ from collections.abc import Iterator
 from ...protocol import Rule, Severity
 from ...schema import quote_name
 from ..context import ToolView
-from ..model import Hit, Level, LintRule
+from ..model import Hit, LintRule
 
 
 def _invalid(tool: ToolView) -> Iterator[Hit]:
     for violation in tool.name_violations:
         if violation.rule is Rule.TOOL_NAME_INVALID:
-            level = Level.ERROR if violation.severity is Severity.ERROR else Level.WARNING
-            yield Hit(violation.pointer, violation.message, level)
+            yield Hit(violation.pointer, violation.message, violation.severity)
 
 
 def _not_portable(tool: ToolView) -> Iterator[Hit]:
@@ -39,7 +38,7 @@ RULES = (
     LintRule(
         code="SMT001",
         name="name-invalid",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="names",
         summary="Tool name missing, or outside SEP-986 (1-128 of A-Za-z0-9._-)",
         why=(
@@ -55,7 +54,7 @@ RULES = (
     LintRule(
         code="SMT002",
         name="name-not-portable",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="names",
         summary="Tool name outside the portable profile ^[a-zA-Z0-9_-]{1,64}$",
         why=(
@@ -70,7 +69,7 @@ RULES = (
     LintRule(
         code="SMT003",
         name="name-duplicate",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="names",
         summary="Two tools share a name",
         why=(

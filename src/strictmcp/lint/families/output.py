@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, Level, LintRule
+from ..model import Hit, LintRule
 
 
 def _structured(tool: ToolView) -> list[int]:
@@ -48,7 +49,7 @@ RULES = (
     LintRule(
         code="SMT501",
         name="output-schema-missing",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="output",
         summary="Tool returned structuredContent but declares no outputSchema",
         why=(
@@ -62,7 +63,7 @@ RULES = (
     LintRule(
         code="SMT502",
         name="output-schema-mismatch",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="output",
         summary="Observed structuredContent does not match the tool's outputSchema",
         why=(

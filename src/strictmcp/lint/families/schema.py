@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...protocol import Revision
+from ...protocol import Revision, Severity
 from ...protocol.tools import json_type
 from ...schema import (
     Dialect,
@@ -25,7 +25,7 @@ from ...schema import (
     to_pointer,
 )
 from ..context import SchemaView, ToolView
-from ..model import Hit, Level, LintRule, printable
+from ..model import Hit, LintRule, printable
 from ..walk import REF_KEYWORDS, Node, argument_label
 
 # Engine messages may quote a server's schema (a pattern, a URI): keep them short.
@@ -257,7 +257,7 @@ RULES = (
     LintRule(
         code="SMT100",
         name="definition-invalid",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="schema",
         summary="Tool definition is not an object, or lacks an object inputSchema",
         why=(
@@ -271,7 +271,7 @@ RULES = (
     LintRule(
         code="SMT101",
         name="schema-invalid",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="schema",
         summary="Schema refused by the engine (invalid against its meta-schema, bad pattern...)",
         why=(
@@ -285,7 +285,7 @@ RULES = (
     LintRule(
         code="SMT102",
         name="schema-unknown-dialect",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="schema",
         summary="$schema names a dialect nobody can know without fetching it",
         why=(
@@ -299,7 +299,7 @@ RULES = (
     LintRule(
         code="SMT103",
         name="schema-external-ref",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="schema",
         summary="$ref points outside the schema",
         why=(
@@ -313,7 +313,7 @@ RULES = (
     LintRule(
         code="SMT104",
         name="schema-root-not-object",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="schema",
         summary='Schema root is not "type": "object"',
         why=(
@@ -327,7 +327,7 @@ RULES = (
     LintRule(
         code="SMT105",
         name="schema-open-object",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="schema",
         summary='Object accepts undeclared properties (no "additionalProperties": false)',
         why=(
@@ -344,7 +344,7 @@ RULES = (
     LintRule(
         code="SMT106",
         name="pattern-backtracking",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="schema",
         summary="Pattern needs a backtracking regex engine (lookaround, backreferences)",
         why=(
@@ -358,7 +358,7 @@ RULES = (
     LintRule(
         code="SMT107",
         name="schema-too-complex",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="schema",
         summary="Schema exceeds the engine's depth, size or reference-expansion bounds",
         why=(
@@ -372,7 +372,7 @@ RULES = (
     LintRule(
         code="SMT108",
         name="schema-large",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="schema",
         summary=f"Schema deeper than {LARGE_DEPTH} or with more than {LARGE_SUBSCHEMAS} subschemas",
         why=(
@@ -386,7 +386,7 @@ RULES = (
     LintRule(
         code="SMT109",
         name="schema-legacy-dialect",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="schema",
         summary="Schema declares a dialect older than 2020-12 on a server speaking 2025-11-25+",
         why=(

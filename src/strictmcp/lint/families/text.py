@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from functools import cache
 
 from ...guards import TextGuard
+from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, Level, LintRule
+from ..model import Hit, LintRule
 from ..walk import argument_label, iter_strings, resolved
 
 TOOL_DESCRIPTION_MAX = 2000
@@ -85,7 +86,7 @@ RULES = (
     LintRule(
         code="SMT401",
         name="hidden-characters",
-        severity=Level.ERROR,
+        severity=Severity.ERROR,
         family="text",
         summary="Invisible, bidirectional or control characters in the definition",
         why=(
@@ -101,7 +102,7 @@ RULES = (
     LintRule(
         code="SMT402",
         name="tool-description-missing",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="text",
         summary="Tool has no description",
         why=(
@@ -115,7 +116,7 @@ RULES = (
     LintRule(
         code="SMT403",
         name="argument-description-missing",
-        severity=Level.INFO,
+        severity=Severity.INFO,
         family="text",
         summary="Argument has no description",
         why=(
@@ -128,7 +129,7 @@ RULES = (
     LintRule(
         code="SMT404",
         name="description-too-long",
-        severity=Level.WARNING,
+        severity=Severity.WARNING,
         family="text",
         summary=(
             f"Tool description over {TOOL_DESCRIPTION_MAX} characters, or a schema "
