@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .audit import Action, Auditor
+from ..enforce import Action, Auditor
 from .relay import Relay
 from .session import (
     TOO_MANY_IN_FLIGHT,
