@@ -37,12 +37,14 @@ _RESULT_RULES = frozenset(
 _MAPPING = (dict, Mapping)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallDecision:
     """What to do with one ``tools/call``: answer it with ``refusal`` (an ``isError``
     ``CallToolResult``) or with the JSON-RPC ``error`` (code, message), or, neither being
     set, let it proceed. ``check`` is the schema's verdict (its ``tool`` is the listed tool to
-    check the result against); ``findings`` everything found at every stage so far."""
+    check the result against); ``findings`` everything found at every stage so far. Never
+    changed once made (not frozen only because a frozen dataclass costs twice as much to
+    make, once a call)."""
 
     check: CallCheck
     refusal: dict[str, Any] | None = None
@@ -106,13 +108,14 @@ class Enforcer:
                 registry, {"name": name, "arguments": arguments}, strict=self.strict
             )
         refused = self.enforcing and not verdict.allowed
-        self._report(name, "arguments", verdict.violations, refused)
+        if verdict.violations:
+            self._report(name, "arguments", verdict.violations, refused)
         if refused:
             return CallDecision(
                 verdict, verdict.error_result, verdict.jsonrpc_error, verdict.violations
             )
         if self.policy is None or not isinstance(arguments, _MAPPING):
-            return CallDecision(verdict, findings=verdict.violations)
+            return CallDecision(verdict, None, None, verdict.violations)
         found = self.policy.check(name, arguments)
         # The policy's own mode still counts: an audit-mode policy never blocks.
         blocked = self.enforcing and self.policy.blocks(found)
@@ -211,11 +214,11 @@ class Enforcer:
         self._report(name, stage, found, blocked)
         findings = before + tuple(found)
         if not blocked:
-            return CallDecision(verdict, findings=findings)
+            return CallDecision(verdict, None, None, findings)
         # Only an enforced call refuses, and enforce mode got here only past a listed tool.
         assert verdict.tool is not None
         refusal = refused_arguments(registry.revision, verdict.tool, name, found)
-        return CallDecision(verdict, refusal, findings=findings)
+        return CallDecision(verdict, refusal, None, findings)
 
     def _report(
         self, name: str, stage: Stage, violations: Sequence[Violation], refused: bool

@@ -6,12 +6,13 @@ a message the proxy does not change is sent on as the very bytes it came in, so 
 transparent to everything it has no reason to touch.
 
 Client to server: an invalid envelope is answered with its JSON-RPC error; a ``tools/call``
-that :func:`~strictmcp.protocol.check_call` refuses, or that the policy's guards block, is
-answered with its ``isError`` result (an unknown tool with -32602); a call of the validate
-tool is answered with :class:`~strictmcp.guards.validation.DryRun`. None of these reach the
-server. Server to client: ``tools/list`` gets the validate tool and, when enforcing, loses
-the tools whose definitions cannot be checked; ``initialize`` and ``server/discover`` get the
-capability; a tool result that breaks its ``outputSchema`` is replaced by an ``isError`` result.
+that the :class:`~strictmcp.enforce.Enforcer` refuses (its schema check, run by the
+conversation, or the policy's guards) is answered with its ``isError`` result (an unknown tool
+with -32602); a call of the validate tool is answered with the enforcer's dry run. None of
+these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
+enforcing, loses the tools whose definitions cannot be checked; ``initialize`` and
+``server/discover`` get the capability; a tool result that breaks its ``outputSchema`` is
+replaced by an ``isError`` result.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
@@ -105,9 +106,7 @@ class ProxySession:
     ) -> None:
         self.enforcer = Enforcer(policy=policy, strict=strict, mode=mode, auditor=auditor)
         self.auditor = self.enforcer.auditor
-        self.policy = policy
         self.enforcing = self.enforcer.enforcing
-        self.strict = strict
         self.max_size = max_size
         self.conversation = Conversation(strict=strict, max_tracked=max_in_flight)
         self.validate_name = PREFERRED_NAME
