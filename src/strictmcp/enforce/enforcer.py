@@ -104,9 +104,7 @@ class Enforcer:
         call is checked here. The policy sees ``arguments`` only when they are an object.
         """
         if verdict is None:
-            verdict = check_call(
-                registry, {"name": name, "arguments": arguments}, strict=self.strict
-            )
+            verdict = self._schema(registry, name, arguments)
         refused = self.enforcing and not verdict.allowed
         if verdict.violations:
             self._report(name, "arguments", verdict.violations, refused)
@@ -116,9 +114,7 @@ class Enforcer:
             )
         if self.policy is None or not isinstance(arguments, _MAPPING):
             return CallDecision(verdict, None, None, verdict.violations)
-        found = self.policy.check(name, arguments)
-        # The policy's own mode still counts: an audit-mode policy never blocks.
-        blocked = self.enforcing and self.policy.blocks(found)
+        found, blocked = self._guarded(self.policy, name, arguments)
         return self._after(registry, name, verdict, verdict.violations, "policy", found, blocked)
 
     async def check_deep(
@@ -190,12 +186,19 @@ class Enforcer:
         if not verdict.allowed or not isinstance(arguments, _MAPPING):
             return violations
         if self.policy is not None:
-            found = self.policy.check(name, arguments)
-            blocked = self.enforcing and self.policy.blocks(found)
+            found, blocked = self._guarded(self.policy, name, arguments)
             violations += found if blocked else _as_warnings(found)
         if self.deep is not None:
             violations += await self.deep.run(name, arguments)
         return violations
+
+    def _guarded(
+        self, policy: Policy, name: str, arguments: Mapping[str, Any]
+    ) -> tuple[list[Violation], bool]:
+        """The policy's findings on a call, and whether they refuse it: the policy's own mode
+        counts too, an audit-mode policy never refusing."""
+        found = policy.check(name, arguments)
+        return found, self.enforcing and policy.blocks(found)
 
     def _schema(self, registry: ToolRegistry, name: str, arguments: Any) -> CallCheck:
         return check_call(registry, {"name": name, "arguments": arguments}, strict=self.strict)
