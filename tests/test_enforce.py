@@ -126,7 +126,7 @@ def test_the_dry_run_tells_what_the_real_call_would_meet() -> None:
         enforcer = Enforcer(policy=POLICY, mode=mode)
         verdict = anyio.run(enforcer.dry_run(registry).check, "read_file", GUARDED)
         assert verdict.valid is valid
-        assert enforcer.check_call(registry, "read_file", GUARDED).proceeds is valid
+        assert enforcer.check_call(registry, "read_file", GUARDED).allowed is valid
 
 
 def test_observe_returns_the_verdict_on_a_call() -> None:

@@ -23,13 +23,12 @@ In ``audit`` mode every stage reports and none refuses. The dry run
 
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
 from .dry_run import DryRun, DryRunResult
-from .enforcer import CallDecision, Enforcer
+from .enforcer import Enforcer
 
 __all__ = [
     "AUDIT_LOGGER",
     "Action",
     "Auditor",
-    "CallDecision",
     "DryRun",
     "DryRunResult",
     "Enforcer",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..guards.deep import DeepValidators
@@ -37,26 +36,6 @@ _RESULT_RULES = frozenset(
 _MAPPING = (dict, Mapping)
 
 
-@dataclass(slots=True)
-class CallDecision:
-    """What to do with one ``tools/call``: answer it with ``refusal`` (an ``isError``
-    ``CallToolResult``) or with the JSON-RPC ``error`` (code, message), or, neither being
-    set, let it proceed. ``check`` is the schema's verdict (its ``tool`` is the listed tool to
-    check the result against); ``findings`` everything found at every stage so far. Never
-    changed once made (not frozen only because a frozen dataclass costs twice as much to
-    make, once a call)."""
-
-    check: CallCheck
-    refusal: dict[str, Any] | None = None
-    error: tuple[int, str] | None = None
-    findings: tuple[Violation, ...] = ()
-
-    @property
-    def proceeds(self) -> bool:
-        """Whether the tool may run."""
-        return self.refusal is None and self.error is None
-
-
 class Enforcer:
     """strictmcp's checks on tool calls and results, and what their findings do.
 
@@ -66,6 +45,12 @@ class Enforcer:
     (bound to ``mode``). ``strict`` also refuses arguments a tool's ``inputSchema`` does not
     declare. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
     synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
+
+    Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
+    extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
+    tool run; its ``violations`` are the findings of every stage so far, its ``tool`` the
+    listed tool to check the result against. A call nothing was found in keeps the schema's
+    verdict itself.
     """
 
     def __init__(
@@ -83,12 +68,9 @@ class Enforcer:
         self.deep = deep
         self.strict = strict
         self.mode = mode
+        #: Whether findings refuse calls (``enforce``) rather than only being reported.
+        self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
-
-    @property
-    def enforcing(self) -> bool:
-        """Whether findings refuse calls (``enforce``) rather than only being reported."""
-        return self.mode == "enforce"
 
     def check_call(
         self,
@@ -96,7 +78,7 @@ class Enforcer:
         name: str,
         arguments: Any,
         verdict: CallCheck | None = None,
-    ) -> CallDecision:
+    ) -> CallCheck:
         """The arguments of a call of ``name`` against its ``inputSchema``, then the policy.
 
         ``verdict`` is the schema's verdict when the caller has it already (a
@@ -105,34 +87,32 @@ class Enforcer:
         """
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
-        refused = self.enforcing and not verdict.allowed
-        if verdict.violations:
+        if verdict.violations:  # a verdict that refuses always says why
+            refused = self.enforcing and not verdict.allowed
             self._report(name, "arguments", verdict.violations, refused)
-        if refused:
-            return CallDecision(
-                verdict, verdict.error_result, verdict.jsonrpc_error, verdict.violations
-            )
+            if refused:
+                return verdict
+            if not verdict.allowed:  # audit mode: reported, and the call goes ahead
+                verdict = CallCheck(verdict.violations, tool=verdict.tool)
         if self.policy is None or not isinstance(arguments, _MAPPING):
-            return CallDecision(verdict, None, None, verdict.violations)
+            return verdict
         found, blocked = self._guarded(self.policy, name, arguments)
-        return self._after(registry, name, verdict, verdict.violations, "policy", found, blocked)
+        return self._after(registry, name, verdict, "policy", found, blocked)
 
     async def check_deep(
         self,
         registry: ToolRegistry,
         name: str,
         arguments: Mapping[str, Any],
-        decision: CallDecision,
-    ) -> CallDecision:
+        decision: CallCheck,
+    ) -> CallCheck:
         """The deep checks registered for real calls of ``name``, after :meth:`check_call`
-        let the call proceed."""
-        if self.deep is None or not decision.proceeds:
+        let the call go ahead with ``decision``."""
+        if self.deep is None or not decision.allowed:
             return decision
         found = await self.deep.run(name, arguments, real_call=True)
         blocked = self.enforcing and bool(errors(found))
-        return self._after(
-            registry, name, decision.check, decision.findings, "deep", found, blocked
-        )
+        return self._after(registry, name, decision, "deep", found, blocked)
 
     def check_result(
         self,
@@ -141,24 +121,27 @@ class Enforcer:
         tool: CheckedTool | None,
         result: Mapping[str, Any],
     ) -> dict[str, Any] | None:
-        """The ``isError`` result replacing ``result`` of a call checked against ``tool``
-        (:attr:`CallDecision.check`'s), or None to hand ``result`` on."""
+        """The ``isError`` result replacing ``result`` of a call checked against ``tool`` (the
+        decision's), or None to hand ``result`` on."""
         if tool is None:  # an unknown tool let through in audit mode: no schema to check
             return None
         found = under("/result", check_result(registry, name, result, tool=tool))
-        return self.judge_result(registry, name, tool, found)
+        return self.judge_result(registry, name, found, tool)
 
     def judge_result(
         self,
         registry: ToolRegistry,
         name: str,
-        tool: CheckedTool | None,
         found: list[Violation],
+        tool: CheckedTool | None = None,
     ) -> dict[str, Any] | None:
         """As :meth:`check_result`, for a response already checked: ``found`` is what the
-        checks found in it (a :class:`~strictmcp.protocol.Conversation`'s)."""
+        checks found in it (a :class:`~strictmcp.protocol.Conversation`'s). Without ``tool``
+        the registry's current listing of ``name`` words the replacement."""
         if not found:
             return None
+        if tool is None:
+            tool = registry.get(name)
         broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
         replaced = self.enforcing and bool(broken) and tool is not None
         self.auditor.record(
@@ -207,21 +190,23 @@ class Enforcer:
         self,
         registry: ToolRegistry,
         name: str,
-        verdict: CallCheck,
-        before: tuple[Violation, ...],
+        decision: CallCheck,
         stage: Stage,
         found: list[Violation],
         blocked: bool,
-    ) -> CallDecision:
+    ) -> CallCheck:
         """The decision once ``stage`` found ``found``, which refuses the call if ``blocked``."""
+        if not found:
+            return decision
         self._report(name, stage, found, blocked)
-        findings = before + tuple(found)
+        violations = decision.violations + tuple(found)
+        tool = decision.tool
         if not blocked:
-            return CallDecision(verdict, None, None, findings)
+            return CallCheck(violations, tool=tool)
         # Only an enforced call refuses, and enforce mode got here only past a listed tool.
-        assert verdict.tool is not None
-        refusal = refused_arguments(registry.revision, verdict.tool, name, found)
-        return CallDecision(verdict, refusal, None, findings)
+        assert tool is not None
+        refusal = refused_arguments(registry.revision, tool, name, found)
+        return CallCheck(violations, error_result=refusal, tool=tool)
 
     def _report(
         self, name: str, stage: Stage, violations: Sequence[Violation], refused: bool

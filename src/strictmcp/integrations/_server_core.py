@@ -146,16 +146,16 @@ class ServerCore:
         given = arguments or {}
         decision = enforcer.check_call(registry, name, given)
         decision = await enforcer.check_deep(registry, name, given, decision)
-        if decision.error is not None:
-            code, message = decision.error
+        if decision.jsonrpc_error is not None:
+            code, message = decision.jsonrpc_error
             raise MCPError(code=code, message=message)
-        if decision.refusal is not None:
-            return decision.refusal
+        if decision.error_result is not None:
+            return decision.error_result
         result = await proceed()
         dumped = dump(result)
         if dumped is None:
             return result
-        withheld = enforcer.check_result(registry, name, decision.check.tool, dumped)
+        withheld = enforcer.check_result(registry, name, decision.tool, dumped)
         return result if withheld is None else withheld
 
 

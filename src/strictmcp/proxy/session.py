@@ -243,10 +243,10 @@ class ProxySession:
         decision = self.enforcer.check_call(
             self.conversation.tools, tool, params.get("arguments"), call
         )
-        if decision.refusal is not None:
-            reply = _result(message, decision.refusal)
-        elif decision.error is not None:
-            code, text = decision.error
+        if decision.error_result is not None:
+            reply = _result(message, decision.error_result)
+        elif decision.jsonrpc_error is not None:
+            code, text = decision.jsonrpc_error
             reply = error_response(message.id, code, text)
         else:
             self._waiting[message.id] = "tools/call"
@@ -276,9 +276,8 @@ class ProxySession:
             found = []
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
-        elif isinstance(result, dict) and tool is not None:
-            registry = self.conversation.tools
-            changed = self.enforcer.judge_result(registry, tool, registry.get(tool), found)
+        elif isinstance(result, dict) and tool is not None and found:
+            changed = self.enforcer.judge_result(self.conversation.tools, tool, found)
             found = []
         if found:
             self.auditor.record(found, direction="s2c", method=method, tool=tool, action="allowed")
