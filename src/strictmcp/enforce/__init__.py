@@ -17,8 +17,13 @@ goes through it in stages, each reported to the :class:`Auditor` with the same r
    the ``outputSchema`` (:meth:`Enforcer.check_result`); a result that breaks it is replaced
    by an ``isError`` result that does not quote it.
 
-In ``audit`` mode every stage reports and none refuses. The dry run
-(:meth:`Enforcer.dry_run`) runs the first three stages and answers with what they found.
+The decision on a call is the protocol's :class:`~strictmcp.protocol.CallCheck`, extended by
+each stage: answer with its ``error_result`` or ``jsonrpc_error``, else run the tool. In
+``audit`` mode every stage reports and none refuses. The dry run (:meth:`Enforcer.dry_run`)
+runs the first three stages and answers with what they found. The proxy reports two more
+stages itself, on the same :class:`Auditor`: ``message`` (what the protocol checks found in
+any message) and ``listing`` (tool definitions in a ``tools/list`` result, ``withheld`` when
+they cannot be checked).
 """
 
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
