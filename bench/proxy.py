@@ -62,7 +62,7 @@ from engine import (
     ratio,
     write_numbers,
 )
-from strictmcp.proxy.audit import Auditor
+from strictmcp.enforce import Auditor
 from strictmcp.proxy.session import ProxySession
 
 BENCH = Path(__file__).resolve().parent
@@ -283,7 +283,7 @@ _GROUPS = [
     ("Conversation.observe", "strictmcp/protocol/", "observe"),
     ("check_call", "strictmcp/protocol/", "check_call"),
     ("check_result", "strictmcp/protocol/", "check_result"),
-    ("Auditor.record", "strictmcp/proxy/audit.py", "record"),
+    ("Auditor.record", "strictmcp/enforce/audit.py", "record"),
     ("LineSplitter.feed (cutting lines)", "strictmcp/connect/lines.py", "feed"),
     ("_Pump.send (timers)", "strictmcp/proxy/stdio.py", "send"),
     ("_Pump.flush (writes)", "strictmcp/proxy/stdio.py", "flush"),

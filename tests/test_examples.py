@@ -19,4 +19,4 @@ def test_proxy_demo_lets_the_good_call_through_and_keeps_the_bad_one_out() -> No
     assert "[pattern-mismatch]" in run.stdout
     assert "calls that reached the server: 1" in run.stdout
     assert "sk-live" not in run.stdout + run.stderr
-    assert "blocked" in run.stderr
+    assert "refused" in run.stderr

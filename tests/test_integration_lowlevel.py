@@ -104,13 +104,18 @@ def test_audit_records_carry_codes_and_pointers_never_values(
     )
     assert not result.is_error
     [record] = [r for r in caplog.records if r.name == AUDIT_LOGGER]
-    assert record.__dict__["strictmcp"] == {
+    entry = dict(record.__dict__["strictmcp"])
+    assert isinstance(entry.pop("time"), str)
+    assert entry == {
+        "direction": "c2s",
+        "method": "tools/call",
         "tool": "read_file",
         "stage": "policy",
         "action": "allowed",
         "mode": "audit",
-        "codes": ["path-outside-roots"],
-        "pointers": ["/params/arguments/path"],
+        "code": "path-outside-roots",
+        "severity": "error",
+        "pointer": "/params/arguments/path",
     }
     assert SECRET not in caplog.text
 

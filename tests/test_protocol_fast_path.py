@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp_types.methods import CLIENT_REQUESTS, SERVER_RESULTS
 
+from strictmcp.enforce import Auditor
 from strictmcp.protocol import (
     Conversation,
     Direction,
@@ -35,7 +36,6 @@ from strictmcp.protocol import (
 )
 from strictmcp.protocol import jsonrpc as jsonrpc_module
 from strictmcp.protocol import methods as methods_module
-from strictmcp.proxy.audit import Auditor
 from strictmcp.proxy.session import ProxySession, Routed
 
 REVISIONS = list(Revision)

@@ -276,7 +276,7 @@ def test_handshake_client_calls_are_checked(start_proxy: StartProxy) -> None:
 
     run(body)
     assert proxy.calls() == [{"name": "echo", "arguments": {"text": "hi"}}]
-    assert 'c2s tools/call "echo" blocked' in proxy.stderr()
+    assert 'c2s tools/call "echo" refused' in proxy.stderr()
 
 
 def test_stateless_client_calls_are_checked(start_proxy: StartProxy) -> None:

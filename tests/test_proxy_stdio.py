@@ -385,7 +385,7 @@ def test_malformed_server_lines_are_reported_and_fail_only_their_request(
         assert failed["id"] == 3
         assert failed["error"]["code"] == -32002
         assert proxy.request(4, "ping")["result"] == {"echo": "ping"}
-    assert stderr_of(workspace).count("s2c message blocked") == 2
+    assert stderr_of(workspace).count("s2c message refused") == 2
 
 
 def test_the_proxy_does_not_import_the_mcp_sdk() -> None:

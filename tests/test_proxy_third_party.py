@@ -264,7 +264,7 @@ def make_tree(base: Path) -> tuple[Path, Path]:
 async def assert_blocked(
     session: ClientSession, log: Path, tool: str, arguments: dict[str, Any], code: str
 ) -> None:
-    """The proxy answers the call itself with ``code``, and audits it as blocked."""
+    """The proxy answers the call itself with ``code``, and audits it as refused."""
     before = len(audit(log))
     result = await session.call_tool(tool, arguments)
     text = text_of(result)
@@ -276,7 +276,7 @@ async def assert_blocked(
     assert "secret" not in text
     records = audit(log)[before:]
     assert records, (tool, arguments)
-    assert {r["action"] for r in records} == {"blocked"}
+    assert {r["action"] for r in records} == {"refused"}
     assert {r["tool"] for r in records} == {tool}
     assert code in {r["code"] for r in records}
 
@@ -384,6 +384,6 @@ def test_time_ref_output_schema_checked_and_result_passed(tmp_path: Path) -> Non
             assert _is_refusal(bad), text_of(bad)
         records = audit(log)
         assert all(r["action"] != "replaced" for r in records), records
-        assert [r["action"] for r in records if r["method"] == "tools/call"] == ["blocked"]
+        assert [r["action"] for r in records if r["method"] == "tools/call"] == ["refused"]
 
     run(body)

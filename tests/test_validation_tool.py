@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from strictmcp.enforce import DryRun, Enforcer
 from strictmcp.guards import GuardFinding
 from strictmcp.guards.deep import DeepValidators, error, warning
 from strictmcp.guards.policy import GuardRule, Policy
@@ -15,7 +16,6 @@ from strictmcp.guards.validation import (
     FALLBACK_NAME,
     INPUT_SCHEMA,
     OUTPUT_SCHEMA,
-    DryRun,
     capability,
     choose_name,
     tool_definition,
@@ -44,8 +44,12 @@ def registry(revision: Revision = Revision.V2025_06_18) -> ToolRegistry:
     return tools
 
 
-def answer(dry_run: DryRun, arguments: Any) -> dict[str, Any]:
-    return asyncio.run(dry_run.answer(arguments))
+def dry_run(revision: Revision = Revision.V2025_06_18, **options: Any) -> DryRun:
+    return Enforcer(**options).dry_run(registry(revision))
+
+
+def answer(dry: DryRun, arguments: Any) -> dict[str, Any]:
+    return asyncio.run(dry.answer(arguments))
 
 
 def test_definition_is_a_valid_tool_in_every_revision() -> None:
@@ -65,7 +69,7 @@ def test_the_name_never_shadows_a_server_tool() -> None:
 
 
 def test_valid_arguments() -> None:
-    result = answer(DryRun(registry()), {"tool": "search", "arguments": {"query": "cats"}})
+    result = answer(dry_run(), {"tool": "search", "arguments": {"query": "cats"}})
     assert result["isError"] is False
     assert result["structuredContent"] == {"valid": True, "errors": [], "warnings": []}
     compile_schema(OUTPUT_SCHEMA).validate(result["structuredContent"])
@@ -75,7 +79,7 @@ def test_valid_arguments() -> None:
 def test_schema_errors_are_listed_one_per_problem_without_values() -> None:
     secret = "sk-live-" + "x" * 30
     result = answer(
-        DryRun(registry()),
+        dry_run(),
         {"tool": "search", "arguments": {"query": secret, "limit": 0, "token": "t"}},
     )
     content = result["structuredContent"]
@@ -89,7 +93,7 @@ def test_schema_errors_are_listed_one_per_problem_without_values() -> None:
 
 
 def test_unknown_tool() -> None:
-    content = answer(DryRun(registry()), {"tool": "nope", "arguments": {}})["structuredContent"]
+    content = answer(dry_run(), {"tool": "nope", "arguments": {}})["structuredContent"]
     assert content["valid"] is False
     assert content["errors"][0].startswith('(tool): unknown tool "nope"')
 
@@ -102,7 +106,7 @@ def test_guards_and_deep_checks_join_in() -> None:
     def archive_online(arguments: Any) -> list[GuardFinding]:
         return [warning("the archive is read-only today"), error("index is rebuilding")]
 
-    dry = DryRun(registry(), policy=guard, deep=deep)
+    dry = dry_run(policy=guard, deep=deep)
     content = answer(dry, {"tool": "search", "arguments": {"query": "cats"}})["structuredContent"]
     assert content["valid"] is False
     assert [line.split(" [")[-1] for line in content["errors"]] == [
@@ -115,7 +119,8 @@ def test_guards_and_deep_checks_join_in() -> None:
 def test_audit_mode_guards_only_warn() -> None:
     guard = Policy(rules=(GuardRule("search", "/query", TextGuard(max_length=3)),), mode="audit")
     content = answer(
-        DryRun(registry(), policy=guard), {"tool": "search", "arguments": {"query": "cats"}}
+        dry_run(policy=guard),
+        {"tool": "search", "arguments": {"query": "cats"}},
     )["structuredContent"]
     assert content["valid"] is True
     assert [w.split(" [")[-1] for w in content["warnings"]] == ["text-too-long]"]
@@ -130,21 +135,21 @@ def test_deep_checks_do_not_run_when_the_schema_already_refuses() -> None:
         ran.append(True)
         return []
 
-    answer(DryRun(registry(), deep=deep), {"tool": "search", "arguments": {"limit": 3}})
+    answer(dry_run(deep=deep), {"tool": "search", "arguments": {"limit": 3}})
     assert ran == []
 
 
 @pytest.mark.parametrize("arguments", [None, {}, {"tool": 3, "arguments": {}}, {"tool": "x"}])
 def test_malformed_validate_calls_are_tool_errors(arguments: Any) -> None:
-    result = answer(DryRun(registry()), arguments)
+    result = answer(dry_run(), arguments)
     assert result["isError"] is True
     assert "structuredContent" not in result
 
 
 def test_revisions_shape_the_result() -> None:
-    old = answer(DryRun(registry(Revision.V2025_03_26)), {"tool": "search", "arguments": {}})
+    old = answer(dry_run(Revision.V2025_03_26), {"tool": "search", "arguments": {}})
     assert "structuredContent" not in old
-    new = answer(DryRun(registry(Revision.V2026_07_28)), {"tool": "search", "arguments": {}})
+    new = answer(dry_run(Revision.V2026_07_28), {"tool": "search", "arguments": {}})
     assert new["resultType"] == "complete"
     assert new["structuredContent"]["valid"] is False
 

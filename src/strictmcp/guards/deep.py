@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import Severity, Violation
+from ..protocol.tool_calls import ARGUMENTS
 from ..schema import quote_name
 from .base import GuardFinding
 from .codes import GuardCode
@@ -90,7 +91,7 @@ class DeepValidators:
         arguments: Mapping[str, Any],
         *,
         real_call: bool = False,
-        pointer: str = "/params/arguments",
+        pointer: str = ARGUMENTS,
     ) -> list[Violation]:
         """Run the checks for ``tool`` (for a real call, only those registered for calls)."""
         violations: list[Violation] = []

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..protocol import Severity, Violation
+from ..protocol.tool_calls import ARGUMENTS
 from ..schema import from_fragment, to_pointer
 from .base import Guard
 
@@ -156,9 +157,7 @@ class Policy:
     rules: tuple[GuardRule, ...] = ()
     mode: Mode = "enforce"
 
-    def check(
-        self, tool: str, arguments: Any, *, pointer: str = "/params/arguments"
-    ) -> list[Violation]:
+    def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
 
         Arguments a pattern does not reach (absent, or not a container where one is needed)

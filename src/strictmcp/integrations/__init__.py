@@ -19,7 +19,7 @@ one and falls back to local checks when it does not, saying which answered.
 Needs the ``mcp`` extra (``pip install 'strictmcp[mcp]'``; ``[fastmcp]`` for FastMCP).
 """
 
-from ._server_core import AUDIT_LOGGER
+from ..enforce import AUDIT_LOGGER
 from .client import (
     StrictClient,
     StrictClientSession,

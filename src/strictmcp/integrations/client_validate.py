@@ -21,7 +21,8 @@ import mcp_types as types
 from mcp import ClientSession, MCPError
 from pydantic import ValidationError
 
-from ..guards.validation import CAPABILITY, OUTPUT_SCHEMA, DryRun
+from ..enforce import Enforcer
+from ..guards.validation import CAPABILITY, OUTPUT_SCHEMA
 from ..schema import compile_schema, quote_name
 from .client import StrictClientSession, fetch_tool_registry
 
@@ -64,7 +65,7 @@ async def validate_call(
         registry = await session.tool_registry(tool)
     else:
         registry = await fetch_tool_registry(session)
-    verdict = await DryRun(registry).check(tool, dict(arguments))
+    verdict = await Enforcer().dry_run(registry).check(tool, dict(arguments))
     return ValidationAnswer(verdict.valid, verdict.errors, (*notes, *verdict.warnings), "local")
 
 

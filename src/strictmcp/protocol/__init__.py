@@ -3,7 +3,7 @@ sampling and prompts, for every revision from 2024-11-05 to 2026-07-28. Transpor
 the proxy and the SDK integrations use exactly this layer."""
 
 from .capture import CaptureFinding, CaptureFormatError, CaptureReport, validate_capture
-from .conversation import ASSUMED_REVISION, Conversation, Direction
+from .conversation import ASSUMED_REVISION, Conversation, Direction, Observed, own_message
 from .elicitation import (
     AppliedDefaults,
     apply_defaults,
@@ -53,6 +53,7 @@ __all__ = [
     "Decoded",
     "Direction",
     "Message",
+    "Observed",
     "RequestTracker",
     "Revision",
     "Rule",
@@ -80,6 +81,7 @@ __all__ = [
     "error_response",
     "errors",
     "jsonrpc_error_for",
+    "own_message",
     "sender_of",
     "validate_capture",
 ]

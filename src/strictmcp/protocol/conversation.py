@@ -11,13 +11,13 @@ request that offered tools. The capture validator and the proxy both drive one.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..schema import Limits, to_pointer
 from .elicitation import check_elicit_result, check_requested_schema
-from .jsonrpc import Message, RequestTracker
+from .jsonrpc import Kind, Message, RequestTracker
 from .methods import Sender, check_notification, check_request, sender_of
 from .methods import check_result as check_method_result
 from .prompts import check_prompt_arguments
@@ -28,7 +28,7 @@ from .tool_calls import CallCheck, check_call
 from .tool_calls import check_result as check_tool_result
 from .tool_registry import ToolRegistry
 from .tools import CheckedTool
-from .violations import Severity, Violation
+from .violations import Severity, Violation, under
 
 Direction = Literal["c2s", "s2c"]
 """Who sent a message: the client (``c2s``) or the server (``s2c``)."""
@@ -56,6 +56,14 @@ class _Pending:
     cursor: bool = False
     # From 2026-07-28 capabilities travel with each request, and its result is read by them.
     client_capabilities: Mapping[str, Any] | None = None
+
+
+class Observed(list[Violation]):
+    """What :meth:`Conversation.observe` found in one message: its violations (this list), and
+    for a ``tools/call`` request the verdict on the call (``call``), for a caller that answers
+    refused calls itself. The call's own violations are in the list too."""
+
+    call: CallCheck | None = None
 
 
 # Most requests leave nothing behind: this one shared instance says so, and is only ever
@@ -108,9 +116,6 @@ class Conversation:
         }
         self._input_requests: OrderedDict[str, tuple[str, Mapping[str, Any]]] = OrderedDict()
         self._client_capabilities: Mapping[str, Any] | None = None
-        #: The verdict on the last ``tools/call`` observed, for callers that answer refused
-        #: calls themselves (a proxy): the call is checked once, here.
-        self.last_call: CallCheck | None = None
 
     # --- what the session has shown so far ---------------------------------------------------
 
@@ -154,14 +159,15 @@ class Conversation:
 
     def observe(
         self, message: Message, direction: Direction, *, size: int | None = None
-    ) -> list[Violation]:
+    ) -> Observed:
         """Check one message sent in ``direction`` and learn what it says about the session.
 
         ``size`` is the length of the JSON text the message came in, handed to the schema
-        engine so it need not measure tool arguments again.
+        engine so it need not measure tool arguments again. A ``tools/call`` is checked once,
+        here: the verdict comes back as :attr:`Observed.call`.
         """
         sender: Sender = "client" if direction == "c2s" else "server"
-        violations: list[Violation] = []
+        violations = Observed()
         if message.kind == "request":
             duplicate = self._requests[direction].sent(message)
             violations += duplicate
@@ -169,7 +175,7 @@ class Conversation:
             violations += check_request(message, revision, sender, strict=self.strict)
             # A duplicate id keeps the first request's expectations: the response is paired
             # with that one.
-            violations += self._request(message, direction, revision, size, remember=not duplicate)
+            self._request(message, direction, revision, size, violations, remember=not duplicate)
         elif message.kind == "notification":
             revision = self._revision_of(message, violations)
             violations += check_notification(message, revision, sender, strict=self.strict)
@@ -253,12 +259,12 @@ class Conversation:
         direction: Direction,
         revision: Revision,
         size: int | None,
+        violations: Observed,
         *,
         remember: bool,
-    ) -> list[Violation]:
+    ) -> None:
         params = message.params or {}
         method = message.method
-        violations: list[Violation] = []
         pending = _NOTHING
         if direction == "c2s":
             meta = params.get("_meta")
@@ -276,7 +282,7 @@ class Conversation:
                 check = check_call(
                     self._registry(revision), params, strict=self.strict, json_size=size
                 )
-                self.last_call = check
+                violations.call = check
                 violations += check.violations
                 # Client capabilities are all the request may have left so far.
                 if check.tool is not None or pending.client_capabilities is not None:
@@ -303,7 +309,6 @@ class Conversation:
             pending = _Pending(sampling_params=params)
         if remember and pending is not _NOTHING and message.id is not None:
             _remember(self._pending[direction], message.id, pending, self._max_tracked)
-        return violations
 
     def _forget(self, request_id: Any, direction: Direction) -> None:
         if isinstance(request_id, (int, str)) and request_id in self._requests[direction]:
@@ -323,7 +328,7 @@ class Conversation:
             registry = self._registry(revision)
             # An answer to a request without a cursor starts a fresh listing.
             found = registry.add_page(result) if pending.cursor else registry.update(result)
-            return _under("/result", found)
+            return under("/result", found)
         if method == "prompts/list":
             self._remember_prompts(result.get("prompts"))
         if result.get("resultType") == "input_required":
@@ -335,7 +340,7 @@ class Conversation:
                 found = check_tool_result(
                     self._registry(revision), name, result, json_size=size, tool=pending.tool
                 )
-                return _under("/result", found)
+                return under("/result", found)
         if method == "elicitation/create" and pending.elicitation:
             return check_elicit_result(
                 pending.requested_schema, result, revision, mode=pending.elicitation_mode
@@ -432,9 +437,23 @@ def _declared_revision(message: Message) -> str | None:
     return None
 
 
-def _under(prefix: str, violations: Iterable[Violation]) -> list[Violation]:
-    """Violations pointing into a part of a message, re-pointed into the whole message."""
-    return [replace(v, pointer=prefix + v.pointer) for v in violations]
+def own_message(obj: dict[str, Any]) -> Message:
+    """A message a caller made itself (a proxy's own answer), as :func:`decode` would read it,
+    for :meth:`Conversation.observe`; ``obj`` must be a valid envelope, which is not checked."""
+    kind: Kind
+    if "method" in obj:
+        kind = "request" if "id" in obj else "notification"
+    else:
+        kind = "error" if "error" in obj else "response"
+    return Message(
+        kind,
+        obj.get("id"),
+        obj.get("method"),
+        obj.get("params"),
+        obj.get("result"),
+        obj.get("error"),
+        obj,
+    )
 
 
 def _remember(store: OrderedDict[Any, Any], key: Any, value: Any, cap: int) -> None:

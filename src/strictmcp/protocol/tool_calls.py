@@ -36,6 +36,10 @@ VALIDATION_META_KEY = "dev.strictmcp/validation"
 or engine issue code, a value-free message, and, when it is about an argument, a JSON Pointer
 into the arguments."""
 
+ARGUMENTS = "/params/arguments"
+"""Where a ``tools/call`` request carries its arguments: the prefix of every argument pointer
+in a call violation, cut off where a problem points into the arguments themselves."""
+
 # Lines of problems in the text the model reads; all of them go in _meta.
 _TEXT_PROBLEMS = 10
 _NAMES_SHOWN = 8
@@ -105,7 +109,7 @@ def check_call(
             Violation(
                 Rule.TOOL_ARGUMENTS_INVALID,
                 f"arguments of tool {quoted} do not match its inputSchema: {count}{more}",
-                "/params/arguments",
+                ARGUMENTS,
                 issues=result.issues,
             )
         )
@@ -119,7 +123,7 @@ def check_call(
         ]
         footer.append(f"The tool declares these arguments: {declared.describe()}.")
     heading = f"Invalid arguments for tool {quoted}; the tool was not run:"
-    return refusal(registry.revision, tool, violations, problems, heading, footer)
+    return _refusal(registry.revision, tool, violations, problems, heading, footer)
 
 
 def _unknown(registry: ToolRegistry, name: str) -> CallCheck:
@@ -152,7 +156,7 @@ def _unusable(revision: Revision, tool: CheckedTool, name: str) -> CallCheck:
         "arguments cannot be checked. Use another tool, or report the problem to the server:"
     )
     problems = [problem(v.code, v.message) for v in refused]
-    return refusal(revision, tool, violations, problems, heading, [])
+    return _refusal(revision, tool, violations, problems, heading, [])
 
 
 def check_result(
@@ -347,7 +351,7 @@ def _undeclared_violations(extra: list[str], quoted: str, cap: int) -> list[Viol
             Violation(
                 Rule.TOOL_ARGUMENT_UNDECLARED,
                 f"and {len(extra) - cap} more undeclared arguments of tool {quoted}",
-                "/params/arguments",
+                ARGUMENTS,
             )
         )
     return violations
@@ -375,7 +379,7 @@ def problem(code: str, message: str, pointer: str | None = None) -> dict[str, st
     return problem
 
 
-def refusal(
+def _refusal(
     revision: Revision,
     tool: CheckedTool,
     violations: list[Violation],
@@ -383,11 +387,49 @@ def refusal(
     heading: str,
     footer: list[str],
 ) -> CallCheck:
-    """A refused call, answered with an ``isError`` result the model can learn from.
+    """A refused call, answered with an ``isError`` result the model can learn from."""
+    result = _error_result(revision, tool, violations, problems, heading, footer)
+    return CallCheck(tuple(violations), error_result=result, tool=tool)
 
-    Public for the integrations, whose guard and result refusals must read exactly like a
-    refused call's.
+
+def refused_arguments(
+    revision: Revision, tool: CheckedTool, name: str, found: list[Violation]
+) -> dict[str, Any]:
+    """The ``isError`` result for a call whose arguments a guard or a deep check refuses.
+
+    It reads like a refused call's (text, ``_meta`` codes, ``structuredContent`` rules), the
+    problems pointing into the arguments; only the errors among ``found`` are named.
     """
+    refused = errors(found)
+    problems = [
+        problem(v.code, f"was refused: {v.message}", v.pointer.removeprefix(ARGUMENTS))
+        for v in refused
+    ]
+    heading = f"The arguments of tool {quote_name(name)} were refused; the tool was not run:"
+    return _error_result(revision, tool, refused, problems, heading, [])
+
+
+def withheld_result(
+    revision: Revision, tool: CheckedTool, name: str, broken: list[Violation]
+) -> dict[str, Any]:
+    """The ``isError`` result replacing a result of ``tool`` that breaks its ``outputSchema``
+    (``broken`` says how), without quoting it."""
+    heading = (
+        f"Tool {quote_name(name)} returned a result that does not match its outputSchema; "
+        "strictmcp withheld it:"
+    )
+    problems = [problem(v.code, v.message) for v in broken]
+    return _error_result(revision, tool, broken, problems, heading, [])
+
+
+def _error_result(
+    revision: Revision,
+    tool: CheckedTool,
+    violations: list[Violation],
+    problems: list[dict[str, str]],
+    heading: str,
+    footer: list[str],
+) -> dict[str, Any]:
     lines = [heading]
     lines += [f"- {_sentence(p)} [{p['code']}]" for p in problems[:_TEXT_PROBLEMS]]
     if len(problems) > _TEXT_PROBLEMS:
@@ -406,7 +448,7 @@ def refusal(
         result["structuredContent"] = payload
     if revision.at_least(Revision.V2026_07_28):
         result["resultType"] = "complete"  # required on every result from 2026-07-28
-    return CallCheck(tuple(violations), error_result=result, tool=tool)
+    return result
 
 
 def _sentence(problem: Mapping[str, str]) -> str:

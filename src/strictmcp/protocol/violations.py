@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -75,3 +76,8 @@ class Violation:
 def errors(violations: list[Violation] | tuple[Violation, ...]) -> list[Violation]:
     """Only the violations that make a message invalid."""
     return [v for v in violations if v.severity is Severity.ERROR]
+
+
+def under(prefix: str, violations: Iterable[Violation]) -> list[Violation]:
+    """Violations pointing into a part of a message, re-pointed into the whole message."""
+    return [replace(v, pointer=prefix + v.pointer) for v in violations]

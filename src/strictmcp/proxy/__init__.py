@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from .audit import Action, Auditor
+from ..enforce import Action, Auditor
 from .relay import Relay
 from .session import TOO_MANY_IN_FLIGHT, UPSTREAM_TIMEOUT, ProxySession, Routed
 from .stdio import run, run_upstream

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
+from ..enforce import Auditor
 from ..guards.policy import Policy, PolicyError
-from .audit import Auditor
 from .session import ProxySession
 from .stdio import TransportError, run
 
@@ -170,7 +170,7 @@ def proxy(
 
         def new_session() -> ProxySession:
             return ProxySession(
-                Auditor(log),
+                Auditor(log, stderr=sys.stderr),
                 policy=policy,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=strict,

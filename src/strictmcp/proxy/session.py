@@ -6,12 +6,13 @@ a message the proxy does not change is sent on as the very bytes it came in, so 
 transparent to everything it has no reason to touch.
 
 Client to server: an invalid envelope is answered with its JSON-RPC error; a ``tools/call``
-that :func:`~strictmcp.protocol.check_call` refuses, or that the policy's guards block, is
-answered with its ``isError`` result (an unknown tool with -32602); a call of the validate
-tool is answered with :class:`~strictmcp.guards.validation.DryRun`. None of these reach the
-server. Server to client: ``tools/list`` gets the validate tool and, when enforcing, loses
-the tools whose definitions cannot be checked; ``initialize`` and ``server/discover`` get the
-capability; a tool result that breaks its ``outputSchema`` is replaced by an ``isError`` result.
+that the :class:`~strictmcp.enforce.Enforcer` refuses (its schema check, run by the
+conversation, or the policy's guards) is answered with its ``isError`` result (an unknown tool
+with -32602); a call of the validate tool is answered with the enforcer's dry run. None of
+these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
+enforcing, loses the tools whose definitions cannot be checked; ``initialize`` and
+``server/discover`` get the capability; a tool result that breaks its ``outputSchema`` is
+replaced by an ``isError`` result.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
@@ -21,51 +22,37 @@ before answering it.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Awaitable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
+from ..enforce import Auditor, Enforcer
 from ..guards.policy import Mode, Policy
-from ..guards.validation import PREFERRED_NAME, DryRun, capability, choose_name, tool_definition
+from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..protocol import (
-    CallCheck,
-    CheckedTool,
     Conversation,
     Decoded,
     Direction,
     Message,
-    Revision,
     Rule,
     Violation,
     decode,
     error_response,
     errors,
+    own_message,
 )
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
-from ..protocol.tool_calls import problem, refusal
-from ..schema import quote_name
-from .audit import Action, Auditor
 
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
 TOO_MANY_IN_FLIGHT = -32003
 """-32003: the client has too many requests waiting for the server; retry later."""
 
-_RESULT_RULES = frozenset(
-    {
-        Rule.TOOL_STRUCTURED_CONTENT_INVALID,
-        Rule.TOOL_STRUCTURED_CONTENT_MISSING,
-        Rule.TOOL_STRUCTURED_CONTENT_NOT_OBJECT,
-        Rule.TOOL_OUTPUT_SCHEMA_INVALID,
-    }
-)
-_ARGUMENTS = "/params/arguments"
 _TOOLS = "/result/tools/"
 
 
@@ -112,12 +99,9 @@ class ProxySession:
         max_size: int = DEFAULT_MAX_SIZE,
         max_in_flight: int = 10_000,
     ) -> None:
-        if mode not in ("enforce", "audit"):
-            raise ValueError('mode must be "enforce" or "audit"')
-        self.auditor = auditor
-        self.policy = policy
-        self.enforcing = mode == "enforce"
-        self.strict = strict
+        self.enforcer = Enforcer(policy=policy, strict=strict, mode=mode, auditor=auditor)
+        self.auditor = self.enforcer.auditor
+        self.enforcing = self.enforcer.enforcing
         self.max_size = max_size
         self.conversation = Conversation(strict=strict, max_tracked=max_in_flight)
         self.validate_name = PREFERRED_NAME
@@ -127,10 +111,6 @@ class ProxySession:
         # Requests given up on (timed out, or cancelled by the client), with what happened
         # to them: the server's late answer is dropped.
         self._given_up: OrderedDict[int | str, str] = OrderedDict()
-        # The dry run tells what the real call would meet: under audit nothing is refused.
-        self._dry_policy = (
-            replace(policy, mode="audit") if policy is not None and not self.enforcing else policy
-        )
 
     # --- lines -------------------------------------------------------------------------------
 
@@ -230,7 +210,7 @@ class ProxySession:
         read): the client gets its error; the server's is reported, and a request of the
         client it answers is failed rather than left hanging."""
         found = errors(violations)
-        self.auditor.record(found, direction=direction, method=None, action="blocked")
+        self.auditor.record(found, direction=direction, method=None, action="refused")
         if direction == "c2s":
             return Routed(reply=[line_of(refusal_for(request_id, found))])
         if request_id is None or request_id not in self._waiting:
@@ -248,50 +228,39 @@ class ProxySession:
         name = params.get("name") if message.method == "tools/call" else None
         if message.kind == "request" and name == self.validate_name and self._listed():
             # Ours, not the server's: the name was chosen so as not to shadow any of its tools.
-            dry_run = DryRun(self.conversation.tools, policy=self._dry_policy, strict=self.strict)
+            dry_run = self.enforcer.dry_run(self.conversation.tools)
             return _Item(dry_run=_answer(message, dry_run.answer(params.get("arguments"))))
         if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
             busy = "Too many requests are waiting for the server"
             return _Item(reply=error_response(message.id, TOO_MANY_IN_FLIGHT, busy))
-        self.conversation.last_call = None
-        found = self.conversation.observe(message, "c2s", size=size)
-        tool = name if isinstance(name, str) else None
-        check = self.conversation.last_call
-        reply = self._refusal(message, tool, check, found) if tool and check else None
-        action: Action = "blocked" if reply is not None else "allowed"
+        observed = self.conversation.observe(message, "c2s", size=size)
+        found: list[Violation] = observed
+        call, tool = observed.call, name if isinstance(name, str) and name else None
+        if call is not None and tool is not None and call.violations:
+            # The call's own findings are the enforcer's to report, at their stage.
+            found = [v for v in found if v not in call.violations]
         if found:
             self.auditor.record(
-                found, direction="c2s", method=message.method, tool=tool, action=action
+                found, direction="c2s", method=message.method, tool=tool, action="allowed"
             )
-        if reply is not None:
-            # Our answer settles the request in the conversation as the server's would.
-            self.conversation.observe(_message_of(reply), "s2c")
-            return _Item(reply=reply)
-        if message.kind == "request" and message.id is not None:
-            self._waiting[message.id] = message.method or ""
-        return _Item(forward=message.raw)
-
-    def _refusal(
-        self, message: Message, tool: str, check: CallCheck, found: list[Violation]
-    ) -> dict[str, Any] | None:
-        """The answer to a ``tools/call`` the checks refuse (``found`` gets the policy's
-        findings), or None to forward it. ``check`` is the conversation's own verdict."""
-        if message.id is None:
-            return None
-        if self.enforcing and check.jsonrpc_error is not None:
-            code, text = check.jsonrpc_error
-            return error_response(message.id, code, text)
-        if self.enforcing and check.error_result is not None:
-            return _result(message, check.error_result)
-        arguments = (message.params or {}).get("arguments")
-        if self.policy is None or check.tool is None or not isinstance(arguments, dict):
-            return None
-        guarded = self.policy.check(tool, arguments)
-        found += guarded
-        if not (self.enforcing and self.policy.blocks(guarded)):
-            return None
-        revision = self.conversation.tools.revision
-        return _result(message, _guard_refusal(revision, check.tool, tool, guarded))
+        if call is None or tool is None or message.id is None:
+            if message.kind == "request" and message.id is not None:
+                self._waiting[message.id] = message.method or ""
+            return _Item(forward=message.raw)
+        decision = self.enforcer.check_call(
+            self.conversation.tools, tool, params.get("arguments"), call
+        )
+        if decision.error_result is not None:
+            reply = _result(message, decision.error_result)
+        elif decision.jsonrpc_error is not None:
+            code, text = decision.jsonrpc_error
+            reply = error_response(message.id, code, text)
+        else:
+            self._waiting[message.id] = "tools/call"
+            return _Item(forward=message.raw)
+        # Our answer settles the request in the conversation as the server's would.
+        self.conversation.observe(own_message(reply), "s2c")
+        return _Item(reply=reply)
 
     def _server_message(self, message: Message, size: int) -> _Item:
         request = self.conversation.request_answered_by(message, "s2c")
@@ -302,27 +271,23 @@ class ProxySession:
                 self.auditor.say(f"dropped the server's late answer to a request that {why}")
                 self.conversation.observe(message, "s2c", size=size)
                 return _Item(changed=True)
-        found = self.conversation.observe(message, "s2c", size=size)
+        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
         method = request.method if request is not None else message.method
         params = (request.params or {}) if request is not None else {}
         tool = params.get("name") if method == "tools/call" else None
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
         changed: dict[str, Any] | None = None
-        action: Action = "allowed"
         if isinstance(result, dict) and method == "tools/list":
             changed = self._listing(result, found)
+            found = []
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
-        elif isinstance(result, dict) and tool is not None and self.enforcing:
-            changed = self._checked_result(tool, found)
-            action = "replaced" if changed is not None else action
-        if method == "tools/list" and self.enforcing:
-            withheld = [v for v in errors(found) if _tool_index(v.pointer) is not None]
-            self.auditor.record(withheld, direction="s2c", method=method, action="withheld")
-            found = [v for v in found if v not in withheld]
+        elif isinstance(result, dict) and tool is not None and found:
+            changed = self.enforcer.judge_result(self.conversation.tools, tool, found)
+            found = []
         if found:
-            self.auditor.record(found, direction="s2c", method=method, tool=tool, action=action)
+            self.auditor.record(found, direction="s2c", method=method, tool=tool, action="allowed")
         if changed is None:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
@@ -330,34 +295,29 @@ class ProxySession:
     def _listing(self, result: dict[str, Any], found: list[Violation]) -> dict[str, Any]:
         """The ``tools/list`` result the client gets: unusable tools withheld when enforcing,
         and the validate tool added to the listing's last page."""
+        # A definition strictmcp cannot check calls against would have every call refused.
+        withheld = (
+            [v for v in errors(found) if _tool_index(v.pointer) is not None]
+            if self.enforcing
+            else []
+        )
+        kept = [v for v in found if v not in withheld]
+        method = "tools/list"
+        self.auditor.record(
+            withheld, direction="s2c", method=method, stage="listing", action="withheld"
+        )
+        self.auditor.record(kept, direction="s2c", method=method, stage="listing", action="allowed")
         tools = result.get("tools")
         if not isinstance(tools, list):
             return result
         registry = self.conversation.tools
         if self.enforcing:
-            # A definition strictmcp cannot check calls against would have every call refused.
-            broken = {_tool_index(v.pointer) for v in errors(found)}
+            broken = {_tool_index(v.pointer) for v in withheld}
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
         if result.get("nextCursor") is None:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
         return {**result, "tools": tools}
-
-    def _checked_result(self, tool: str, found: list[Violation]) -> dict[str, Any] | None:
-        """The ``isError`` result replacing one that breaks its ``outputSchema``, or None."""
-        if not found:
-            return None
-        broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
-        checked = self.conversation.tools.get(tool)
-        if not broken or checked is None:
-            return None
-        heading = (
-            f"Tool {quote_name(tool)} returned a result that does not match its outputSchema; "
-            "strictmcp withheld it:"
-        )
-        problems = [problem(v.code, v.message) for v in broken]
-        made = refusal(self.conversation.tools.revision, checked, broken, problems, heading, [])
-        return made.error_result
 
     def _listed(self) -> bool:
         return self.conversation.tools.listed
@@ -406,7 +366,7 @@ class ProxySession:
                 "method": "notifications/cancelled",
                 "params": {"requestId": request_id, "reason": reason},
             }
-            self.conversation.observe(_message_of(cancel), "c2s")
+            self.conversation.observe(own_message(cancel), "c2s")
             routed.forward.append(line_of(cancel))
         return routed
 
@@ -415,22 +375,6 @@ class ProxySession:
         replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
         self._waiting.clear()
         return replies
-
-
-def _guard_refusal(
-    revision: Revision, tool: CheckedTool, name: str, found: list[Violation]
-) -> dict[str, Any]:
-    """The ``isError`` result for a call the policy's guards refuse."""
-    refused = errors(found)
-    problems = [
-        problem(v.code, f"was refused: {v.message}", v.pointer.removeprefix(_ARGUMENTS))
-        for v in refused
-    ]
-    heading = f"The arguments of tool {quote_name(name)} were refused; the tool was not run:"
-    made = refusal(revision, tool, refused, problems, heading, [])
-    if made.error_result is None:  # refusal() always makes one
-        raise RuntimeError("a refusal without an isError result")
-    return made.error_result
 
 
 def _with_capability(result: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
@@ -460,8 +404,3 @@ async def _answer(request: Message, result: Awaitable[dict[str, Any]]) -> dict[s
 async def settled(decided: Routed | Awaitable[Routed]) -> Routed:
     """The decision :meth:`ProxySession.decide` gave, awaited if it has to be."""
     return decided if isinstance(decided, Routed) else await decided
-
-
-def _message_of(obj: dict[str, Any]) -> Message:
-    """A message the proxy made itself, shown to the conversation as if it had travelled."""
-    return decode(json.dumps(obj)).messages[0]

@@ -1,0 +1,157 @@
+"""What strictmcp reports: one audit record per finding, the same wherever it was found.
+
+:func:`audit_records` makes every record, for the proxy's JSON Lines log (``--audit-log``) and
+for the :data:`AUDIT_LOGGER` logger of the SDK integrations alike. Records carry rule codes,
+severities and JSON Pointers into the message, never a value from a message: the audit log
+often ends up somewhere far less protected than the traffic it describes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import IO, Any, Literal
+
+from ..guards.policy import Mode
+from ..protocol import Severity, Violation
+from ..schema import quote_name
+
+AUDIT_LOGGER = "strictmcp.audit"
+"""The logger the SDK integrations report on: one record per finding, its ``strictmcp``
+attribute holding the finding's :func:`audit_records` entry."""
+
+Action = Literal["allowed", "refused", "withheld", "replaced"]
+"""What strictmcp did at a stage: let the message through, refused it (answered it itself,
+or dropped an unreadable one), removed a tool definition from a listing, or replaced a tool
+result."""
+
+Stage = Literal["message", "arguments", "policy", "deep", "result", "listing"]
+"""Which check found something: the message itself (envelope, method), a ``tools/call``'s
+arguments against the ``inputSchema``, the policy's guards, the deep checks, a tool result
+against the ``outputSchema``, or the tool definitions of a ``tools/list`` result."""
+
+
+def audit_records(
+    violations: Sequence[Violation],
+    *,
+    direction: str,
+    method: str | None,
+    tool: str | None,
+    stage: Stage,
+    action: Action,
+    mode: Mode,
+    time: str,
+) -> list[dict[str, Any]]:
+    """The audit record of each violation: ``{time, direction, method, tool, stage, action,
+    mode, code, severity, pointer}``, and ``issues`` (``[{code, pointer}]``) for a schema
+    violation."""
+    records = []
+    for violation in violations:
+        record: dict[str, Any] = {
+            "time": time,
+            "direction": direction,
+            "method": method,
+            "tool": tool,
+            "stage": stage,
+            "action": action,
+            "mode": mode,
+            "code": violation.code,
+            "severity": violation.severity.value,
+            "pointer": violation.pointer,
+        }
+        if violation.issues:
+            record["issues"] = [
+                {"code": i.code.value, "pointer": violation.pointer + i.instance_path}
+                for i in violation.issues
+            ]
+        records.append(record)
+    return records
+
+
+class Auditor:
+    """Reports findings to the sinks it is given, and to no other.
+
+    ``log`` gets each :func:`audit_records` record as a JSON line; ``logger`` gets each as a
+    warning whose ``strictmcp`` attribute is the record; ``stderr`` gets one line per stage of
+    a message that had errors (the proxy's operator reads it). ``mode`` is the enforcement
+    mode the records say they were made under.
+    """
+
+    def __init__(
+        self,
+        log: IO[str] | None = None,
+        *,
+        stderr: IO[str] | None = None,
+        logger: logging.Logger | None = None,
+        mode: Mode = "enforce",
+    ) -> None:
+        self.mode = mode
+        self._log = log
+        self._stderr = stderr
+        self._logger = logger
+
+    def in_mode(self, mode: Mode) -> Auditor:
+        """This auditor, its sinks shared, for records made under ``mode``."""
+        if mode == self.mode:
+            return self
+        bound = copy.copy(self)
+        bound.mode = mode
+        return bound
+
+    def record(
+        self,
+        violations: Sequence[Violation],
+        *,
+        direction: str,
+        method: str | None,
+        action: Action,
+        tool: str | None = None,
+        stage: Stage = "message",
+    ) -> None:
+        """Report each violation; say on stderr what happened to a message that had errors."""
+        if not violations:
+            return
+        if self._log is not None or self._logger is not None:
+            now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+            records = audit_records(
+                violations,
+                direction=direction,
+                method=method,
+                tool=tool,
+                stage=stage,
+                action=action,
+                mode=self.mode,
+                time=now,
+            )
+            if self._log is not None:
+                self._log.write("".join(json.dumps(r) + "\n" for r in records))
+                self._log.flush()
+            if self._logger is not None:
+                for r in records:
+                    self._logger.warning(
+                        "%s %s %s at the %s stage: %s at %s",
+                        direction,
+                        _what(method, tool),
+                        action,
+                        stage,
+                        r["code"],
+                        r["pointer"] or "(message)",
+                        extra={"strictmcp": r},
+                    )
+        found = [v for v in violations if v.severity is Severity.ERROR]
+        if found and self._stderr is not None:
+            what = _what(method, tool)
+            self.say(f"{direction} {what} {action}: " + "; ".join(str(v) for v in found))
+
+    def say(self, text: str) -> None:
+        """One line for the operator on stderr, when there is one."""
+        if self._stderr is not None:
+            print(f"strictmcp proxy: {text}", file=self._stderr, flush=True)
+
+
+def _what(method: str | None, tool: str | None) -> str:
+    what = method or "message"
+    return what if tool is None else f"{what} {quote_name(tool)}"

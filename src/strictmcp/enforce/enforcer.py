@@ -1,0 +1,225 @@
+"""The decisions about one ``tools/call`` and its result, made the same way everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..guards.deep import DeepValidators
+from ..guards.policy import Mode, Policy
+from ..protocol import (
+    CallCheck,
+    CheckedTool,
+    Rule,
+    Severity,
+    ToolRegistry,
+    Violation,
+    check_call,
+    check_result,
+    errors,
+)
+from ..protocol.tool_calls import refused_arguments, withheld_result
+from ..protocol.violations import under
+from .audit import Auditor, Stage
+from .dry_run import DryRun
+
+# The findings on a result that make it unfit to hand on; the others only get reported.
+_RESULT_RULES = frozenset(
+    {
+        Rule.TOOL_STRUCTURED_CONTENT_INVALID,
+        Rule.TOOL_STRUCTURED_CONTENT_MISSING,
+        Rule.TOOL_STRUCTURED_CONTENT_NOT_OBJECT,
+        Rule.TOOL_OUTPUT_SCHEMA_INVALID,
+    }
+)
+# For isinstance on the proxy's path: a decoded object is a dict, answered without the ABC.
+_MAPPING = (dict, Mapping)
+
+
+class Enforcer:
+    """strictmcp's checks on tool calls and results, and what their findings do.
+
+    In ``enforce`` mode a call is refused at the first stage with an error (a policy in audit
+    mode never refuses), and a result that breaks its ``outputSchema`` is replaced; in
+    ``audit`` mode everything goes through. Every stage reports its findings to ``auditor``
+    (bound to ``mode``). ``strict`` also refuses arguments a tool's ``inputSchema`` does not
+    declare. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
+    synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
+
+    Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
+    extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
+    tool run; its ``violations`` are the findings of every stage so far, its ``tool`` the
+    listed tool to check the result against. A call nothing was found in keeps the schema's
+    verdict itself.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: Policy | None = None,
+        deep: DeepValidators | None = None,
+        strict: bool = False,
+        mode: Mode = "enforce",
+        auditor: Auditor | None = None,
+    ) -> None:
+        if mode not in ("enforce", "audit"):
+            raise ValueError('mode must be "enforce" or "audit"')
+        self.policy = policy
+        self.deep = deep
+        self.strict = strict
+        self.mode = mode
+        #: Whether findings refuse calls (``enforce``) rather than only being reported.
+        self.enforcing = mode == "enforce"
+        self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
+
+    def check_call(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        arguments: Any,
+        verdict: CallCheck | None = None,
+    ) -> CallCheck:
+        """The arguments of a call of ``name`` against its ``inputSchema``, then the policy.
+
+        ``verdict`` is the schema's verdict when the caller has it already (a
+        :class:`~strictmcp.protocol.Conversation` checks every call it observes); else the
+        call is checked here. The policy sees ``arguments`` only when they are an object.
+        """
+        if verdict is None:
+            verdict = self._schema(registry, name, arguments)
+        if verdict.violations:  # a verdict that refuses always says why
+            refused = self.enforcing and not verdict.allowed
+            self._report(name, "arguments", verdict.violations, refused)
+            if refused:
+                return verdict
+            if not verdict.allowed:  # audit mode: reported, and the call goes ahead
+                verdict = CallCheck(verdict.violations, tool=verdict.tool)
+        if self.policy is None or not isinstance(arguments, _MAPPING):
+            return verdict
+        found, blocked = self._guarded(self.policy, name, arguments)
+        return self._after(registry, name, verdict, "policy", found, blocked)
+
+    async def check_deep(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        arguments: Mapping[str, Any],
+        decision: CallCheck,
+    ) -> CallCheck:
+        """The deep checks registered for real calls of ``name``, after :meth:`check_call`
+        let the call go ahead with ``decision``."""
+        if self.deep is None or not decision.allowed:
+            return decision
+        found = await self.deep.run(name, arguments, real_call=True)
+        blocked = self.enforcing and bool(errors(found))
+        return self._after(registry, name, decision, "deep", found, blocked)
+
+    def check_result(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        tool: CheckedTool | None,
+        result: Mapping[str, Any],
+    ) -> dict[str, Any] | None:
+        """The ``isError`` result replacing ``result`` of a call checked against ``tool`` (the
+        decision's), or None to hand ``result`` on."""
+        if tool is None:  # an unknown tool let through in audit mode: no schema to check
+            return None
+        found = under("/result", check_result(registry, name, result, tool=tool))
+        return self.judge_result(registry, name, found, tool)
+
+    def judge_result(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        found: list[Violation],
+        tool: CheckedTool | None = None,
+    ) -> dict[str, Any] | None:
+        """As :meth:`check_result`, for a response already checked: ``found`` is what the
+        checks found in it (a :class:`~strictmcp.protocol.Conversation`'s). Without ``tool``
+        the registry's current listing of ``name`` words the replacement."""
+        if not found:
+            return None
+        if tool is None:
+            tool = registry.get(name)
+        broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
+        replaced = self.enforcing and bool(broken) and tool is not None
+        self.auditor.record(
+            found,
+            direction="s2c",
+            method="tools/call",
+            tool=name,
+            stage="result",
+            action="replaced" if replaced else "allowed",
+        )
+        if not replaced or tool is None:
+            return None
+        return withheld_result(registry.revision, tool, name, broken)
+
+    def dry_run(self, registry: ToolRegistry) -> DryRun:
+        """The Validation Protocol's ``validate`` tool for the tools in ``registry``."""
+        return DryRun(registry, self)
+
+    async def rehearse(self, registry: ToolRegistry, name: str, arguments: Any) -> list[Violation]:
+        """Everything a real call of ``name`` with ``arguments`` would meet, the tool not run
+        and nothing reported. Guard findings that would not refuse the call (the policy, or
+        this enforcer, in audit mode) are warnings; so are the deep checks' own warnings."""
+        verdict = self._schema(registry, name, arguments)
+        violations = list(verdict.violations)
+        if not verdict.allowed or not isinstance(arguments, _MAPPING):
+            return violations
+        if self.policy is not None:
+            found, blocked = self._guarded(self.policy, name, arguments)
+            violations += found if blocked else _as_warnings(found)
+        if self.deep is not None:
+            violations += await self.deep.run(name, arguments)
+        return violations
+
+    def _guarded(
+        self, policy: Policy, name: str, arguments: Mapping[str, Any]
+    ) -> tuple[list[Violation], bool]:
+        """The policy's findings on a call, and whether they refuse it: the policy's own mode
+        counts too, an audit-mode policy never refusing."""
+        found = policy.check(name, arguments)
+        return found, self.enforcing and policy.blocks(found)
+
+    def _schema(self, registry: ToolRegistry, name: str, arguments: Any) -> CallCheck:
+        return check_call(registry, {"name": name, "arguments": arguments}, strict=self.strict)
+
+    def _after(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        decision: CallCheck,
+        stage: Stage,
+        found: list[Violation],
+        blocked: bool,
+    ) -> CallCheck:
+        """The decision once ``stage`` found ``found``, which refuses the call if ``blocked``."""
+        if not found:
+            return decision
+        self._report(name, stage, found, blocked)
+        violations = decision.violations + tuple(found)
+        tool = decision.tool
+        if not blocked:
+            return CallCheck(violations, tool=tool)
+        # Only an enforced call refuses, and enforce mode got here only past a listed tool.
+        assert tool is not None
+        refusal = refused_arguments(registry.revision, tool, name, found)
+        return CallCheck(violations, error_result=refusal, tool=tool)
+
+    def _report(
+        self, name: str, stage: Stage, violations: Sequence[Violation], refused: bool
+    ) -> None:
+        self.auditor.record(
+            violations,
+            direction="c2s",
+            method="tools/call",
+            tool=name,
+            stage=stage,
+            action="refused" if refused else "allowed",
+        )
+
+
+def _as_warnings(violations: list[Violation]) -> list[Violation]:
+    return [Violation(v.rule, v.message, v.pointer, Severity.WARNING, v.issues) for v in violations]
