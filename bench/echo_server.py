@@ -7,11 +7,18 @@ reads of stdin, each answer written to stdout and flushed at once. It answers ``
 arguments as text and as ``structuredContent`` that satisfies the tool's ``outputSchema``.
 Notifications get no answer; other requests get -32601. It does not validate anything: that
 is the proxy's job, and a server that checked would hide the proxy's cost in its own.
+
+With ``--probe-log FILE`` it keeps its own record of the calls it executed that a benchmark
+marked as probes (``title`` equal to ``PROBE_TITLE``): one line per such call, the call's
+``body`` as JSON, appended before the answer is written. bench/peers.py reads it to tell whether
+a peer in front of this server let an invalid call through, from what the server executed
+rather than from the answer. Calls that are not probes cost one dictionary look-up more.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -19,6 +26,10 @@ from engine import SCHEMA
 
 REVISION = "2025-06-18"
 TOOL_NAME = "create_issue"
+MODERN = "2026-07-28"  # a request naming it in _meta gets a result of that revision
+_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+PROBE_TITLE = "strictmcp-bench-probe"
+_probe_log: str | None = None
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -51,6 +62,9 @@ def answer(message: Any) -> dict[str, Any] | None:
     result: dict[str, Any]
     if method == "tools/call" and params.get("name") == TOOL_NAME:
         arguments = params.get("arguments") or {}
+        probe = isinstance(arguments, dict) and arguments.get("title") == PROBE_TITLE
+        if probe and _probe_log is not None:
+            record_probe(_probe_log, arguments.get("body"))
         text = _dumps(arguments)
         result = {
             "content": [{"type": "text", "text": text}],
@@ -70,10 +84,29 @@ def answer(message: Any) -> dict[str, Any] | None:
     else:
         error = {"code": -32601, "message": f"Method not found: {method}"}
         return {"jsonrpc": "2.0", "id": request_id, "error": error}
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and meta.get(_VERSION_KEY) == MODERN:
+        result["resultType"] = "complete"  # required on every result from 2026-07-28
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def main() -> int:
+def record_probe(path: str, body: Any) -> None:
+    """Append one executed probe call to ``path`` (one ``write`` of one line, O_APPEND)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, json.dumps(body).encode() + b"\n")
+    finally:
+        os.close(fd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _probe_log  # noqa: PLW0603 - set once, before the first message
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--probe-log"] and len(args) == 2:
+        _probe_log = args[1]
+    elif args:
+        print("usage: echo_server.py [--probe-log FILE]", file=sys.stderr)
+        return 2
     read = sys.stdin.buffer.readline
     out = sys.stdout.buffer
     while line := read():
