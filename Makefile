@@ -16,7 +16,7 @@ OLD_CLIENT_STAMP := $(OLD_CLIENT)/.installed
 CHROMIUM_STAMP := $(VENV)/.installed-chromium
 SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test install install-test lint typecheck unit bench clean
+.PHONY: demo test install install-test lint typecheck unit bench bench-peers clean
 
 demo: install  ## set up and run strictmcp on the bundled examples
 	@# The main job: the validating proxy in front of a bundled server; one valid call goes
@@ -82,6 +82,12 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/guards.py
 	$(BIN)/python bench/proxy.py
+	$(MAKE) bench-peers
+
+# Other MCP proxies next to strictmcp's, each installed (pinned) on first use in its own
+# environment under bench/.peers/; see docs/benchmarks.md.
+bench-peers: install-test
+	$(BIN)/python bench/peers.py
 
 clean:
-	rm -rf $(VENV) $(OLD_CLIENT) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules
+	rm -rf $(VENV) $(OLD_CLIENT) bench/.peers .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules

@@ -450,14 +450,17 @@ class HttpConnection:
         )
         self.writer.write(head.encode() + body)
         reader = self.reader
-        status_line = await reader.readline()
-        if not status_line:
-            raise ConnectionError("the peer closed the connection")
+        try:
+            head_bytes = await reader.readuntil(b"\r\n\r\n")  # one await for the whole head
+        except asyncio.IncompleteReadError as error:
+            raise ConnectionError("the peer closed the connection") from error
+        status_line, *header_lines = head_bytes.decode("latin-1").split("\r\n")
         status = int(status_line.split()[1])
         answer_headers: dict[str, str] = {}
-        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            answer_headers[name.strip().lower()] = value.strip()
+        for line in header_lines:
+            if line:
+                name, _, value = line.partition(":")
+                answer_headers[name.strip().lower()] = value.strip()
         if answer_headers.get("transfer-encoding", "").lower() == "chunked":
             parts = []
             while True:
@@ -926,6 +929,7 @@ class Row:
     rates: list[float] = field(default_factory=list)  # calls/s with 16 in flight, per round
     cpu_total: float = 0.0  # seconds of the process tree over the timed batches
     cpu_echo: float = 0.0
+    cpu_client: float = 0.0  # seconds of this process (the client) over the same batches
     calls: int = 0
 
     @property
@@ -1025,11 +1029,13 @@ def measure(rows: list[Row], rounds: int, seq_n: int, pipe_n: int) -> None:
             try:
                 row.client.refresh()
                 before = tree_cpu(pid)
+                client_before = time.process_time()
                 row.latencies += row.client.sequential(seq_n)
                 row.rates.append(1e9 / row.client.pipelined(pipe_n))
             except (WrongAnswer, Unavailable, OSError, ValueError, TimeoutError) as error:
                 row.fail(f"round {index + 1}: {type(error).__name__}: {error}")
                 continue
+            row.cpu_client += time.process_time() - client_before
             after = tree_cpu(pid)
             row.cpu_total += after[0] - before[0]
             row.cpu_echo += after[1] - before[1]
@@ -1064,6 +1070,17 @@ def table(rows: list[Row]) -> str:
         blocks = "- (baseline)" if row.spec.baseline else row.blocks
         lines.append(f"{head} {rate:,.0f} | {fmt_us(latency)} | {cpu} | {blocks} |")
     return "\n".join(lines)
+
+
+def client_note(rows: list[Row]) -> str:
+    """The client's own CPU per call against each peer: where it nears the time per call,
+    the client, not the peer, bounds that row's throughput."""
+    parts = [
+        f"{row.spec.key} {fmt_us(row.cpu_client / row.calls * 1e9)}"
+        for row in rows
+        if row.ok and row.calls
+    ]
+    return "\nClient CPU per call (this process, same batches): " + ", ".join(parts) + "."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1105,6 +1122,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n"
     )
     print(table(rows))
+    print(client_note(rows))
     if args.json is not None:
         numbers = {
             "mode": mode,
@@ -1126,6 +1144,7 @@ def main(argv: list[str] | None = None) -> int:
                     "calls_per_second_per_round": row.rates,
                     "cpu_seconds_tree": row.cpu_total,
                     "cpu_seconds_echo_server": row.cpu_echo,
+                    "cpu_seconds_client": row.cpu_client,
                     "timed_calls": row.calls,
                 }
                 for row in rows
