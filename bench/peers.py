@@ -128,7 +128,7 @@ def ensure_venv(name: str, force: bool) -> str:
     if have == pinned and not force:
         return have
     where = PEERS_DIR / name
-    print(f"installing {package}=={pinned} into {where.relative_to(ROOT)} ...", flush=True)
+    print(f"installing {package}=={pinned} into {where} ...", flush=True)
     PEERS_DIR.mkdir(exist_ok=True)
     steps = [
         ["python3", "-m", "venv", "--clear", str(where)],
@@ -1080,6 +1080,8 @@ def client_note(rows: list[Row]) -> str:
         for row in rows
         if row.ok and row.calls
     ]
+    if not parts:
+        return ""
     return "\nClient CPU per call (this process, same batches): " + ", ".join(parts) + "."
 
 
