@@ -924,6 +924,7 @@ class Row:
     reason: str | None = None  # why the peer has no figures
     blocks: str = "-"
     launched: Launched | None = None
+    command: list[str] = field(default_factory=list)  # how the peer was started
     client: Client | None = None
     latencies: list[float] = field(default_factory=list)  # ns per sequential call
     rates: list[float] = field(default_factory=list)  # calls/s with 16 in flight, per round
@@ -993,6 +994,7 @@ def start_peers(specs: list[Spec], setup: Setup) -> list[Row]:
         try:
             row.version = spec.version(setup)
             row.launched, row.client = spec.start(setup, setup.tmp / f"{spec.key}.stderr")
+            row.command = [str(arg) for arg in row.launched.process.args]  # type: ignore[union-attr]
             check_peer(row, setup)
         except (Unavailable, WrongAnswer, OSError, ValueError, KeyError, TimeoutError) as error:
             shown = (
@@ -1141,6 +1143,7 @@ def main(argv: list[str] | None = None) -> int:
                     "label": row.spec.label,
                     "version": row.version,
                     "unavailable": row.reason,
+                    "command": row.command,
                     "blocks_invalid_call": row.blocks,
                     "latency_ns": row.latencies,
                     "calls_per_second_per_round": row.rates,
