@@ -43,6 +43,7 @@ class GuardCode(str, Enum):
     SQL_NOT_READ_ONLY = "sql-not-read-only"
     SQL_DENIED_FUNCTION = "sql-denied-function"
     SQL_IDENTIFIER_NOT_ALLOWED = "sql-identifier-not-allowed"
+    SQL_EXECUTABLE_COMMENT = "sql-executable-comment"
 
     # argv
     ARGV_OPTION_INJECTION = "argv-option-injection"
