@@ -12,6 +12,9 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.installed
 # tests/test_proxy_old_client.py; that SDK needs a pydantic from its own time.
 OLD_CLIENT := .venv-mcp1
 OLD_CLIENT_STAMP := $(OLD_CLIENT)/.installed
+# A real PostgreSQL server for the deep SQL check's tests (tests/postgres_cluster.py starts a
+# scratch cluster from Debian's binaries); its major must be pglast's (pyproject.toml).
+POSTGRES_STAMP := $(VENV)/.installed-postgresql
 # Headless Chromium renders `strictmcp check`'s HTML report in tests/test_check_html.py.
 CHROMIUM_STAMP := $(VENV)/.installed-chromium
 SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -39,7 +42,7 @@ demo: install  ## set up and run strictmcp on the bundled examples
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(OLD_CLIENT_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(OLD_CLIENT_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +64,11 @@ $(OLD_CLIENT_STAMP):
 $(CHROMIUM_STAMP): | $(BIN)/python
 	command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+	touch $@
+
+$(POSTGRES_STAMP): | $(BIN)/python
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
 	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
