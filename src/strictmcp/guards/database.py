@@ -218,6 +218,8 @@ def _sqlite(check: SqlDatabaseCheck, dsn: str, query: str) -> list[GuardFinding]
     deadline = time.monotonic() + check.statement_timeout_ms / 1000
     connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
     try:
+        # Reads the header: a file that is not a database fails here, as a connection.
+        connection.execute("PRAGMA schema_version")
         connection.execute("PRAGMA query_only = ON")
         connection.execute("BEGIN")
         connection.execute("EXPLAIN QUERY PLAN " + query).fetchall()
