@@ -5,12 +5,15 @@ real calls, and by the proxy. PostgreSQL has its own file (tests/test_deep_postg
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import os
 import pwd
 import shutil
+import socket
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -362,3 +365,80 @@ def test_bad_deep_entries_are_refused_at_load(entry: dict[str, Any], message: st
     with pytest.raises(PolicyError, match="deep") as raised:
         Policy.from_dict({"deep": [{"tool": "t", "argument": "/a", **entry}]})
     assert message in str(raised.value)
+
+
+# --- url reachability, against a loopback server the test's policy allows explicitly ---------
+
+
+@pytest.fixture
+def loopback() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on 127.0.0.1: ``/ok`` answers 200, ``/gone`` 404, ``/hop`` redirects to
+    ``/ok``, ``/out`` to a private address, ``/loop`` to itself; the paths asked are kept."""
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            asked.append(f"{self.command} {self.path}")
+            targets = {"/hop": "/ok", "/out": "http://10.0.0.1/", "/loop": "/loop"}
+            if self.path in targets:
+                self.send_response(302)
+                self.send_header("Location", targets[self.path])
+            else:
+                self.send_response(200 if self.path == "/ok" else 404)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    server.shutdown()
+    server.server_close()
+
+
+def reach(**options: Any) -> Any:
+    entry = {"tool": "t", "argument": "/url", "kind": "url", "reachable": True, **options}
+    [rule] = Policy.from_dict({"deep": [entry]}).deep
+    return rule.guard
+
+
+def test_url_reachability_through_the_guard(loopback: tuple[str, list[str]]) -> None:
+    base, asked = loopback
+    # Loopback only because this policy allows it, and that one host only.
+    allowed = {"schemes": ["http"], "allow_private": True, "hosts": ["127.0.0.1"]}
+    check = reach(**allowed)
+    assert check.check(f"{base}/ok") == []
+    assert check.check(f"{base}/hop") == []
+    [gone] = check.check(f"{base}/gone")
+    assert (gone.code, gone.severity) == (C.DEEP_URL_STATUS, Severity.WARNING)
+    [out] = check.check(f"{base}/out")
+    assert out.code is C.URL_REDIRECT_NOT_ALLOWED
+    [loop] = reach(**allowed, max_redirects=2).check(f"{base}/loop")
+    assert loop.code is C.DEEP_URL_UNREACHABLE
+    assert asked == [
+        "HEAD /ok",
+        "HEAD /hop",
+        "HEAD /ok",
+        "HEAD /gone",
+        "HEAD /out",
+        "HEAD /loop",
+        "HEAD /loop",
+        "HEAD /loop",
+    ]
+    # The default guard refuses loopback: no request is made at all.
+    asked.clear()
+    assert codes(reach(schemes=["http"]).check(f"{base}/ok")) == [C.URL_PRIVATE_ADDRESS]
+    assert codes(reach(**allowed, reachable=False).check(f"{base}/gone")) == []
+    assert asked == []
+
+
+def test_an_unreachable_url(loopback: tuple[str, list[str]]) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    check = reach(schemes=["http"], allow_private=True, request_timeout_ms=500)
+    [finding] = check.check(f"http://127.0.0.1:{port}/")
+    assert finding.code is C.DEEP_URL_UNREACHABLE
+    assert str(port) not in finding.message

@@ -75,6 +75,10 @@ class GuardCode(str, Enum):
     DEEP_SQL_REJECTED = "deep-sql-rejected"
     DEEP_SQL_MANY_ROWS = "deep-sql-many-rows"
 
+    # url reachability
+    DEEP_URL_UNREACHABLE = "deep-url-unreachable"
+    DEEP_URL_STATUS = "deep-url-status"
+
     # cron and time
     DEEP_CRON_INVALID = "deep-cron-invalid"
     DEEP_CRON_TOO_FREQUENT = "deep-cron-too-frequent"

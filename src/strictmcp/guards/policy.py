@@ -13,8 +13,9 @@ whose code we do not control::
 
 Every key of a ``[[guard]]`` entry besides ``tool``, ``argument`` and ``kind`` configures the
 guard itself (lists become tuples). ``[[deep]]`` entries declare built-in deep checks the same
-way (``path``, ``sql`` against a live database, ``cron``, ``time``), with ``on_calls`` (also
-before real calls, not only in the ``validate`` tool's dry run) and ``timeout`` (seconds).
+way (``path``, ``sql`` against a live database, ``url`` reachability, ``cron``, ``time``),
+with ``on_calls`` (also before real calls, not only in the ``validate`` tool's dry run) and
+``timeout`` (seconds).
 This module owns the file's whole format: every table and every key is declared here
 (``_TOP_KEYS``, ``_RULE_KEYS``, ``_OPTIONS``, ``_DEEP_OPTIONS``), and a policy with an unknown
 table or key, or a value of the wrong type, is refused when it is loaded, never at the first
@@ -150,6 +151,12 @@ _DEEP_OPTIONS: dict[str, dict[str, _Option]] = {
         "max_rows": _INT,
         "statement_timeout_ms": _INT,
         "connect_timeout": _INT,
+    },
+    "url": {
+        **_OPTIONS["url"],
+        "reachable": _FLAG,
+        "request_timeout_ms": _INT,
+        "max_redirects": _INT,
     },
     "cron": {"min_interval_seconds": _INT, "next_runs": _INT},
     "time": {"min_ahead_seconds": _INT, "max_ahead_seconds": _INT},
@@ -328,11 +335,20 @@ def _deep_check(kind: str, options: dict[str, Any]) -> Guard:
     """The built-in deep check of ``kind``; ValueError for a configuration it refuses."""
     from .database import SqlDatabaseCheck  # noqa: PLC0415 - import cycles: kinds import base
     from .path import PathGuard  # noqa: PLC0415
+    from .reach import UrlReachCheck  # noqa: PLC0415
     from .schedule import CronCheck, TimeCheck  # noqa: PLC0415
     from .sql import SqlGuard  # noqa: PLC0415
+    from .url import UrlGuard  # noqa: PLC0415
 
     if kind == "path":
         return PathGuard(**options)
+    if kind == "url":
+        reach = {
+            name: options.pop(name)
+            for name in ("reachable", "request_timeout_ms", "max_redirects")
+            if name in options
+        }
+        return UrlReachCheck(UrlGuard(**options), **reach)
     if kind == "cron":
         return CronCheck(**options)
     if kind == "time":
