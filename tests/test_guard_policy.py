@@ -321,7 +321,7 @@ def test_the_example_in_docs_policy_md_loads(tmp_path: Path) -> None:
     assert blocks, "docs/policy.md has no ```toml example"
     data = tomllib.loads(blocks[0])
     # A path guard's roots must exist: the example's are made again under tmp_path.
-    for entry in data["guard"]:
+    for entry in [*data["guard"], *data["deep"]]:
         if entry["kind"] == "path":
             entry["roots"] = [str(tmp_path / root.lstrip("/")) for root in entry["roots"]]
             for root in entry["roots"]:
@@ -329,3 +329,4 @@ def test_the_example_in_docs_policy_md_loads(tmp_path: Path) -> None:
     example = Policy.from_dict(data)
     assert example.mode == "enforce"
     assert {rule.guard.kind for rule in example.rules} == set(guard_kinds())
+    assert {rule.guard.kind for rule in example.deep} == {"sql", "path", "cron", "time", "url"}
