@@ -1,89 +1,15 @@
-"""Where the tools to lint come from: a file, or a live server through the MCP client.
-
-A file holds a ``tools/list`` result (``{"tools": [...]}``), a whole JSON-RPC response to
-``tools/list`` (``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``), or a bare list
-of tools. Each tool's place in the file is kept (``/result/tools/3``) so findings can be
-mapped back to lines.
-"""
+"""Where the tools to lint come from: a file (:mod:`strictmcp.lint.documents`), or a live
+server through the MCP client."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from ..connect.client import ClientError, open_client
 from ..protocol import Revision
-from ..schema.jsonio import JSONInputError, load_json
-from ..schema.limits import Limits
-
-MAX_FILE_SIZE = Limits().max_instance_size
-
-
-class LintInputError(ValueError):
-    """Input that holds no tool list; the message never quotes its contents."""
-
-
-@dataclass(frozen=True)
-class ToolSource:
-    """Tools to lint, with what is known of where they came from.
-
-    ``kind`` is ``file``, ``command`` or ``url``; ``text`` and ``prefixes`` (each tool's
-    JSON Pointer in the file) exist for files only; ``revision`` and ``server_info`` for live
-    servers only.
-    """
-
-    kind: str
-    name: str
-    tools: list[Any]
-    prefixes: list[str] = field(default_factory=list)
-    text: str | None = None
-    revision: Revision | None = None
-    server_info: Mapping[str, Any] | None = None
-
-
-def tools_from_document(document: Any) -> tuple[list[Any], str]:
-    """The tools a document holds and the pointer of the array holding them.
-
-    Raises :class:`LintInputError` for anything that is not one of the three shapes.
-    """
-    if isinstance(document, list):
-        return document, ""
-    if not isinstance(document, dict):
-        raise LintInputError("expected a tools/list result, a JSON-RPC response or a list")
-    base = ""
-    if "jsonrpc" in document:
-        if "error" in document:
-            raise LintInputError("the JSON-RPC response is an error, not a tools/list result")
-        document, base = document.get("result"), "/result"
-    if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
-        raise LintInputError('expected a "tools" array (a tools/list result)')
-    return document["tools"], base + "/tools"
-
-
-def load_file(path: str) -> ToolSource:
-    """Read a file (``-``: standard input) of tools; raises :class:`LintInputError`."""
-    try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as error:
-        raise LintInputError(f"cannot read: {error.strerror}") from None
-    try:
-        document = load_json(data, max_size=MAX_FILE_SIZE)
-    except JSONInputError as error:
-        raise LintInputError(f"{error.message} [{error.code}]") from None
-    tools, base = tools_from_document(document)
-    text = data.decode("utf-8")
-    return ToolSource(
-        kind="file",
-        name=path,
-        tools=tools,
-        prefixes=[f"{base}/{index}" for index in range(len(tools))],
-        text=text,
-    )
+from .documents import LintInputError, ToolSource
 
 
 def server_label(command: Sequence[str] | None, url: str | None) -> str:

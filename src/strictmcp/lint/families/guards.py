@@ -75,6 +75,7 @@ _ARGV = _Kind(
     "a command line",
 )
 _SQL = _Kind("sql", frozenset({"sql"}), "SQL")
+_KINDS = (_PATH, _URL, _ARGV, _SQL)
 
 
 def _matches(tool: ToolView, node: Node, kind: _Kind) -> str | None:
@@ -106,17 +107,45 @@ def _mentions_database(tool: ToolView) -> bool:
     return _SQL_CONTEXT.search(text) is not None
 
 
-def _unguarded(kind: _Kind) -> Callable[[ToolView], Iterator[Hit]]:
-    def check(tool: ToolView) -> Iterator[Hit]:
-        if tool.input is None:
-            return
-        policy = tool.context.guards_of_kind(kind.kind)
+@dataclass(frozen=True)
+class Candidate:
+    """An argument that looks like it needs a guard of ``kind``, and why (``reason``)."""
+
+    kind: str
+    noun: str
+    node: Node
+    argument: str
+    reason: str
+    types: frozenset[str]
+
+
+KINDS: tuple[str, ...] = ("path", "url", "argv", "sql")
+"""The guard kinds the SMT3xx rules look for, in rule order."""
+
+
+def candidates(tool: ToolView, kinds: tuple[str, ...] = KINDS) -> Iterator[Candidate]:
+    """Every argument of ``tool`` that looks like a path, URL, command or SQL (the SMT3xx
+    rules' detection, and ``strictmcp policy init``'s)."""
+    if tool.input is None:
+        return
+    root = tool.input.schema
+    for kind in _KINDS:
+        if kind.kind not in kinds:
+            continue
         for node in tool.input.nodes:
             reason = _matches(tool, node, kind)
-            if reason is None or node.argument is None:
-                continue
+            if reason is not None and node.argument is not None:
+                types = declared_types(node.schema, root)
+                yield Candidate(kind.kind, kind.noun, node, node.argument, reason, types)
+
+
+def _unguarded(kind: _Kind) -> Callable[[ToolView], Iterator[Hit]]:
+    def check(tool: ToolView) -> Iterator[Hit]:
+        policy = tool.context.guards_of_kind(kind.kind)
+        for candidate in candidates(tool, (kind.kind,)):
+            node, reason = candidate.node, candidate.reason
             # A guard may be written on the argument or on each of its items.
-            where = (node.argument, node.argument + "/*")
+            where = (candidate.argument, candidate.argument + "/*")
             if (
                 policy is not None
                 and tool.name is not None
