@@ -10,10 +10,10 @@ a why and a fix (``docs/lint-rules.md`` lists them). The core is pure:
 
 Two sides, in two layers. The rules and everything they need (``context``, ``documents``,
 ``engine``, ``locate``, ``model``, ``report``, ``rules``, ``sarif``, ``walk``, ``docs`` and
-``families``) are pure functions over tool definitions: they sit below the transport and never import
-:mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
-command side, ``lint.cli`` (the ``strictmcp lint`` command) and ``lint.source`` (listing a live
-server's tools), is a leaf like the proxy and ``check``: nothing but the
+``families``) are pure functions over tool definitions: they sit below the transport and
+never import :mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
+command side, ``lint.cli`` (the ``strictmcp lint`` command; a live server's tools come from
+:mod:`strictmcp.connect.listing`), is a leaf like the proxy and ``check``: nothing but the
 top-level command line imports it, and it is not re-exported here.
 """
 

@@ -5,7 +5,9 @@ rules find the arguments that most need a guard, by name (split into words, so `
 ``file_path`` and ``source-file`` all count) and by ``format``, and ask the policy given with
 ``--policy`` whether a guard of that kind covers each one (:meth:`Policy.covers`). Without a
 policy, every such argument is reported. ``query`` alone is taken for SQL only when the tool's
-name or description mentions a database: most ``query`` arguments are search terms.
+name or description mentions a database: most ``query`` arguments are search terms; likewise
+``source``, ``destination``, ``src``, ``dest`` and ``target`` are paths only in a tool whose
+name is about files (``move_file``).
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ _ARGV = _Kind(
 )
 _SQL = _Kind("sql", frozenset({"sql"}), "SQL")
 _KINDS = (_PATH, _URL, _ARGV, _SQL)
+# Names that are paths in a tool about files only: elsewhere a "source" is a news outlet.
+_ENDPOINTS = frozenset({"source", "destination", "src", "dest", "target"})
 
 
 def _matches(tool: ToolView, node: Node, kind: _Kind) -> str | None:
@@ -96,7 +100,15 @@ def _matches(tool: ToolView, node: Node, kind: _Kind) -> str | None:
         return "by its name"
     if kind is _SQL and "query" in found and _mentions_database(tool):
         return "by its name, in a tool about a database"
+    if kind is _PATH and found & _ENDPOINTS and _about_files(tool):
+        return "by its name, in a tool about files"
     return None
+
+
+def _about_files(tool: ToolView) -> bool:
+    """Whether the tool's name is about files (``move_file``, ``copy_dir``): there a
+    ``source`` or ``destination`` is a path."""
+    return bool(set(words(tool.name or "")) & _PATH.words)
 
 
 def _mentions_database(tool: ToolView) -> bool:

@@ -1,5 +1,6 @@
-"""Where the tools to lint come from: a file (:mod:`strictmcp.lint.documents`), or a live
-server through the MCP client."""
+"""A live server's tools, listed through the MCP client, in the shape a tools file is read
+into (:class:`strictmcp.lint.documents.ToolSource`): for every command that reads a server's
+tools (``lint``, ``policy``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import asyncio
 from collections.abc import Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-from ..connect.client import ClientError, open_client
+from ..lint.documents import LintInputError, ToolSource
 from ..protocol import Revision
-from .documents import LintInputError, ToolSource
+from .client import ClientError, open_client
 
 
 def server_label(command: Sequence[str] | None, url: str | None) -> str:
