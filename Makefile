@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 EXAMPLE := examples/schema
+# The scheduler example's jobs database during `make demo` (removed after).
+SCHEDULER_DB := $(CURDIR)/.venv/scheduler-demo.db
 # The npm MCP servers the third-party proxy tests run (pinned by their lock file).
 NPM_DIR := tests/third_party
 NPM_STAMP := $(NPM_DIR)/node_modules/.installed
@@ -38,6 +40,14 @@ demo: install  ## set up and run strictmcp on the bundled examples
 	$(BIN)/strictmcp lint examples/lint/tools.json; \
 	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
 	$(BIN)/strictmcp check --cases 5 -- $(BIN)/strictmcp proxy -- $(BIN)/python examples/proxy/weather_server.py
+	@# Deep checks from a policy, in front of a scheduler that checks nothing: planted faults
+	@# found by the proxy's validate tool and before real calls; then generated cases through
+	@# it (those the guards and deep checks refuse are shown as warnings). SQLite: no server.
+	$(BIN)/python examples/scheduler/scheduler_demo.py
+	rm -f $(SCHEDULER_DB)
+	SCHEDULER_DB=$(SCHEDULER_DB) $(BIN)/strictmcp check --cases 5 --policy examples/scheduler/policy.toml \
+	  -- $(BIN)/strictmcp proxy --policy examples/scheduler/policy.toml -- $(BIN)/python examples/scheduler/scheduler_server.py
+	rm -f $(SCHEDULER_DB)
 
 test: install-test lint typecheck unit  ## set up and run the whole suite
 

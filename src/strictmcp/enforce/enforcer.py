@@ -192,7 +192,8 @@ class Enforcer:
             violations += declared if refusing else _as_warnings(declared)
         if self.deep is not None:
             violations += await self.deep.run(name, arguments)
-        return violations
+        # A deep path or sql check starts with the guard a [[guard]] entry may also run.
+        return list(dict.fromkeys(violations))
 
     def _guarded(
         self, policy: Policy, name: str, arguments: Mapping[str, Any]

@@ -265,11 +265,13 @@ class Policy:
             raise PolicyError(f"cannot read the policy: {error.strerror}") from None
         except tomllib.TOMLDecodeError as error:
             raise PolicyError(f"the policy is not valid TOML: {error}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(data, base=Path(path).resolve().parent)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Policy:
-        """Build a policy from its TOML form (a mapping with ``mode`` and ``guard`` entries)."""
+    def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> Policy:
+        """Build a policy from its TOML form (a mapping with ``mode``, ``guard`` and ``deep``
+        entries). ``base`` is the directory relative path roots are read from (the policy
+        file's, when loaded from one); without it a relative root is refused."""
         unknown = set(data) - set(_TOP_KEYS)
         if unknown:
             raise PolicyError(
@@ -281,6 +283,7 @@ class Policy:
             raise PolicyError('mode must be "enforce" or "audit"')
         rules = _entries(
             data,
+            base,
             "guard",
             _OPTIONS,
             {},
@@ -290,6 +293,7 @@ class Policy:
         )
         deep = _entries(
             data,
+            base,
             "deep",
             _DEEP_OPTIONS,
             _DEEP_ENTRY,
@@ -309,6 +313,7 @@ _Rule = TypeVar("_Rule", bound=GuardRule)
 
 def _entries(
     data: Mapping[str, Any],
+    base: Path | None,
     section: str,
     kinds: Mapping[str, Mapping[str, _Option]],
     common: Mapping[str, _Option],
@@ -324,6 +329,9 @@ def _entries(
     for index, entry in enumerate(entries, start=1):
         where = f"[[{section}]] #{index}"
         tool, argument, kind, options = _entry(where, entry, kinds, common)
+        if kind == "path" and base is not None:
+            # A policy kept beside the server it protects names its roots relative to itself.
+            options["roots"] = tuple(str(base / root) for root in options["roots"])
         try:
             rules.append(build(tool, argument, kind, options, entry))
         except ValueError as error:
