@@ -359,6 +359,8 @@ def test_the_proxy_refuses_a_call_its_deep_checks_refuse(database: Path) -> None
         ({"kind": "cron", "on_calls": 1}, "on_calls must be a boolean"),
         ({"kind": "time", "max_ahead_seconds": -1}, "max_ahead_seconds must not be less"),
         ({"kind": "path"}, "missing options: roots"),
+        ({"kind": "url", "reachable": True, "timeout": 1}, "must exceed request_timeout_ms"),
+        ({"kind": "cron", "timeout": 0}, "timeout must be positive"),
     ],
 )
 def test_bad_deep_entries_are_refused_at_load(entry: dict[str, Any], message: str) -> None:
@@ -399,7 +401,8 @@ def loopback() -> Iterator[tuple[str, list[str]]]:
 
 
 def reach(**options: Any) -> Any:
-    entry = {"tool": "t", "argument": "/url", "kind": "url", "reachable": True, **options}
+    entry = {"tool": "t", "argument": "/url", "kind": "url", "reachable": True, "timeout": 30}
+    entry.update(options)
     [rule] = Policy.from_dict({"deep": [entry]}).deep
     return rule.guard
 

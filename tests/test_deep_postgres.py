@@ -4,6 +4,8 @@ planning, and the guard agreeing with the server's parser."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from postgres_cluster import Cluster, scratch_cluster
 from strictmcp.guards import GuardCode, GuardFinding, SqlGuard
 from strictmcp.guards.database import SqlDatabaseCheck
+from strictmcp.guards.policy import Policy, PolicyError
 from strictmcp.guards.sql_postgres import POSTGRESQL_MAJOR
 from test_guard_sql import POSTGRES_REJECTS
 
@@ -172,3 +175,25 @@ def test_the_dsn_may_come_from_a_file(cluster: Cluster, tmp_path: Any) -> None:
         database="postgres", guard=guard, dsn_file=str(tmp_path / "none")
     ).check("SELECT 1")
     assert missing.code is C.DEEP_SQL_DSN
+
+
+def test_the_policy_bounds_a_check_by_its_timeout(dsn: str) -> None:
+    entry = {
+        "tool": "report",
+        "argument": "/sql",
+        "kind": "sql",
+        "database": "postgres",
+        "dsn_env": ENV,
+        "statement_timeout_ms": 500,
+        "connect_timeout": 2,
+        "timeout": 3,
+    }
+    policy = Policy.from_dict({"deep": [entry]})
+    started = time.monotonic()
+    [violation] = asyncio.run(policy.check_deep("report", {"sql": "SELECT slow()"}))
+    assert time.monotonic() - started < 3
+    assert (violation.code, violation.pointer) == (C.DEEP_SQL_TIMEOUT, "/params/arguments/sql")
+    assert asyncio.run(policy.check_deep("other", {"sql": "SELECT slow()"})) == []
+    # A database bound the policy's would cut short is refused when the policy is loaded.
+    with pytest.raises(PolicyError, match="must exceed connect_timeout plus"):
+        Policy.from_dict({"deep": [{**entry, "statement_timeout_ms": 30_000}]})

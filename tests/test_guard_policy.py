@@ -330,3 +330,15 @@ def test_the_example_in_docs_policy_md_loads(tmp_path: Path) -> None:
     assert example.mode == "enforce"
     assert {rule.guard.kind for rule in example.rules} == set(guard_kinds())
     assert {rule.guard.kind for rule in example.deep} == {"sql", "path", "cron", "time", "url"}
+
+
+def test_relative_roots_are_read_from_the_policy_file_directory(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    file = tmp_path / "policy.toml"
+    file.write_text('[[guard]]\ntool = "*"\nargument = "/p"\nkind = "path"\nroots = ["data"]\n')
+    [rule] = Policy.load(file).rules
+    assert rule.guard.check(str(tmp_path / "data" / "x")) == []
+    assert rule.guard.check(str(tmp_path / "x")) != []
+    entry = {"tool": "*", "argument": "/p", "kind": "path", "roots": ["data"]}
+    with pytest.raises(PolicyError, match="not an absolute path"):
+        Policy.from_dict({"guard": [entry]})

@@ -39,7 +39,9 @@ from ..protocol import Severity, Violation
 from ..protocol.tool_calls import ARGUMENTS
 from ..schema import from_fragment, to_pointer
 from .base import Guard
+from .database import SqlDatabaseCheck
 from .deep import bounded
+from .reach import UrlReachCheck
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,7 +52,7 @@ Mode = Literal["enforce", "audit"]
 _TOP_KEYS = ("deep", "guard", "mode")
 _RULE_KEYS = ("tool", "argument", "kind")
 _DEEP_KEYS = ("on_calls", "timeout")
-DEFAULT_DEEP_TIMEOUT = 2.0
+DEFAULT_DEEP_TIMEOUT = 5.0
 """Seconds a policy's deep check may take unless its entry says ``timeout``."""
 
 
@@ -297,13 +299,7 @@ class Policy:
             "deep",
             _DEEP_OPTIONS,
             _DEEP_ENTRY,
-            lambda tool, argument, kind, options, entry: DeepRule(
-                tool,
-                argument,
-                _deep_check(kind, options),
-                on_calls=entry.get("on_calls", False),
-                timeout=float(entry.get("timeout", DEFAULT_DEEP_TIMEOUT)),
-            ),
+            _deep_rule,
         )
         return cls(rules=rules, mode=mode, deep=deep)
 
@@ -339,11 +335,33 @@ def _entries(
     return tuple(rules)
 
 
+def _deep_rule(
+    tool: str, argument: str, kind: str, options: dict[str, Any], entry: Mapping[str, Any]
+) -> DeepRule:
+    timeout = float(entry.get("timeout", DEFAULT_DEEP_TIMEOUT))
+    if timeout <= 0:
+        raise ValueError("timeout must be positive")
+    check = _deep_check(kind, options)
+    # A check abandoned at its timeout would go on in its thread, holding a connection: its
+    # own bounds (the database's, the HTTP client's) must end it first.
+    bound, what = 0.0, ""
+    if isinstance(check, SqlDatabaseCheck):
+        bound = check.connect_timeout + check.statement_timeout_ms / 1000
+        what = "connect_timeout plus statement_timeout_ms"
+    elif isinstance(check, UrlReachCheck) and check.reachable:
+        bound = check.request_timeout_ms / 1000 * (check.max_redirects + 1)
+        what = "request_timeout_ms for each of max_redirects + 1 requests"
+    if bound >= timeout:
+        raise ValueError(
+            f"timeout ({timeout:g} s) must exceed {what} ({bound:g} s), so that the check"
+            " ends on its own before it is abandoned"
+        )
+    return DeepRule(tool, argument, check, on_calls=entry.get("on_calls", False), timeout=timeout)
+
+
 def _deep_check(kind: str, options: dict[str, Any]) -> Guard:
     """The built-in deep check of ``kind``; ValueError for a configuration it refuses."""
-    from .database import SqlDatabaseCheck  # noqa: PLC0415 - import cycles: kinds import base
-    from .path import PathGuard  # noqa: PLC0415
-    from .reach import UrlReachCheck  # noqa: PLC0415
+    from .path import PathGuard  # noqa: PLC0415 - import cycles: kinds import base
     from .schedule import CronCheck, TimeCheck  # noqa: PLC0415
     from .sql import SqlGuard  # noqa: PLC0415
     from .url import UrlGuard  # noqa: PLC0415
