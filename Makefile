@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 EXAMPLE := examples/schema
+# The scheduler example's jobs database during `make demo` (removed after).
+SCHEDULER_DB := $(CURDIR)/.venv/scheduler-demo.db
 # The npm MCP servers the third-party proxy tests run (pinned by their lock file).
 NPM_DIR := tests/third_party
 NPM_STAMP := $(NPM_DIR)/node_modules/.installed
@@ -12,6 +14,9 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.installed
 # tests/test_proxy_old_client.py; that SDK needs a pydantic from its own time.
 OLD_CLIENT := .venv-mcp1
 OLD_CLIENT_STAMP := $(OLD_CLIENT)/.installed
+# A real PostgreSQL server for the deep SQL check's tests (tests/postgres_cluster.py starts a
+# scratch cluster from Debian's binaries); its major must be pglast's (pyproject.toml).
+POSTGRES_STAMP := $(VENV)/.installed-postgresql
 # Headless Chromium renders `strictmcp check`'s HTML report in tests/test_check_html.py.
 CHROMIUM_STAMP := $(VENV)/.installed-chromium
 SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -35,11 +40,19 @@ demo: install  ## set up and run strictmcp on the bundled examples
 	$(BIN)/strictmcp lint examples/lint/tools.json; \
 	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
 	$(BIN)/strictmcp check --cases 5 -- $(BIN)/strictmcp proxy -- $(BIN)/python examples/proxy/weather_server.py
+	@# Deep checks from a policy, in front of a scheduler that checks nothing: planted faults
+	@# found by the proxy's validate tool and before real calls; then generated cases through
+	@# it (those the guards and deep checks refuse are shown as warnings). SQLite: no server.
+	$(BIN)/python examples/scheduler/scheduler_demo.py
+	rm -f $(SCHEDULER_DB)
+	SCHEDULER_DB=$(SCHEDULER_DB) $(BIN)/strictmcp check --cases 5 --policy examples/scheduler/policy.toml \
+	  -- $(BIN)/strictmcp proxy --policy examples/scheduler/policy.toml -- $(BIN)/python examples/scheduler/scheduler_server.py
+	rm -f $(SCHEDULER_DB)
 
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(OLD_CLIENT_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(OLD_CLIENT_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +74,11 @@ $(OLD_CLIENT_STAMP):
 $(CHROMIUM_STAMP): | $(BIN)/python
 	command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+	touch $@
+
+$(POSTGRES_STAMP): | $(BIN)/python
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
 	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json

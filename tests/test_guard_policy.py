@@ -321,7 +321,7 @@ def test_the_example_in_docs_policy_md_loads(tmp_path: Path) -> None:
     assert blocks, "docs/policy.md has no ```toml example"
     data = tomllib.loads(blocks[0])
     # A path guard's roots must exist: the example's are made again under tmp_path.
-    for entry in data["guard"]:
+    for entry in [*data["guard"], *data["deep"]]:
         if entry["kind"] == "path":
             entry["roots"] = [str(tmp_path / root.lstrip("/")) for root in entry["roots"]]
             for root in entry["roots"]:
@@ -329,3 +329,16 @@ def test_the_example_in_docs_policy_md_loads(tmp_path: Path) -> None:
     example = Policy.from_dict(data)
     assert example.mode == "enforce"
     assert {rule.guard.kind for rule in example.rules} == set(guard_kinds())
+    assert {rule.guard.kind for rule in example.deep} == {"sql", "path", "cron", "time", "url"}
+
+
+def test_relative_roots_are_read_from_the_policy_file_directory(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    file = tmp_path / "policy.toml"
+    file.write_text('[[guard]]\ntool = "*"\nargument = "/p"\nkind = "path"\nroots = ["data"]\n')
+    [rule] = Policy.load(file).rules
+    assert rule.guard.check(str(tmp_path / "data" / "x")) == []
+    assert rule.guard.check(str(tmp_path / "x")) != []
+    entry = {"tool": "*", "argument": "/p", "kind": "path", "roots": ["data"]}
+    with pytest.raises(PolicyError, match="not an absolute path"):
+        Policy.from_dict({"guard": [entry]})

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from strictmcp.guards import GuardCode, GuardFinding
 from strictmcp.guards.sql import DEFAULT_DENIED_FUNCTIONS, SqlGuard
+from strictmcp.guards.sql_postgres import POSTGRESQL_MAJOR
 
 SECRET = "s3cr3t-literal-4711"
 
@@ -322,7 +323,6 @@ def test_tables_outside_the_list_are_refused(sql: str, table: str) -> None:
         (f"SELECT * FROM TABLE('{SECRET}')", "snowflake"),
         ("SELECT * FROM TABLE($1)", "snowflake"),
         ("SELECT * FROM @stage", "snowflake"),
-        ("SELECT * FROM $1", "postgres"),
     ],
 )
 def test_tables_named_at_run_time_are_refused(sql: str, dialect: str) -> None:
@@ -362,7 +362,6 @@ UNPARSEABLE = [
     f"SELECT '{SECRET}",  # unterminated string
     "SELECT 1 # ; DROP TABLE t",  # not a comment in PostgreSQL
     "SELEKT * FROM users",
-    "SELECT " + "(" * 200 + "1" + ")" * 200,
     "SELECT " + "1 + " * 30_000 + "1",
 ]
 
@@ -372,9 +371,96 @@ def test_what_cannot_be_parsed_is_refused(sql: str) -> None:
     assert codes(SqlGuard(), sql) == {C.SQL_UNPARSEABLE}
 
 
+def test_nesting_is_judged_by_the_parser_of_the_dialect() -> None:
+    nested = "SELECT " + "(" * 200 + "1" + ")" * 200
+    # PostgreSQL's parser reads it (so does the server); sqlglot's recursion does not.
+    assert SqlGuard().check(nested) == []
+    assert codes(SqlGuard(dialect="mysql"), nested) == {C.SQL_UNPARSEABLE}
+    assert codes(SqlGuard(tables=("t",)), nested.replace("1", "1 FROM t")) == {C.SQL_UNPARSEABLE}
+
+
+# sqlglot's postgres dialect accepts each of these; PostgreSQL's parser (and the server,
+# tests/test_deep_postgres.py) rejects it, so the guard refuses it.
+POSTGRES_REJECTS = [
+    "SELECT a FROM t LIMIT 1, 2",
+    "SELECT a FROM t QUALIFY a > 1",
+    "SELECT a FROM t WHERE a REGEXP 1",
+    "SELECT a FROM t GROUP BY ALL",
+    "SELECT [1,2]",
+    'SELECT {"a": 1}',
+    "SELECT a FROM t ORDER BY a NULLS LAST LIMIT 1 BY a",
+    "SELECT a FROM t LEFT SEMI JOIN u ON true",
+    "SELECT a FROM t STRAIGHT_JOIN u",
+    "SELECT * EXCEPT (a) FROM t",
+    "SELECT a FROM t ARRAY JOIN b",
+    "SELECT 1 FROM dual CONNECT BY 1",
+    "SELECT * REPLACE (1 AS a) FROM t",
+    "SELECT a FROM t UNION BY NAME SELECT a FROM u",
+    "FROM t SELECT a",
+    "FROM t",
+    "SELECT * FROM $1",
+]
+
+
+@pytest.mark.parametrize("sql", POSTGRES_REJECTS)
+def test_what_postgresql_rejects_is_refused(sql: str) -> None:
+    sqlglot.parse(sql, read="postgres")  # the generic reading accepts it
+    [finding] = SqlGuard().check(sql)
+    assert finding.code is C.SQL_UNPARSEABLE
+    assert f"PostgreSQL {POSTGRESQL_MAJOR}" in finding.message
+
+
+# What PostgreSQL's parser reads as a write or a side effect is refused even where sqlglot's
+# reading misses it: the server's statements decide, sqlglot can only add findings.
+@pytest.mark.parametrize(
+    ("sql", "code"),
+    [
+        ("SELECT * FROM t WHERE id = %s", None),
+        ("SELECT * FROM t WHERE id = %(id)s AND a::int = :b", None),
+        ("SELECT a[1:2], a[lo:hi] FROM t", None),
+        ("SELECT 1; SELECT 2", C.SQL_MULTIPLE_STATEMENTS),
+        ("SELECT pg_catalog.PG_SLEEP(1)", C.SQL_DENIED_FUNCTION),
+        ("SELECT * FROM pg_catalog.pg_read_file('x') AS f(a)", C.SQL_DENIED_FUNCTION),
+    ],
+)
+def test_the_server_reading_decides(sql: str, code: GuardCode | None) -> None:
+    assert codes(SqlGuard(), sql) == ({code} if code else set())
+
+
+# MySQL runs an executable comment as code (a versioned one from that server version on);
+# MariaDB also runs /*M! ... */. Every generic parser skips them, so they are refused.
+EXECUTABLE_COMMENTS = [
+    "SELECT 1 /*!, (DELETE FROM users) */",
+    "SELECT 1 /*!50000 UNION SELECT load_file('/etc/passwd') */",
+    "SELECT /*!SLEEP(10),*/ 1",
+    "SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */",
+    "SELECT * FROM t /*!40000 ; DROP TABLE users */",
+    "SELECT 1 /*M!100000 , BENCHMARK(1000000, MD5(1)) */",
+    "SELECT 1 /*!*/",
+]
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "doris", "singlestore", "starrocks"])
+@pytest.mark.parametrize("sql", EXECUTABLE_COMMENTS)
+def test_mysql_executable_comments_are_refused(sql: str, dialect: str) -> None:
+    assert codes(SqlGuard(dialect=dialect), sql) == {C.SQL_EXECUTABLE_COMMENT}
+
+
+def test_only_executable_comments_are_refused() -> None:
+    mysql = SqlGuard(dialect="mysql")
+    assert mysql.check("SELECT '/*! not a comment */' FROM t") == []
+    assert mysql.check("SELECT 1 /* ! a plain comment */ # !also plain") == []
+    assert mysql.check("SELECT /*+ MAX_EXECUTION_TIME(100) */ 1") == []
+    # PostgreSQL has no executable comments: there it is a comment, as the server reads it.
+    assert SqlGuard().check("SELECT 1 /*!, (DELETE FROM users) */") == []
+
+
 def test_a_parse_error_says_where() -> None:
     [finding] = SqlGuard().check(f"SELECT '{SECRET}' FROM WHERE")
-    assert "postgres SQL" in finding.message
+    assert f"PostgreSQL {POSTGRESQL_MAJOR} SQL" in finding.message
+    assert "at character 34" in finding.message
+    [finding] = SqlGuard(dialect="mysql").check(f"SELECT '{SECRET}' FROM WHERE")
+    assert "mysql SQL" in finding.message
     assert "line 1" in finding.message
 
 

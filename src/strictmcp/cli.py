@@ -7,6 +7,7 @@ import click
 from . import __version__
 from .check.cli import check
 from .lint.cli import lint
+from .policy_cmd.cli import policy
 from .protocol.cli import messages
 from .proxy.cli import proxy
 from .schema.cli import schema
@@ -33,3 +34,4 @@ main.add_command(messages)
 main.add_command(proxy)
 main.add_command(lint)
 main.add_command(check)
+main.add_command(policy)

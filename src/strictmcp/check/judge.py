@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..connect.client import Outcome, RpcError, TransportFailure
+from ..guards import GuardCode
 from ..protocol import Severity, Violation
 from .cases import Expect
 from .redact import redact_text
 from .results import Status, worst
 
 INVALID_PARAMS = -32602
+_CODE = re.compile(r"\[([a-z0-9-]+)\]$")
+_CHECK_CODES = frozenset(code.value for code in GuardCode)
 _STDERR_SHOWN = 5
 _ERROR_TEXT = 200
 
@@ -66,6 +70,11 @@ def judge_validate(
     if verdict is None:
         return "fail", ["validate answered without a {valid, errors, warnings} verdict"]
     if expect == "valid" and not verdict:
+        checks = _check_codes(outcome.result)
+        if checks:
+            # The schema allows it and the policy's guards or deep checks refuse it: what
+            # they are for, shown rather than failed (no job is made of such an input).
+            return "warn", [f"validate refuses it by its guards or deep checks ({checks})"]
         return "fail", ["validate says invalid for an input the schema accepts"]
     if expect == "invalid" and verdict:
         return "fail", ["validate says valid for an input the schema refuses"]
@@ -78,6 +87,21 @@ def combine(*verdicts: tuple[Status, list[str]]) -> tuple[Status, list[str]]:
     """Several judgements of one case as one."""
     status = worst([status for status, _ in verdicts])
     return status, [message for _, messages in verdicts for message in messages]
+
+
+def _check_codes(result: dict[str, Any]) -> str:
+    """The guard and deep-check codes of a validate answer's errors, comma-separated, when
+    every error carries one (strictmcp's own answers end each error with ``[code]``); else
+    empty."""
+    structured = result.get("structuredContent")
+    found = structured.get("errors") if isinstance(structured, dict) else None
+    if not isinstance(found, list) or not found:
+        return ""
+    codes = [_CODE.search(line) if isinstance(line, str) else None for line in found]
+    named = [match.group(1) for match in codes if match is not None]
+    if len(named) != len(found) or not set(named) <= _CHECK_CODES:
+        return ""
+    return ", ".join(dict.fromkeys(named))
 
 
 def validate_verdict(result: dict[str, Any]) -> bool | None:

@@ -11,8 +11,10 @@ goes through it in stages, each reported to the :class:`Auditor` with the same r
    and passes its verdict). An unknown tool is a JSON-RPC error, invalid arguments an
    ``isError`` result;
 2. ``policy``: the policy's guards; a finding that blocks is an ``isError`` result naming it;
-3. ``deep``: the tool author's deep checks, awaited (:meth:`Enforcer.check_deep`); the
-   first two stages are synchronous (:meth:`Enforcer.check_call`), for the proxy's hot path;
+3. ``deep``: the policy's declared deep checks (``[[deep]]`` with ``on_calls``) and the tool
+   author's registered for calls, awaited (:meth:`Enforcer.check_deep`; the proxy awaits
+   them only for a tool that has some, :meth:`Enforcer.has_deep`); the first two stages
+   are synchronous (:meth:`Enforcer.check_call`), for the proxy's hot path;
 4. the tool runs, unless a stage refused the call, and then ``result``: its result against
    the ``outputSchema`` (:meth:`Enforcer.check_result`); a result that breaks it is replaced
    by an ``isError`` result that does not quote it.

@@ -99,6 +99,13 @@ class Enforcer:
         found, blocked = self._guarded(self.policy, name, arguments)
         return self._after(registry, name, verdict, "policy", found, blocked)
 
+    def has_deep(self, name: str) -> bool:
+        """Whether a real call of ``name`` has deep checks to await (:meth:`check_deep`): the
+        policy's with ``on_calls``, or the tool author's registered for calls."""
+        return (self.policy is not None and self.policy.deep_on_calls(name)) or (
+            self.deep is not None and name in self.deep
+        )
+
     async def check_deep(
         self,
         registry: ToolRegistry,
@@ -106,13 +113,22 @@ class Enforcer:
         arguments: Mapping[str, Any],
         decision: CallCheck,
     ) -> CallCheck:
-        """The deep checks registered for real calls of ``name``, after :meth:`check_call`
-        let the call go ahead with ``decision``."""
-        if self.deep is None or not decision.allowed:
+        """The deep checks for real calls of ``name`` (the policy's declared ``on_calls``, and
+        the tool author's registered for calls), after :meth:`check_call` let the call go
+        ahead with ``decision``. A policy in audit mode never refuses for its own."""
+        if not decision.allowed or not isinstance(arguments, _MAPPING):
             return decision
-        found = await self.deep.run(name, arguments, real_call=True)
-        blocked = self.enforcing and bool(errors(found))
-        return self._after(registry, name, decision, "deep", found, blocked)
+        found: list[Violation] = []
+        blocked = False
+        if self.policy is not None and self.policy.deep:
+            declared = await self.policy.check_deep(name, arguments, real_call=True)
+            found += declared
+            blocked = self.policy.blocks(declared)
+        if self.deep is not None:
+            written = await self.deep.run(name, arguments, real_call=True)
+            found += written
+            blocked = blocked or bool(errors(written))
+        return self._after(registry, name, decision, "deep", found, self.enforcing and blocked)
 
     def check_result(
         self,
@@ -171,9 +187,13 @@ class Enforcer:
         if self.policy is not None:
             found, blocked = self._guarded(self.policy, name, arguments)
             violations += found if blocked else _as_warnings(found)
+            declared = await self.policy.check_deep(name, arguments)
+            refusing = self.enforcing and self.policy.blocks(declared)
+            violations += declared if refusing else _as_warnings(declared)
         if self.deep is not None:
             violations += await self.deep.run(name, arguments)
-        return violations
+        # A deep path or sql check starts with the guard a [[guard]] entry may also run.
+        return list(dict.fromkeys(violations))
 
     def _guarded(
         self, policy: Policy, name: str, arguments: Mapping[str, Any]

@@ -25,6 +25,8 @@ class GuardCode(str, Enum):
     PATH_TOO_LONG = "path-too-long"
     PATH_UNRESOLVABLE = "path-unresolvable"
     PATH_WINDOWS_SYNTAX = "path-windows-syntax"
+    PATH_LOW_SPACE = "path-low-free-space"
+    PATH_FILE_LARGE = "path-file-large"
 
     # url
     URL_INVALID = "url-invalid"
@@ -43,6 +45,7 @@ class GuardCode(str, Enum):
     SQL_NOT_READ_ONLY = "sql-not-read-only"
     SQL_DENIED_FUNCTION = "sql-denied-function"
     SQL_IDENTIFIER_NOT_ALLOWED = "sql-identifier-not-allowed"
+    SQL_EXECUTABLE_COMMENT = "sql-executable-comment"
 
     # argv
     ARGV_OPTION_INJECTION = "argv-option-injection"
@@ -60,3 +63,26 @@ class GuardCode(str, Enum):
     DEEP_INVALID = "deep-invalid"
     DEEP_TIMEOUT = "deep-timeout"
     DEEP_FAILED = "deep-failed"
+
+    # built-in deep checks declared in a policy: sql against the live database
+    DEEP_SQL_DSN = "deep-sql-dsn-missing"
+    DEEP_SQL_CONNECTION = "deep-sql-connection-failed"
+    DEEP_SQL_SYNTAX = "deep-sql-syntax-error"
+    DEEP_SQL_UNKNOWN_TABLE = "deep-sql-unknown-table"
+    DEEP_SQL_UNKNOWN_COLUMN = "deep-sql-unknown-column"
+    DEEP_SQL_WRITES = "deep-sql-writes"
+    DEEP_SQL_TIMEOUT = "deep-sql-timeout"
+    DEEP_SQL_REJECTED = "deep-sql-rejected"
+    DEEP_SQL_MANY_ROWS = "deep-sql-many-rows"
+
+    # url reachability
+    DEEP_URL_UNREACHABLE = "deep-url-unreachable"
+    DEEP_URL_STATUS = "deep-url-status"
+
+    # cron and time
+    DEEP_CRON_INVALID = "deep-cron-invalid"
+    DEEP_CRON_TOO_FREQUENT = "deep-cron-too-frequent"
+    DEEP_CRON_NEXT_RUNS = "deep-cron-next-runs"
+    DEEP_TIME_INVALID = "deep-time-invalid"
+    DEEP_TIME_NOT_FUTURE = "deep-time-not-in-future"
+    DEEP_TIME_TOO_FAR = "deep-time-too-far"

@@ -1,5 +1,8 @@
 """Deep validators: checks a tool author writes for what no schema or guard can know.
 
+(The built-in deep checks a policy declares, ``[[deep]]``, run through :func:`bounded` too;
+see :mod:`strictmcp.guards.policy`.)
+
 A cron expression that parses, a database that answers, a file that is not too big: tool
 authors register such checks per tool. They run in the dry-run ``validate`` tool, always, and
 for real calls only when registered with ``on_calls=True``. Each is bounded in time (1 s by
@@ -107,18 +110,26 @@ async def _run_one(
 ) -> list[Violation]:
     # A copy: a check must not be able to change the arguments a tool then receives.
     given = copy.deepcopy(dict(arguments))
-    name = quote_name(registered.name)
+    if inspect.iscoroutinefunction(registered.check):
+        pending: Awaitable[Any] = registered.check(given)
+    else:
+        # A worker thread keeps the event loop free; one that overruns cannot be stopped,
+        # only abandoned, which is why checks must be written to finish.
+        pending = asyncio.to_thread(registered.check, given)
+    return await bounded(pending, registered.timeout, quote_name(registered.name), pointer)
+
+
+async def bounded(
+    pending: Awaitable[DeepResult], timeout: float, name: str, pointer: str
+) -> list[Violation]:
+    """The findings of one deep check, at ``pointer``, awaited for at most ``timeout``
+    seconds: a check that overruns or raises is reported as such (``name`` says which),
+    never propagated."""
     try:
-        if inspect.iscoroutinefunction(registered.check):
-            pending: Awaitable[Any] = registered.check(given)
-        else:
-            # A worker thread keeps the event loop free; one that overruns cannot be stopped,
-            # only abandoned, which is why checks must be written to finish.
-            pending = asyncio.to_thread(registered.check, given)
-        result = await asyncio.wait_for(pending, registered.timeout)
+        result = await asyncio.wait_for(pending, timeout)
         findings = [item if isinstance(item, GuardFinding) else error(str(item)) for item in result]
     except asyncio.TimeoutError:
-        message = f"deep check {name} did not finish within {registered.timeout} s"
+        message = f"deep check {name} did not finish within {timeout} s"
         return [Violation(GuardCode.DEEP_TIMEOUT, message, pointer)]
     except Exception as failure:  # a tool author's bug must not break the call
         # The exception's text may quote the arguments: only its type is reported.

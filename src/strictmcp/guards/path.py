@@ -116,6 +116,11 @@ class PathGuard:
       server may create entries in). ``os.access`` answers for the real user id, and a process
       with ``CAP_DAC_OVERRIDE`` (root) passes its read and write checks whatever the mode bits.
 
+    Two warnings, off unless configured (deep checks, but the same walk): ``PATH_LOW_SPACE``
+    when the filesystem the path is on (or would be created on) has fewer than
+    ``min_free_bytes`` bytes free for the server, and ``PATH_FILE_LARGE`` when the path is a
+    regular file larger than ``max_file_bytes``.
+
     A path that does not exist yet is fine, unless ``must_exist``. Percent-encoding is not
     decoded: the guard sees the decoded JSON string, and on POSIX ``%2e%2e`` is a name.
 
@@ -142,6 +147,8 @@ class PathGuard:
     allow_home: bool = False
     max_length: int = 4096
     max_components: int = 256
+    min_free_bytes: int | None = None
+    max_file_bytes: int | None = None
     _roots: tuple[_Root, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -158,6 +165,10 @@ class PathGuard:
             raise ValueError('entry must be "any", "file" or "dir"')
         if self.max_length < 1 or self.max_components < 1:
             raise ValueError("max_length and max_components must be at least 1")
+        for name in ("min_free_bytes", "max_file_bytes"):
+            limit = getattr(self, name)
+            if limit is not None and limit < 0:
+                raise ValueError(f"{name} must not be negative")
         object.__setattr__(self, "_roots", tuple(_canonical_root(root) for root in self.roots))
 
     def check(self, value: Any) -> list[GuardFinding]:
@@ -203,6 +214,7 @@ class PathGuard:
                 )
             )
         findings.extend(self._access(resolved))
+        findings.extend(self._capacity(resolved))
         if any(finding.severity is Severity.ERROR for finding in findings):
             return findings, None
         return findings, _joined(resolved.parts)
@@ -306,6 +318,45 @@ class PathGuard:
             findings.append(GuardFinding(GuardCode.PATH_NOT_READABLE, "path is not readable"))
         if self.writable and not os.access(path, os.W_OK | search):
             findings.append(GuardFinding(GuardCode.PATH_NOT_WRITABLE, "path is not writable"))
+        return findings
+
+    def _capacity(self, resolved: _Resolved) -> list[GuardFinding]:
+        """The free-space and file-size warnings, for a path inside the roots."""
+        if self.min_free_bytes is None and self.max_file_bytes is None:
+            return []
+        findings: list[GuardFinding] = []
+        depth = sum(resolved.exists)
+        path = _joined(resolved.parts[:depth])  # the path, or its nearest existing parent
+        status = _status(path)
+        if (
+            self.max_file_bytes is not None
+            and depth == len(resolved.parts)
+            and status is not None
+            and stat.S_ISREG(status.st_mode)
+            and status.st_size > self.max_file_bytes
+        ):
+            findings.append(
+                GuardFinding(
+                    GuardCode.PATH_FILE_LARGE,
+                    f"the file is larger than {self.max_file_bytes} bytes",
+                    Severity.WARNING,
+                )
+            )
+        if self.min_free_bytes is not None:
+            try:
+                space = os.statvfs(path)
+            except OSError:
+                space = None
+            # f_bavail: the blocks an unprivileged process may use, which is what the server
+            # gets unless it runs as root.
+            if space is not None and space.f_bavail * space.f_frsize < self.min_free_bytes:
+                findings.append(
+                    GuardFinding(
+                        GuardCode.PATH_LOW_SPACE,
+                        f"the filesystem has less than {self.min_free_bytes} bytes free",
+                        Severity.WARNING,
+                    )
+                )
         return findings
 
     def _creatable(self, resolved: _Resolved) -> list[GuardFinding]:

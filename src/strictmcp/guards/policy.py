@@ -12,28 +12,36 @@ whose code we do not control::
     roots = ["/srv/data"]
 
 Every key of a ``[[guard]]`` entry besides ``tool``, ``argument`` and ``kind`` configures the
-guard itself (lists become tuples). This module owns the file's whole format: every table and
-every key is declared here (``_TOP_KEYS``, ``_RULE_KEYS``, ``_OPTIONS``), and a policy with an
-unknown table or key, or a value of the wrong type, is refused when it is loaded, never at the
-first call. ``docs/policy.md`` documents the format; sections to come (identity, output
-integrity, deep validation) are declared here too, and name secrets by environment variable or
+guard itself (lists become tuples). ``[[deep]]`` entries declare built-in deep checks the same
+way (``path``, ``sql`` against a live database, ``url`` reachability, ``cron``, ``time``),
+with ``on_calls`` (also before real calls, not only in the ``validate`` tool's dry run) and
+``timeout`` (seconds).
+This module owns the file's whole format: every table and every key is declared here
+(``_TOP_KEYS``, ``_RULE_KEYS``, ``_OPTIONS``, ``_DEEP_OPTIONS``), and a policy with an unknown
+table or key, or a value of the wrong type, is refused when it is loaded, never at the first
+call. ``docs/policy.md`` documents the format; sections to come (identity, output integrity)
+are declared here too, and name secrets by environment variable or
 file (``..._env``, ``..._file``), never as literal values.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..protocol import Severity, Violation
 from ..protocol.tool_calls import ARGUMENTS
 from ..schema import from_fragment, to_pointer
 from .base import Guard
+from .database import SqlDatabaseCheck
+from .deep import bounded
+from .reach import UrlReachCheck
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,8 +49,11 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("guard", "mode")
+_TOP_KEYS = ("deep", "guard", "mode")
 _RULE_KEYS = ("tool", "argument", "kind")
+_DEEP_KEYS = ("on_calls", "timeout")
+DEFAULT_DEEP_TIMEOUT = 5.0
+"""Seconds a policy's deep check may take unless its entry says ``timeout``."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +61,7 @@ class _Option:
     """One option of a guard kind: a TOML ``type`` (an array of it when ``array``), the values
     allowed when only some are, and whether the entry must give it."""
 
-    type: type[bool | int | str]
+    type: type[bool | int | float | str]
     array: bool = False
     choices: tuple[str, ...] = ()
     required: bool = False
@@ -62,8 +73,10 @@ class _Option:
         if self.array and not isinstance(value, list):
             return f"must be {expected}"
         for item in value if self.array else [value]:
-            # bool is an int in Python, never in TOML: `max_length = true` is refused.
-            if not isinstance(item, self.type) or (self.type is int and isinstance(item, bool)):
+            # bool is an int in Python, never in TOML: `max_length = true` is refused; a
+            # number may be written as an integer (`timeout = 2`).
+            allowed = (int, float) if self.type is float else self.type
+            if not isinstance(item, allowed) or (self.type is not bool and isinstance(item, bool)):
                 return f"must be {expected}"
             if self.choices and item not in self.choices:
                 return f"must be one of: {', '.join(self.choices)}"
@@ -73,6 +86,7 @@ class _Option:
 _TYPE_NAMES = {
     bool: ("a boolean", "booleans"),
     int: ("an integer", "integers"),
+    float: ("a number", "numbers"),
     str: ("a string", "strings"),
 }
 _FLAG, _INT, _STR, _STRS = _Option(bool), _Option(int), _Option(str), _Option(str, array=True)
@@ -95,6 +109,8 @@ _OPTIONS: dict[str, dict[str, _Option]] = {
         "allow_home": _FLAG,
         "max_length": _INT,
         "max_components": _INT,
+        "min_free_bytes": _INT,
+        "max_file_bytes": _INT,
     },
     "sql": {
         "dialect": _STR,
@@ -124,6 +140,32 @@ _OPTIONS: dict[str, dict[str, _Option]] = {
 }
 
 
+#: Each built-in deep check's options. A ``path`` deep check is the path guard (its free-space
+#: and size warnings are what a guard entry rarely wants on every call); a ``sql`` one takes the
+#: SQL guard's options, its dialect the database's.
+_DEEP_OPTIONS: dict[str, dict[str, _Option]] = {
+    "path": _OPTIONS["path"],
+    "sql": {
+        **{name: option for name, option in _OPTIONS["sql"].items() if name != "dialect"},
+        "database": _Option(str, choices=("postgres", "sqlite"), required=True),
+        "dsn_env": _STR,
+        "dsn_file": _STR,
+        "max_rows": _INT,
+        "statement_timeout_ms": _INT,
+        "connect_timeout": _INT,
+    },
+    "url": {
+        **_OPTIONS["url"],
+        "reachable": _FLAG,
+        "request_timeout_ms": _INT,
+        "max_redirects": _INT,
+    },
+    "cron": {"min_interval_seconds": _INT, "next_runs": _INT},
+    "time": {"min_ahead_seconds": _INT, "max_ahead_seconds": _INT},
+}
+_DEEP_ENTRY = {"on_calls": _FLAG, "timeout": _Option(float)}
+
+
 class PolicyError(ValueError):
     """A policy that cannot be loaded; the message says which entry and which key."""
 
@@ -147,6 +189,16 @@ class GuardRule:
 
 
 @dataclass(frozen=True)
+class DeepRule(GuardRule):
+    """A built-in deep check on the arguments of the tools whose names match ``tool``: run by
+    the ``validate`` tool's dry run, and before real calls too when ``on_calls``; abandoned
+    and reported after ``timeout`` seconds."""
+
+    on_calls: bool = False
+    timeout: float = DEFAULT_DEEP_TIMEOUT
+
+
+@dataclass(frozen=True)
 class Policy:
     """Guards on tool arguments, and what their findings do.
 
@@ -156,6 +208,7 @@ class Policy:
 
     rules: tuple[GuardRule, ...] = ()
     mode: Mode = "enforce"
+    deep: tuple[DeepRule, ...] = ()
 
     def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
@@ -170,6 +223,29 @@ class Policy:
             for where, value in _select(arguments, rule.tokens):
                 violations += [finding.at(pointer + where) for finding in rule.guard.check(value)]
         return violations
+
+    async def check_deep(
+        self, tool: str, arguments: Any, *, real_call: bool = False, pointer: str = ARGUMENTS
+    ) -> list[Violation]:
+        """The findings of the deep checks that apply to this call (for a real call, those
+        with ``on_calls``), run concurrently, each in a worker thread bounded by its timeout."""
+        pending = [
+            bounded(
+                asyncio.to_thread(rule.guard.check, value),
+                rule.timeout,
+                f"{rule.guard.kind} check",
+                pointer + where,
+            )
+            for rule in self.deep
+            if rule.applies_to(tool) and (rule.on_calls or not real_call)
+            for where, value in _select(arguments, rule.tokens)
+        ]
+        found = await asyncio.gather(*pending)
+        return [violation for violations in found for violation in violations]
+
+    def deep_on_calls(self, tool: str) -> bool:
+        """Whether a real call of ``tool`` has deep checks to await."""
+        return any(rule.on_calls and rule.applies_to(tool) for rule in self.deep)
 
     def blocks(self, violations: list[Violation]) -> bool:
         """Whether these findings refuse the call under this policy's mode."""
@@ -191,11 +267,13 @@ class Policy:
             raise PolicyError(f"cannot read the policy: {error.strerror}") from None
         except tomllib.TOMLDecodeError as error:
             raise PolicyError(f"the policy is not valid TOML: {error}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(data, base=Path(path).resolve().parent)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Policy:
-        """Build a policy from its TOML form (a mapping with ``mode`` and ``guard`` entries)."""
+    def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> Policy:
+        """Build a policy from its TOML form (a mapping with ``mode``, ``guard`` and ``deep``
+        entries). ``base`` is the directory relative path roots are read from (the policy
+        file's, when loaded from one); without it a relative root is refused."""
         unknown = set(data) - set(_TOP_KEYS)
         if unknown:
             raise PolicyError(
@@ -205,15 +283,124 @@ class Policy:
         mode = data.get("mode", "enforce")
         if mode not in ("enforce", "audit"):
             raise PolicyError('mode must be "enforce" or "audit"')
-        entries = data.get("guard", [])
-        if not isinstance(entries, list):
-            raise PolicyError("guard must be a list of [[guard]] tables")
-        rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
-        return cls(rules=rules, mode=mode)
+        rules = _entries(
+            data,
+            base,
+            "guard",
+            _OPTIONS,
+            {},
+            lambda tool, argument, kind, options, _: GuardRule(
+                tool, argument, guard_kinds()[kind](**options)
+            ),
+        )
+        deep = _entries(
+            data,
+            base,
+            "deep",
+            _DEEP_OPTIONS,
+            _DEEP_ENTRY,
+            _deep_rule,
+        )
+        return cls(rules=rules, mode=mode, deep=deep)
 
 
-def _rule(index: int, entry: Any) -> GuardRule:
-    where = f"[[guard]] #{index}"
+_Rule = TypeVar("_Rule", bound=GuardRule)
+
+
+def _entries(
+    data: Mapping[str, Any],
+    base: Path | None,
+    section: str,
+    kinds: Mapping[str, Mapping[str, _Option]],
+    common: Mapping[str, _Option],
+    build: Callable[[str, str, str, dict[str, Any], Mapping[str, Any]], _Rule],
+) -> tuple[_Rule, ...]:
+    """The rules of a ``[[section]]``, each entry checked and then built from its tool,
+    argument, kind, options (lists as tuples) and the entry itself; a guard or check that
+    refuses its configuration is reported as the entry's."""
+    entries = data.get(section, [])
+    if not isinstance(entries, list):
+        raise PolicyError(f"{section} must be a list of [[{section}]] tables")
+    rules = []
+    for index, entry in enumerate(entries, start=1):
+        where = f"[[{section}]] #{index}"
+        tool, argument, kind, options = _entry(where, entry, kinds, common)
+        if kind == "path" and base is not None:
+            # A policy kept beside the server it protects names its roots relative to itself.
+            options["roots"] = tuple(str(base / root) for root in options["roots"])
+        try:
+            rules.append(build(tool, argument, kind, options, entry))
+        except ValueError as error:
+            raise PolicyError(f"{where} ({kind}): {error}") from None
+    return tuple(rules)
+
+
+def _deep_rule(
+    tool: str, argument: str, kind: str, options: dict[str, Any], entry: Mapping[str, Any]
+) -> DeepRule:
+    timeout = float(entry.get("timeout", DEFAULT_DEEP_TIMEOUT))
+    if timeout <= 0:
+        raise ValueError("timeout must be positive")
+    check = _deep_check(kind, options)
+    # A check abandoned at its timeout would go on in its thread, holding a connection: its
+    # own bounds (the database's, the HTTP client's) must end it first.
+    bound, what = 0.0, ""
+    if isinstance(check, SqlDatabaseCheck):
+        bound = check.connect_timeout + check.statement_timeout_ms / 1000
+        what = "connect_timeout plus statement_timeout_ms"
+    elif isinstance(check, UrlReachCheck) and check.reachable:
+        bound = check.request_timeout_ms / 1000 * (check.max_redirects + 1)
+        what = "request_timeout_ms for each of max_redirects + 1 requests"
+    if bound >= timeout:
+        raise ValueError(
+            f"timeout ({timeout:g} s) must exceed {what} ({bound:g} s), so that the check"
+            " ends on its own before it is abandoned"
+        )
+    return DeepRule(tool, argument, check, on_calls=entry.get("on_calls", False), timeout=timeout)
+
+
+def _deep_check(kind: str, options: dict[str, Any]) -> Guard:
+    """The built-in deep check of ``kind``; ValueError for a configuration it refuses."""
+    from .path import PathGuard  # noqa: PLC0415 - import cycles: kinds import base
+    from .schedule import CronCheck, TimeCheck  # noqa: PLC0415
+    from .sql import SqlGuard  # noqa: PLC0415
+    from .url import UrlGuard  # noqa: PLC0415
+
+    if kind == "path":
+        return PathGuard(**options)
+    if kind == "url":
+        reach = {
+            name: options.pop(name)
+            for name in ("reachable", "request_timeout_ms", "max_redirects")
+            if name in options
+        }
+        return UrlReachCheck(UrlGuard(**options), **reach)
+    if kind == "cron":
+        return CronCheck(**options)
+    if kind == "time":
+        return TimeCheck(**options)
+    database = {
+        name: options.pop(name)
+        for name in (
+            "database",
+            "dsn_env",
+            "dsn_file",
+            "max_rows",
+            "statement_timeout_ms",
+            "connect_timeout",
+        )
+        if name in options
+    }
+    guard = SqlGuard(dialect=database["database"], **options)
+    return SqlDatabaseCheck(guard=guard, **database)
+
+
+def _entry(
+    where: str,
+    entry: Any,
+    kinds: Mapping[str, Mapping[str, _Option]],
+    common: Mapping[str, _Option],
+) -> tuple[str, str, str, dict[str, Any]]:
     if not isinstance(entry, Mapping):
         raise PolicyError(f"{where} must be a table")
     missing = [key for key in _RULE_KEYS if not isinstance(entry.get(key), str)]
@@ -223,10 +410,10 @@ def _rule(index: int, entry: Any) -> GuardRule:
     if argument and from_fragment("#" + argument) is None:
         raise PolicyError(f"{where}: argument must be a JSON Pointer such as /path or /files/*")
     kind = entry["kind"]
-    if kind not in _OPTIONS:
-        raise PolicyError(f"{where}: unknown kind {kind!r} (known: {', '.join(_OPTIONS)})")
+    if kind not in kinds:
+        raise PolicyError(f"{where}: unknown kind {kind!r} (known: {', '.join(kinds)})")
     where = f"{where} ({kind})"
-    known = _OPTIONS[kind]
+    known = {**common, **kinds[kind]}
     unknown = sorted(key for key in entry if key not in _RULE_KEYS and key not in known)
     if unknown:
         raise PolicyError(
@@ -240,12 +427,8 @@ def _rule(index: int, entry: Any) -> GuardRule:
         problem = option.problem(entry[name]) if name in entry else None
         if problem is not None:
             raise PolicyError(f"{where}: {name} {problem}")
-    options = {name: _frozen(entry[name]) for name in known if name in entry}
-    try:
-        guard = guard_kinds()[kind](**options)
-    except ValueError as error:
-        raise PolicyError(f"{where}: {error}") from None
-    return GuardRule(tool=entry["tool"], argument=argument, guard=guard)
+    options = {name: _frozen(entry[name]) for name in kinds[kind] if name in entry}
+    return entry["tool"], argument, kind, options
 
 
 def _frozen(value: Any) -> Any:

@@ -1,7 +1,20 @@
 """The SQL guard: a query argument is parsed, never pattern-matched, and refused unless it is
 one read-only statement over allowed tables that calls no side-effecting function.
 
-The parser is sqlglot, in the dialect of the database the query will run on. The dialect
+For PostgreSQL the guard decides with PostgreSQL's own parser (libpg_query through pglast,
+whose grammar is PostgreSQL :data:`POSTGRESQL_MAJOR`'s): a query that parser rejects is
+refused, the statements are the ones it splits, and a statement it reads as a write, a
+locking clause, ``SELECT ... INTO`` or a denied function call is refused even where sqlglot
+reads it otherwise. sqlglot must parse the query too when ``tables`` is set (its scoping
+decides which names are tables); where it cannot, the query is refused (fail closed).
+
+For the MySQL family (``mysql``, ``doris``, ``singlestore``, ``starrocks``) an executable
+comment (``/*! ... */``, ``/*!50000 ... */``, MariaDB's ``/*M! ... */``) is code to the server
+and a comment to every generic parser, so the guard refuses it rather than guess which server
+version would run it.
+
+For the other dialects the parser is sqlglot, in the dialect of the database the query will
+run on. The dialect
 matters: statement splitting follows its comment and string rules (``#`` starts a comment in
 MySQL, not in PostgreSQL; ``'\\'`` is a whole string in PostgreSQL and an open one in MySQL),
 and a guard that splits differently from the database can be walked around. Comments,
@@ -38,10 +51,14 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from . import sql_postgres
 from .base import GuardFinding, not_a_string
 from .codes import GuardCode
 
-__all__ = ["DEFAULT_DENIED_FUNCTIONS", "SqlGuard"]
+__all__ = ["DEFAULT_DENIED_FUNCTIONS", "MYSQL_FAMILY", "SqlGuard"]
+
+MYSQL_FAMILY: frozenset[str] = frozenset({"mysql", "doris", "singlestore", "starrocks"})
+"""The sqlglot dialects whose servers run executable comments (``/*! ... */``) as code."""
 
 DEFAULT_DENIED_FUNCTIONS: tuple[str, ...] = (
     # PostgreSQL: waiting, files, large objects, other servers, settings, sequences.
@@ -228,6 +245,7 @@ class SqlGuard:
     max_length: int = 20_000
     _dialect: sqlglot.Dialect = field(init=False, repr=False, compare=False)
     _tables: frozenset[tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    _executable_comments: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Policies pass configuration from TOML: a string where a list belongs would
@@ -249,6 +267,7 @@ class SqlGuard:
         if any(not all(entry) for entry in tables):
             raise ValueError("tables: an entry has an empty name part")
         object.__setattr__(self, "_tables", tables)
+        object.__setattr__(self, "_executable_comments", self.dialect in MYSQL_FAMILY)
 
     def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about the SQL text ``value``."""
@@ -261,25 +280,72 @@ class SqlGuard:
                     f"the query is longer than {self.max_length} characters and was not parsed",
                 )
             ]
+        if self._executable_comments and _has_executable_comment(value, self._dialect):
+            return [
+                GuardFinding(
+                    GuardCode.SQL_EXECUTABLE_COMMENT,
+                    "the query has an executable comment (/*! ... */), which the server runs"
+                    " as code",
+                )
+            ]
+        if self.dialect == "postgres":
+            return self._check_postgres(value)
         statements = self._parse(value)
         if isinstance(statements, GuardFinding):
             return [statements]
         findings: list[GuardFinding] = []
         if self.single_statement and len(statements) > 1:
-            kinds = ", ".join(_statement_name(s) for s in statements)
-            findings.append(
-                GuardFinding(
-                    GuardCode.SQL_MULTIPLE_STATEMENTS,
-                    f"the query has {len(statements)} statements ({kinds}); one is allowed",
-                )
-            )
+            findings.append(_stacked([_statement_name(s) for s in statements]))
+        findings += self._sqlglot_findings(statements)
+        return list(dict.fromkeys(findings))
+
+    def _sqlglot_findings(self, statements: list[exp.Expr]) -> list[GuardFinding]:
+        """What sqlglot's reading of each statement breaks: writes, denied calls, tables."""
+        findings: list[GuardFinding] = []
         for statement in statements:
             if self.read_only:
                 findings += _writes(statement)
             findings += self._denied_calls(statement)
             if self.tables is not None:
                 findings += self._unlisted_tables(statement)
-        return list(dict.fromkeys(findings))
+        return findings
+
+    def _check_postgres(self, sql: str) -> list[GuardFinding]:
+        """PostgreSQL's parser decides what the query is; sqlglot adds its table scoping and
+        its (often more specific) messages, and can only add findings, never remove one."""
+        server = sql_postgres.parse(sql)
+        if isinstance(server, str):
+            return [self._unparseable(server)]
+        if not server:
+            return [self._unparseable("has no SQL statement")]
+        findings: list[GuardFinding] = []
+        if self.single_statement and len(server) > 1:
+            findings.append(_stacked([sql_postgres.statement_name(s) for s in server]))
+        ours = self._parse(sql)
+        if isinstance(ours, GuardFinding) or len(ours) != len(server):
+            if self.tables is not None:
+                # The allowlist needs sqlglot's scoping of names; without it, refuse.
+                findings.append(self._unparseable("cannot be read well enough to check its tables"))
+            ours = []
+        from_sqlglot = self._sqlglot_findings(ours)
+        found = {finding.code for finding in from_sqlglot}
+        for statement in server:
+            if self.read_only and GuardCode.SQL_NOT_READ_ONLY not in found:
+                findings += sql_postgres.read_only_findings(statement)
+            if GuardCode.SQL_DENIED_FUNCTION not in found:
+                findings += self._denied_postgres_calls(statement)
+        return list(dict.fromkeys(findings + from_sqlglot))
+
+    def _denied_postgres_calls(self, statement: dict[str, Any]) -> Iterator[GuardFinding]:
+        for parts in sql_postgres.function_calls(statement):
+            for part in parts:
+                entry = next((e for e in self.denied_functions if _matches(e, part.lower())), None)
+                if entry is not None:
+                    yield GuardFinding(
+                        GuardCode.SQL_DENIED_FUNCTION,
+                        f"the query calls {'.'.join(parts)}(), which is denied ({entry})",
+                    )
+                    break
 
     def _parse(self, sql: str) -> list[exp.Expr] | GuardFinding:
         """The statements, without the empty ones, or the finding that refuses the text."""
@@ -338,6 +404,24 @@ class SqlGuard:
                     GuardCode.SQL_IDENTIFIER_NOT_ALLOWED,
                     f"the query uses table {'.'.join(parts)}, which is not allowed ({listed})",
                 )
+
+
+def _stacked(kinds: list[str]) -> GuardFinding:
+    return GuardFinding(
+        GuardCode.SQL_MULTIPLE_STATEMENTS,
+        f"the query has {len(kinds)} statements ({', '.join(kinds)}); one is allowed",
+    )
+
+
+def _has_executable_comment(sql: str, dialect: sqlglot.Dialect) -> bool:
+    """Whether a comment of ``sql``, as the dialect's tokenizer reads comments (so not inside a
+    string), is one MySQL or MariaDB executes: ``/*!`` or ``/*M!``. A text that does not
+    tokenize is left to the parser, which refuses it."""
+    try:
+        tokens = dialect.tokenize(sql)
+    except Exception:
+        return False
+    return any(comment.startswith(("!", "M!")) for token in tokens for comment in token.comments)
 
 
 def _writes(statement: exp.Expr) -> Iterator[GuardFinding]:

@@ -8,12 +8,12 @@ a why and a fix (``docs/lint-rules.md`` lists them). The core is pure:
 >>> [finding.code for finding in report.findings if finding.severity.value == "error"]
 ['SMT104']
 
-Two sides, in two layers. The rules and everything they need (``context``, ``engine``,
-``locate``, ``model``, ``report``, ``rules``, ``sarif``, ``walk``, ``docs`` and ``families``)
-are pure functions over tool definitions: they sit below the transport and never import
-:mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
-command side, ``lint.cli`` (the ``strictmcp lint`` command) and ``lint.source`` (reading the
-tools from a file or a live server), is a leaf like the proxy and ``check``: nothing but the
+Two sides, in two layers. The rules and everything they need (``context``, ``documents``,
+``engine``, ``locate``, ``model``, ``report``, ``rules``, ``sarif``, ``walk``, ``docs`` and
+``families``) are pure functions over tool definitions: they sit below the transport and
+never import :mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
+command side, ``lint.cli`` (the ``strictmcp lint`` command; a live server's tools come from
+:mod:`strictmcp.connect.listing`), is a leaf like the proxy and ``check``: nothing but the
 top-level command line imports it, and it is not re-exported here.
 """
 

@@ -13,15 +13,16 @@ from urllib.parse import quote
 
 import click
 
+from ..connect.listing import load_live
 from ..guards.policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
+from .documents import LintInputError, ToolSource, load_file
 from .engine import lint_tools
 from .locate import PointerIndex
 from .model import LintFinding, printable
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
-from .source import LintInputError, ToolSource, load_file, load_live
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _SERVER_COMMAND = "strictmcp.lint.server_command"

@@ -35,6 +35,7 @@ from ..enforce import Auditor, Enforcer
 from ..guards.policy import Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..protocol import (
+    CallCheck,
     Conversation,
     Decoded,
     Direction,
@@ -73,12 +74,14 @@ class Routed:
 @dataclass(slots=True)
 class _Item:
     """The outcome for one message: sent on as it came, sent on changed, or answered here
-    (``dry_run`` gives the answer, when it has to be awaited)."""
+    (``dry_run`` gives the answer, when it has to be awaited; ``deep`` gives the answer to a
+    call its deep checks refuse, or None to send the call on)."""
 
     forward: dict[str, Any] | None = None
     changed: bool = False
     reply: dict[str, Any] | None = None
     dry_run: Awaitable[dict[str, Any]] | None = None
+    deep: Awaitable[dict[str, Any] | None] | None = None
 
 
 class ProxySession:
@@ -127,7 +130,8 @@ class ProxySession:
     ) -> Routed | Awaitable[Routed]:
         """Decide about one line sent in ``direction``, at once when nothing needs awaiting.
 
-        Only a call of the validate tool does (its dry run is awaited): then the line is read
+        Only a call of the validate tool (its dry run) and a call with deep checks to run
+        before it goes on do: then the line is read
         and checked here as any other, and the awaitable returned gives its answer. A transport
         that relays many lines thus pays for a coroutine only when one is needed.
 
@@ -144,7 +148,7 @@ class ProxySession:
         one = self._client_message if direction == "c2s" else self._server_message
         items = [one(message, decoded.size) for message in decoded.messages]
         for item in items:
-            if item.dry_run is not None:
+            if item.dry_run is not None or item.deep is not None:
                 return self._after_dry_runs(line, direction, decoded, items)
         return self._routed(line, direction, decoded, items)
 
@@ -165,6 +169,10 @@ class ProxySession:
         for item in items:
             if item.dry_run is not None:
                 item.reply = await item.dry_run
+            elif item.deep is not None:
+                item.reply = await item.deep
+                if item.reply is not None:
+                    item.forward = None
         return self._routed(line, direction, decoded, items)
 
     def _routed(
@@ -255,12 +263,32 @@ class ProxySession:
         elif decision.jsonrpc_error is not None:
             code, text = decision.jsonrpc_error
             reply = error_response(message.id, code, text)
+        elif self.enforcer.has_deep(tool):
+            deep = self._deep(message, tool, params.get("arguments"), decision)
+            return _Item(forward=message.raw, deep=deep)
         else:
             self._waiting[message.id] = "tools/call"
             return _Item(forward=message.raw)
-        # Our answer settles the request in the conversation as the server's would.
+        return _Item(reply=self._answered(reply))
+
+    def _answered(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """Our answer to a request, which settles it in the conversation as the server's
+        would."""
         self.conversation.observe(own_message(reply), "s2c")
-        return _Item(reply=reply)
+        return reply
+
+    async def _deep(
+        self, message: Message, tool: str, arguments: Any, decision: CallCheck
+    ) -> dict[str, Any] | None:
+        """The answer to a call its deep checks refuse, or None when it goes to the server."""
+        assert message.id is not None  # only requests are checked
+        decision = await self.enforcer.check_deep(
+            self.conversation.tools, tool, arguments, decision
+        )
+        if decision.error_result is None:
+            self._waiting[message.id] = "tools/call"
+            return None
+        return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, size: int) -> _Item:
         request = self.conversation.request_answered_by(message, "s2c")

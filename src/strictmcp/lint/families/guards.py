@@ -5,7 +5,9 @@ rules find the arguments that most need a guard, by name (split into words, so `
 ``file_path`` and ``source-file`` all count) and by ``format``, and ask the policy given with
 ``--policy`` whether a guard of that kind covers each one (:meth:`Policy.covers`). Without a
 policy, every such argument is reported. ``query`` alone is taken for SQL only when the tool's
-name or description mentions a database: most ``query`` arguments are search terms.
+name or description mentions a database: most ``query`` arguments are search terms; likewise
+``source``, ``destination``, ``src``, ``dest`` and ``target`` are paths only in a tool whose
+name is about files (``move_file``).
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ _ARGV = _Kind(
     "a command line",
 )
 _SQL = _Kind("sql", frozenset({"sql"}), "SQL")
+_KINDS = (_PATH, _URL, _ARGV, _SQL)
+# Names that are paths in a tool about files only: elsewhere a "source" is a news outlet.
+_ENDPOINTS = frozenset({"source", "destination", "src", "dest", "target"})
 
 
 def _matches(tool: ToolView, node: Node, kind: _Kind) -> str | None:
@@ -95,7 +100,15 @@ def _matches(tool: ToolView, node: Node, kind: _Kind) -> str | None:
         return "by its name"
     if kind is _SQL and "query" in found and _mentions_database(tool):
         return "by its name, in a tool about a database"
+    if kind is _PATH and found & _ENDPOINTS and _about_files(tool):
+        return "by its name, in a tool about files"
     return None
+
+
+def _about_files(tool: ToolView) -> bool:
+    """Whether the tool's name is about files (``move_file``, ``copy_dir``): there a
+    ``source`` or ``destination`` is a path."""
+    return bool(set(words(tool.name or "")) & _PATH.words)
 
 
 def _mentions_database(tool: ToolView) -> bool:
@@ -106,17 +119,45 @@ def _mentions_database(tool: ToolView) -> bool:
     return _SQL_CONTEXT.search(text) is not None
 
 
-def _unguarded(kind: _Kind) -> Callable[[ToolView], Iterator[Hit]]:
-    def check(tool: ToolView) -> Iterator[Hit]:
-        if tool.input is None:
-            return
-        policy = tool.context.guards_of_kind(kind.kind)
+@dataclass(frozen=True)
+class Candidate:
+    """An argument that looks like it needs a guard of ``kind``, and why (``reason``)."""
+
+    kind: str
+    noun: str
+    node: Node
+    argument: str
+    reason: str
+    types: frozenset[str]
+
+
+KINDS: tuple[str, ...] = ("path", "url", "argv", "sql")
+"""The guard kinds the SMT3xx rules look for, in rule order."""
+
+
+def candidates(tool: ToolView, kinds: tuple[str, ...] = KINDS) -> Iterator[Candidate]:
+    """Every argument of ``tool`` that looks like a path, URL, command or SQL (the SMT3xx
+    rules' detection, and ``strictmcp policy init``'s)."""
+    if tool.input is None:
+        return
+    root = tool.input.schema
+    for kind in _KINDS:
+        if kind.kind not in kinds:
+            continue
         for node in tool.input.nodes:
             reason = _matches(tool, node, kind)
-            if reason is None or node.argument is None:
-                continue
+            if reason is not None and node.argument is not None:
+                types = declared_types(node.schema, root)
+                yield Candidate(kind.kind, kind.noun, node, node.argument, reason, types)
+
+
+def _unguarded(kind: _Kind) -> Callable[[ToolView], Iterator[Hit]]:
+    def check(tool: ToolView) -> Iterator[Hit]:
+        policy = tool.context.guards_of_kind(kind.kind)
+        for candidate in candidates(tool, (kind.kind,)):
+            node, reason = candidate.node, candidate.reason
             # A guard may be written on the argument or on each of its items.
-            where = (node.argument, node.argument + "/*")
+            where = (candidate.argument, candidate.argument + "/*")
             if (
                 policy is not None
                 and tool.name is not None

@@ -1,22 +1,20 @@
-"""Where the tools to lint come from: a file, or a live server through the MCP client.
+"""Tool lists in files: a ``tools/list`` result, a JSON-RPC response to one, or a bare list.
 
 A file holds a ``tools/list`` result (``{"tools": [...]}``), a whole JSON-RPC response to
 ``tools/list`` (``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``), or a bare list
 of tools. Each tool's place in the file is kept (``/result/tools/3``) so findings can be
-mapped back to lines.
+mapped back to lines. Reading one needs no transport, so it sits with lint's rules, where
+every command that reads tools from a file (``lint``, ``policy``) can use it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from ..connect.client import ClientError, open_client
 from ..protocol import Revision
 from ..schema.jsonio import JSONInputError, load_json
 from ..schema.limits import Limits
@@ -84,54 +82,3 @@ def load_file(path: str) -> ToolSource:
         prefixes=[f"{base}/{index}" for index in range(len(tools))],
         text=text,
     )
-
-
-def server_label(command: Sequence[str] | None, url: str | None) -> str:
-    """How reports name a live server: the program without its arguments, the URL without
-    credentials, query or fragment. Command lines and URLs carry tokens often enough, and
-    reports end up in CI logs and uploaded artifacts."""
-    if command:
-        rest = len(command) - 1
-        return command[0] + (f" (and {rest} argument{'s' * (rest != 1)})" if rest else "")
-    parts = urlsplit(url or "")
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ""
-    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
-
-
-def load_live(
-    command: Sequence[str] | None = None,
-    url: str | None = None,
-    *,
-    revision: Revision | None = None,
-    timeout: float = 30.0,
-) -> ToolSource:
-    """List a live server's tools: the stdio server ``command``, or streamable HTTP ``url``.
-
-    ``revision`` is offered to the server (by default the client's usual offer, and the
-    revision the server answers with is the one linted against). Raises
-    :class:`LintInputError` when the server cannot be started, reached or listed.
-    """
-    try:
-        return asyncio.run(_list_live(command, url, revision, timeout))
-    except ClientError as error:
-        raise LintInputError(str(error)) from None
-
-
-async def _list_live(
-    command: Sequence[str] | None, url: str | None, revision: Revision | None, timeout: float
-) -> ToolSource:
-    async with open_client(command, url, revision=revision, timeout=timeout) as client:
-        tools = await client.list_tools()
-        return ToolSource(
-            kind="command" if command else "url",
-            name=server_label(command, url),
-            tools=list(tools),
-            revision=client.revision,
-            server_info=client.server_info,
-        )

@@ -1,0 +1,158 @@
+"""``strictmcp policy``: write a starting policy, and check one, against a server's tools."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn, TypeVar
+
+import click
+
+from ..connect.listing import load_live, server_label
+from ..guards.policy import Policy, PolicyError
+from ..lint.documents import LintInputError, ToolSource, load_file
+from ..lint.model import printable
+from ..protocol import LATEST
+from .draft import draft
+from .review import review
+
+EXIT_CLEAN, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+_SERVER = """\b
+The tools come from a tools file (--tools FILE: a tools/list result, a JSON-RPC response to
+one, or a list), a live stdio server (-- COMMAND [ARGS]...) or a streamable HTTP server
+(--url URL)."""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def policy() -> None:
+    """Write and check policy files (docs/policy.md)."""
+
+
+_Command = TypeVar("_Command", bound=Callable[..., None])
+
+
+def _server_options(command: _Command) -> _Command:
+    """The options naming where the tools come from, shared by both subcommands."""
+    for option in reversed(
+        [
+            click.option(
+                "--tools",
+                "tools_file",
+                type=click.Path(dir_okay=False),
+                help="A tools file (a tools/list result).",
+            ),
+            click.option("--url", help="A live server over streamable HTTP at this URL."),
+            click.option(
+                "--timeout",
+                type=click.FloatRange(min=0, min_open=True),
+                default=30.0,
+                show_default=True,
+                help="Seconds to wait for a live server.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@policy.command(
+    "init",
+    epilog=_SERVER
+    + """
+\b
+Examples:
+  strictmcp policy init --tools tools.json -o policy.toml
+  strictmcp policy init --root /srv/data -- npx -y @modelcontextprotocol/server-filesystem /srv/data
+\b
+Exit status: 0 written, 2 usage error (no tools, unwritable output).""",
+)
+@click.argument("command", nargs=-1, metavar="[-- COMMAND [ARGS]...]")
+@_server_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write here, not stdout.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True),
+    help="The directory path guards start with (default: the working directory).",
+)
+def init(
+    command: tuple[str, ...],
+    tools_file: str | None,
+    url: str | None,
+    timeout: float,
+    output: str | None,
+    root: str | None,
+) -> None:
+    """Write a commented starting policy: a guard for every argument that looks like a path,
+    URL, command or SQL (lint's SMT3xx detection), deep checks commented out."""
+    source = _tools(tools_file, command, url, timeout)
+    text, found = draft(
+        source.tools,
+        source.revision or LATEST,
+        server=source.name,
+        root=os.path.realpath(root or os.getcwd()),
+    )
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as error:
+            _fail(f"cannot write {output}: {error.strerror}")
+    click.echo(f"strictmcp policy: {len(found)} arguments guarded", err=True)
+
+
+@policy.command(
+    "check",
+    epilog=_SERVER
+    + """
+\b
+Exit status: 0 no problem, 1 problems, 2 usage error (the policy does not load, no tools).""",
+)
+@click.argument("policy_file", metavar="POLICY", type=click.Path(dir_okay=False))
+@click.argument("command", nargs=-1, metavar="[-- COMMAND [ARGS]...]")
+@_server_options
+def check(
+    policy_file: str,
+    command: tuple[str, ...],
+    tools_file: str | None,
+    url: str | None,
+    timeout: float,
+) -> None:
+    """Say what is wrong with a policy: tool globs that match no tool, argument pointers
+    that match no argument, kinds that do not fit the argument's type."""
+    try:
+        loaded = Policy.load(policy_file)
+    except PolicyError as error:
+        _fail(f"{policy_file}: {error}")
+    source = _tools(tools_file, command, url, timeout)
+    problems = review(loaded, source.tools, source.revision or LATEST)
+    for problem in problems:
+        click.echo(f"{policy_file}: {printable(problem)}")
+    if not problems:
+        click.echo(f"{policy_file}: no problems with the tools of {source.name}")
+    sys.exit(EXIT_PROBLEMS if problems else EXIT_CLEAN)
+
+
+def _tools(
+    tools_file: str | None, command: tuple[str, ...], url: str | None, timeout: float
+) -> ToolSource:
+    given = [tools_file is not None, bool(command), url is not None]
+    if sum(given) != 1:
+        _fail("give exactly one of --tools FILE, --url URL or -- COMMAND")
+    try:
+        if tools_file is not None:
+            return load_file(tools_file)
+        return load_live(command or None, url, timeout=timeout)
+    except LintInputError as error:
+        _fail(f"{tools_file or server_label(command, url)}: {error}")
+    except (OSError, TimeoutError) as error:
+        _fail(f"cannot list the server's tools: {error}")
+
+
+def _fail(message: str) -> NoReturn:
+    # One line, escaped: the reason may quote the server (its JSON-RPC error message).
+    click.echo(f"strictmcp policy: {printable(message)}", err=True)
+    sys.exit(EXIT_USAGE)

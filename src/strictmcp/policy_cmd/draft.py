@@ -1,0 +1,106 @@
+"""``strictmcp policy init``: a starting policy for a server's tools.
+
+Every argument lint's SMT3xx rules take for a path, URL, command or SQL
+(:func:`strictmcp.lint.families.guards.candidates`, the one detection) gets a ``[[guard]]``
+of that kind, with the values only the user can choose marked ``REPLACE``, and the deep
+checks that fit the kind written out commented. The draft loads as written: path roots are
+the directory given (by default the working directory), which the user then narrows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..lint.context import LintContext, ToolView
+from ..lint.families.guards import Candidate, candidates
+from ..protocol import Revision
+
+__all__ = ["draft"]
+
+# Each kind's options in the draft, then its deep check's extra lines (commented out).
+_GUARD_LINES: dict[str, tuple[str, ...]] = {
+    "path": ("roots = [{root}]  # REPLACE: the directories this tool may use",),
+    "url": (
+        'schemes = ["https"]',
+        '# hosts = ["api.example.com"]  # REPLACE: the hosts this tool may fetch',
+    ),
+    "sql": (
+        'dialect = "postgres"  # REPLACE: your database (sqlite, mysql, ...)',
+        '# tables = ["REPLACE"]  # the tables a query may use',
+    ),
+    "argv": (
+        "# first_is_executable = true",
+        '# executables = ["/usr/bin/REPLACE"]  # the programs the command may run',
+        "# allow_options = []  # the options it may pass",
+    ),
+}
+_DEEP_LINES: dict[str, tuple[str, ...]] = {
+    "path": (
+        "roots = [{root}]",
+        "min_free_bytes = 1073741824  # warn below 1 GiB free",
+        "max_file_bytes = 104857600  # warn above 100 MiB",
+    ),
+    "url": ('schemes = ["https"]', "reachable = true  # one HEAD request, through the guard"),
+    "sql": (
+        'database = "postgres"  # REPLACE: or "sqlite"',
+        'dsn_env = "REPLACE_DSN"  # the variable holding the DSN, never the DSN itself',
+        "max_rows = 100000",
+        "on_calls = true  # also before real calls",
+    ),
+}
+
+
+def draft(
+    tools: Sequence[Any], revision: Revision, *, server: str, root: str
+) -> tuple[str, list[Candidate]]:
+    """The commented TOML policy for ``tools`` (listed at ``revision`` by ``server``, as
+    reports name it) and the arguments it guards."""
+    context = LintContext(revision=revision, policy=None, results={}, tools=tools)
+    lines = [
+        f"# A starting strictmcp policy for {server}, written by `strictmcp policy init`.",
+        "# Fill in every REPLACE, then: strictmcp policy check THIS-FILE (with the server).",
+        "# docs/policy.md documents every key.",
+        'mode = "enforce"  # "audit" reports every finding and refuses nothing (to roll out)',
+    ]
+    found: list[Candidate] = []
+    seen: set[tuple[str, str, str]] = set()
+    for index, tool in enumerate(tools):
+        view = ToolView(index, tool, context)
+        if view.name is None:
+            continue
+        for candidate in candidates(view):
+            argument = _pointer(candidate)
+            if (view.name, argument, candidate.kind) in seen:
+                continue
+            seen.add((view.name, argument, candidate.kind))
+            found.append(candidate)
+            lines += _entries(view.name, argument, candidate, json.dumps(root))
+    if not found:
+        lines += ["", "# No argument of these tools looks like a path, URL, command or SQL."]
+    return "\n".join(lines) + "\n", found
+
+
+def _pointer(candidate: Candidate) -> str:
+    """Where the guard goes: on each item of an argument that is only ever an array."""
+    return candidate.argument + "/*" if candidate.types == {"array"} else candidate.argument
+
+
+def _entries(tool: str, argument: str, candidate: Candidate, root: str) -> list[str]:
+    head = [f"tool = {json.dumps(tool)}", f"argument = {json.dumps(argument)}"]
+    kind = f"kind = {json.dumps(candidate.kind)}"
+    lines = [
+        "",
+        f"# {tool} {argument or '(arguments)'}: {candidate.noun} ({candidate.reason})",
+        "[[guard]]",
+        *head,
+        kind,
+        *(line.format(root=root) for line in _GUARD_LINES[candidate.kind]),
+    ]
+    deep = _DEEP_LINES.get(candidate.kind)
+    if deep:
+        body = ["[[deep]]", *head, kind, *(line.format(root=root) for line in deep)]
+        lines += ["# A deep check (docs/policy.md), to enable once filled in:"]
+        lines += [f"# {line}" for line in body]
+    return lines

@@ -1,0 +1,69 @@
+"""``strictmcp policy check``: what is wrong with a policy, against a server's tools.
+
+A rule whose tool glob matches no tool, whose argument pointer matches no argument of a tool
+it applies to, or whose kind cannot check the argument's declared type protects nothing,
+silently: each is reported, named by its section and position in the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..guards.policy import GuardRule, Policy
+from ..lint.context import LintContext, ToolView
+from ..lint.walk import declared_types
+from ..protocol import Revision
+
+__all__ = ["review"]
+
+# The JSON types each kind checks: strings, and argv also a whole vector. An argument that
+# declares no type may be either.
+_FITS: dict[str, frozenset[str]] = {"argv": frozenset({"string", "array"})}
+_STRING = frozenset({"string"})
+
+
+def review(policy: Policy, tools: Sequence[Any], revision: Revision) -> list[str]:
+    """Every problem of ``policy`` with these tools, one line each."""
+    context = LintContext(revision=revision, policy=None, results={}, tools=tools)
+    views = [ToolView(index, tool, context) for index, tool in enumerate(tools)]
+    named = [view for view in views if view.name is not None]
+    problems: list[str] = []
+    sections: list[tuple[str, Sequence[GuardRule]]] = [
+        ("guard", policy.rules),
+        ("deep", policy.deep),
+    ]
+    for section, rules in sections:
+        for index, rule in enumerate(rules, start=1):
+            where = f"[[{section}]] #{index} ({rule.guard.kind})"
+            problems += [f"{where}: {problem}" for problem in _problems(rule, named)]
+    return problems
+
+
+def _problems(rule: GuardRule, views: list[ToolView]) -> list[str]:
+    matching = [view for view in views if view.name is not None and rule.applies_to(view.name)]
+    if not matching:
+        return [f"tool {rule.tool!r} matches no tool of the server"]
+    alone = Policy(rules=(rule,))
+    fits = _FITS.get(rule.guard.kind, _STRING)
+    problems = []
+    for view in matching:
+        assert view.name is not None
+        if view.input is None:
+            problems.append(f"tool {view.name!r} has no inputSchema to find {rule.argument!r} in")
+            continue
+        nodes = [
+            node
+            for node in view.input.nodes
+            if node.argument is not None and alone.covers(view.name, node.argument)
+        ]
+        if not nodes:
+            problems.append(f"argument {rule.argument!r} matches no argument of {view.name!r}")
+        for node in nodes:
+            types = declared_types(node.schema, view.input.schema)
+            if types and not types & fits:
+                problems.append(
+                    f"a {rule.guard.kind} check does not fit argument {node.argument!r} of "
+                    f"{view.name!r}, which is {' or '.join(sorted(types))}"
+                )
+    return problems
