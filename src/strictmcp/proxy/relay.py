@@ -148,7 +148,8 @@ class Relay:
         client = self._client
         upstream = self.upstream
         while (line := await upstream.receive()) is not None:
-            routed = await settled(session.decide(line, "s2c"))
+            decided = session.decide(line, "s2c")
+            routed = decided if isinstance(decided, Routed) else await decided
             self._for_client(routed.forward)
             self._to_server += routed.reply
             if upstream.waiting:
