@@ -27,14 +27,18 @@ from .session import ProxySession
 async def run(session: ProxySession, command: Sequence[str], *, timeout: float) -> int:
     """Proxy between our stdio and ``command`` until either side is done; the exit status."""
     client_in, client_out = await _client_side(session)
+    upstream = await spawn(session, command)
+    return await _relay(session, upstream, client_in, client_out, timeout, spawned=True)
+
+
+async def spawn(session: ProxySession, command: Sequence[str]) -> ProcessUpstream:
+    """``command`` spawned as ``session``'s server: a line of its over the session's size
+    limit is dropped and reported as the session reports one. OSError when it cannot be."""
 
     def oversized() -> None:
         session.oversized("s2c")
 
-    upstream = await ProcessUpstream.start(
-        command, max_size=session.max_size, on_oversized=oversized
-    )
-    return await _relay(session, upstream, client_in, client_out, timeout, spawned=True)
+    return await ProcessUpstream.start(command, max_size=session.max_size, on_oversized=oversized)
 
 
 async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: float) -> int:
