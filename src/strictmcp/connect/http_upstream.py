@@ -99,8 +99,8 @@ class HttpUpstream:
 
     @property
     def blocked(self) -> bool:
-        """Whether messages written are still to be POSTed: :meth:`drain` waits for them."""
-        return self._posting is not None
+        """Whether messages written wait behind a POST under way."""
+        return bool(self._outbox)
 
     def write(self, lines: list[bytes]) -> None:
         """Queue these messages, to be POSTed one at a time in order (a request's answer is

@@ -84,11 +84,11 @@ class Relay:
 
     async def from_client(self, line: bytes, decoded: Decoded | None = None) -> Routed:
         """:meth:`decide`, and the lines held written at once, as for a transport that
-        handles each of its client's messages on its own."""
+        handles each of its client's messages on its own: once they are on their way."""
         routed = await settled(self.decide(line, decoded))
         self.flush()
-        if self.upstream.blocked:
-            await self.upstream.drain()
+        # Not only while blocked: an HTTP server is sent a message with a POST of its own.
+        await self.upstream.drain()
         return routed
 
     async def learn_tools(self, line: bytes, decoded: Decoded | None = None) -> None:
