@@ -285,8 +285,8 @@ _GROUPS = [
     ("check_result", "strictmcp/protocol/", "check_result"),
     ("Auditor.record", "strictmcp/enforce/audit.py", "record"),
     ("LineSplitter.feed (cutting lines)", "strictmcp/connect/lines.py", "feed"),
-    ("_Pump.send (timers)", "strictmcp/proxy/stdio.py", "send"),
-    ("_Pump.flush (writes)", "strictmcp/proxy/stdio.py", "flush"),
+    ("Relay._onward (timers)", "strictmcp/proxy/relay.py", "_onward"),
+    ("Relay.flush (writes)", "strictmcp/proxy/relay.py", "flush"),
     ("drain (both sides)", "strictmcp/", "drain"),  # the proxy's stdio, connect's pipes
     ("event loop _run_once", "asyncio/base_events.py", "_run_once"),
     ("selector select (waiting)", "selectors.py", "select"),

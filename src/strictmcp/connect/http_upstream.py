@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -89,11 +90,53 @@ class HttpUpstream:
         self._handshake: asyncio.Event | None = None
         self.session_id: str | None = None
         self.version: str | None = None
+        # Messages written and not yet POSTed, and the task POSTing them.
+        self._outbox: deque[bytes] = deque()
+        self._posting: asyncio.Task[None] | None = None
         self._closed = False
 
     # --- Upstream ----------------------------------------------------------------------------
 
+    @property
+    def blocked(self) -> bool:
+        """Whether messages written wait behind a POST under way."""
+        return bool(self._outbox)
+
+    def write(self, lines: list[bytes]) -> None:
+        """Queue these messages, to be POSTed one at a time in order (a request's answer is
+        read in the background, a notification's is awaited before the next is sent)."""
+        if self._closed:
+            return
+        self._outbox.extend(lines)
+        if self._posting is None:
+            self._posting = asyncio.create_task(self._post_all())
+
+    async def drain(self) -> None:
+        """Wait until every message written is POSTed (or its POST failed, then raised)."""
+        posting = self._posting
+        if posting is not None:
+            await asyncio.wait({posting})
+            if not posting.cancelled():
+                posting.result()
+
     async def send(self, line: bytes) -> None:
+        """POST one message, after those written."""
+        self.write([line])
+        await self.drain()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether :meth:`receive` has a message at once."""
+        return not self._received.empty()
+
+    async def _post_all(self) -> None:
+        try:
+            while self._outbox:
+                await self._post(self._outbox.popleft())
+        finally:
+            self._posting = None
+
+    async def _post(self, line: bytes) -> None:
         """POST one message: a request's answer is read in the background."""
         if self._closed:
             return
@@ -142,7 +185,8 @@ class HttpUpstream:
             return 0
         self._closed = True
         posts = [task for task, _ in self._posts.values()]
-        tasks = [*posts, *([self._listening] if self._listening else [])]
+        others = [task for task in (self._posting, self._listening) if task is not None]
+        tasks = [*posts, *others]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -122,6 +122,13 @@ class Lines:
         """Whether a line can be taken at once."""
         return bool(self._ready)
 
+    @property
+    def message_waiting(self) -> bool:
+        """Whether a line that is not :data:`OVERSIZED` (or the end) can be taken at once:
+        what a reader that skips oversized lines gets without waiting."""
+        ready = self._ready
+        return bool(ready) and (ready[0] != OVERSIZED or any(x != OVERSIZED for x in ready))
+
     async def next(self) -> Line:
         """The next line, :data:`OVERSIZED`, or None at the end."""
         while not self._ready:

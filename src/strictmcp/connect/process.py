@@ -226,13 +226,31 @@ class ProcessUpstream:
         """The exit status once the process has exited (128+N for signal N), else None."""
         return self._process.returncode
 
-    async def send(self, line: bytes) -> None:
-        """Write one line to the server's stdin."""
+    @property
+    def blocked(self) -> bool:
+        """Whether the server's stdin is full (or gone): wait for :meth:`drain`."""
+        return self._process.blocked
+
+    def write(self, lines: list[bytes]) -> None:
+        """Write these lines to the server's stdin, in one write."""
         process = self._process
         if not process.is_closing():
-            process.write(line)
-        if process.blocked:
-            await process.drain()
+            process.write(b"".join(lines))
+
+    async def drain(self) -> None:
+        """Wait until the server's stdin takes writes again."""
+        await self._process.drain()
+
+    async def send(self, line: bytes) -> None:
+        """Write one line to the server's stdin, waiting while it is full."""
+        self.write([line])
+        if self.blocked:
+            await self.drain()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether :meth:`receive` has a line at once."""
+        return self._process.lines.message_waiting
 
     async def receive(self) -> bytes | None:
         """The next line of the server's stdout; None at its end."""

@@ -40,11 +40,35 @@ def long_lived(line: bytes) -> list[int | str]:
     ]
 
 
-class Upstream(Protocol):
-    """One MCP server, reached over stdio or streamable HTTP."""
+class Sink(Protocol):
+    """Where messages go, written without waiting: :meth:`write` takes them at once, and a
+    writer that wants to keep what it holds bounded waits for :meth:`drain` while
+    :attr:`blocked`. The relay batches through one: the messages it decided from one read
+    go in one write."""
+
+    @property
+    def blocked(self) -> bool:
+        """Whether a writer should wait for :meth:`drain` before writing more."""
+
+    def write(self, lines: list[bytes]) -> None:
+        """Send these messages (each a JSON text and its ``\\n``), in order, without waiting;
+        the list is not kept."""
+
+    async def drain(self) -> None:
+        """Wait until what was written is on its way and :attr:`blocked` is over."""
+
+
+class Upstream(Sink, Protocol):
+    """One MCP server, reached over stdio or streamable HTTP: a :class:`Sink` of the messages
+    for it, and the source of its own."""
 
     async def send(self, line: bytes) -> None:
-        """Send one message (a JSON text and its ``\\n``) to the server."""
+        """Send one message (a JSON text and its ``\\n``) to the server, after those written."""
+
+    @property
+    def waiting(self) -> bool:
+        """Whether :meth:`receive` has a message at once (a reader deciding several before
+        writing what they make knows when to stop)."""
 
     async def receive(self) -> bytes | None:
         """The next message the server sent, as one line; None once the server is gone."""

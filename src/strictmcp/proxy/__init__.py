@@ -2,10 +2,11 @@
 
 ``strictmcp proxy [OPTIONS] -- COMMAND [ARGS]...`` or ``--upstream URL`` (``--url URL``), over
 stdio or, with ``--listen``, streamable HTTP (see :mod:`.cli`). The decisions live in
-:class:`ProxySession`, which knows nothing of pipes or HTTP; :func:`run` is the stdio transport
-in front of a spawned server, :class:`Relay` joins a session to any
-:class:`~strictmcp.connect.upstream.Upstream` (a spawned process or an HTTP server, both from
-:mod:`strictmcp.connect`) and :class:`App` the HTTP endpoint. This package does not import the
+:class:`ProxySession`, which knows nothing of pipes or HTTP; :class:`Relay` joins a session to
+any :class:`~strictmcp.connect.upstream.Upstream` (a spawned process or an HTTP server, both
+from :mod:`strictmcp.connect`), whatever carries the client's side: :func:`run` is the stdio
+transport in front of a spawned server, :func:`run_upstream` in front of any upstream, and
+:class:`App` the HTTP endpoint, one relay per session. This package does not import the
 MCP SDK; the HTTP server is loaded only when first used.
 """
 

@@ -9,13 +9,12 @@ import functools
 from collections.abc import Callable, Sequence
 
 from ..connect.http_upstream import HttpUpstream
-from ..connect.process import ProcessUpstream
 from ..connect.upstream import Upstream
 from .http_server import App, Limits, is_local, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
 from .session import ProxySession
-from .stdio import run_upstream
+from .stdio import run_upstream, spawn
 
 __all__ = ["Limits", "listen", "stdio_to", "upstreams"]
 
@@ -35,10 +34,7 @@ def upstreams(
         )
 
     async def spawned(session: ProxySession) -> Upstream:
-        def oversized() -> None:
-            session.oversized("s2c")
-
-        return await ProcessUpstream.start(command, max_size=max_size, on_oversized=oversized)
+        return await spawn(session, command)
 
     return http if url is not None else spawned
 

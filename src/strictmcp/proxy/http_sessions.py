@@ -53,7 +53,8 @@ class Channel:
         session = new_session()
         upstream = await new_upstream(session)
         router = Router(buffered, shared=shared)
-        channel = cls(Relay(session, upstream, timeout=timeout, to_client=router.deliver), router)
+        relay = Relay(session, upstream, timeout=timeout, client=_Answers(router))
+        channel = cls(relay, router)
         channel._running = asyncio.create_task(channel._run())
         return channel
 
@@ -72,6 +73,23 @@ class Channel:
     def touch(self) -> None:
         """The client used the session just now."""
         self.last_used = time.monotonic()
+
+
+class _Answers:
+    """The router as the relay's client side: each line goes on the answer it belongs to,
+    at once (the router bounds what it keeps for an answer not being read)."""
+
+    blocked = False
+
+    def __init__(self, router: Router) -> None:
+        self._deliver = router.deliver
+
+    def write(self, lines: list[bytes]) -> None:
+        for line in lines:
+            self._deliver(line)
+
+    async def drain(self) -> None:
+        return None
 
 
 Start = Callable[[], Awaitable[Channel]]

@@ -1,160 +1,268 @@
 """A :class:`ProxySession` joined to one :class:`Upstream`, whatever carries the client's side.
 
-The relay decides each line through the session, sends what is to go on to the server, hands
-what the server sends to ``to_client``, and times the client's requests (but not those whose
-answer is a stream meant to stay open, ``subscriptions/listen``). It can also ask the server
-something on its own (:meth:`Relay.ask`): the answer is read by the session, as any answer
-is, and kept from the client; so it lists the tools before a call it could not check. The
-stdio transport in front of an HTTP server and every session of the HTTP transport run on one.
+Every proxied session runs on one :class:`Relay`: the stdio transport (in front of a spawned
+server or any other upstream) and each session of the HTTP transport. The relay decides each
+line through the session, holds what is to go on, and writes what it holds to each side in
+one write (:meth:`Relay.flush`), so that the lines of one read cost one write per side; it
+waits for a side only while that side is blocked.
+
+Order: client lines are decided, and their messages reach the server, in the order they are
+given. A line is decided at once unless something must be awaited first (the tools listed
+before a call the session could not check, or a dry run of the validate tool); then it takes
+its turn in one chain, and every line given after it waits its turn too, so that none
+overtakes it (:meth:`Relay.decide`).
+
+Timeouts: each client request sent on gets a deadline, ``timeout`` seconds on (but not those
+whose answer is a stream meant to stay open, ``subscriptions/listen``); the deadlines are kept
+in the order they were set, which is their order in time, and one timer is set, for the
+earliest. A request that misses its deadline is answered with ``UPSTREAM_TIMEOUT`` and
+cancelled at the server.
+
+The relay can also ask the server something on its own (:meth:`Relay.ask`): the answer is
+read by the session, as any answer is, and kept from the client; so it lists the tools
+before a call it could not check.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
-from ..connect.upstream import Upstream, long_lived
+from ..connect.lines import OVERSIZED, Lines
+from ..connect.upstream import Sink, Upstream, long_lived
 from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
 from .session import ProxySession, Routed, settled
 
+_EARLY = 0.001
+"""A deadline this close is due: the event loop may run a timer this much early."""
+
 
 class Relay:
-    """Lines between one client side and ``upstream``; see the module documentation."""
+    """Lines between one client side, ``client``, and ``upstream``; see the module
+    documentation.
+
+    :attr:`client_waiting` says whether a client still expects the server: while it does,
+    the server going away is a failure (:meth:`run`'s status is then 1 at least).
+    """
 
     def __init__(
-        self,
-        session: ProxySession,
-        upstream: Upstream,
-        *,
-        timeout: float,
-        to_client: Callable[[bytes], None],
+        self, session: ProxySession, upstream: Upstream, *, timeout: float, client: Sink
     ) -> None:
         self.session = session
         self.upstream = upstream
         self.timeout = timeout
-        self._to_client = to_client
+        self.client_waiting = False
+        self._client = client
         self._loop = asyncio.get_running_loop()
-        # Keeps the server seeing client messages in the order they were decided.
-        self._order = asyncio.Lock()
-        self._timers: dict[int | str, asyncio.TimerHandle] = {}
-        # Requests answered with a stream that lasts as long as the client wants it.
-        self._untimed: set[int | str] = set()
-        # Held while the tools are being listed, so that concurrent calls list them once.
-        self._listing = asyncio.Lock()
+        # Lines decided and not yet written, in the order they were decided.
+        self._to_server: list[bytes] = []
+        self._to_client: list[bytes] = []
+        # Deadlines of the requests waiting, in the order they were set, hence by time.
+        self._deadlines: dict[int | str, float] = {}
+        self._sweep: asyncio.TimerHandle | None = None
+        # The last line that had to be awaited before it could be decided: later ones wait.
+        self._turn: asyncio.Task[Routed] | None = None
         self._asked = OwnRequests()
-        self._tasks: set[asyncio.Task[None]] = set()
-        self.closed = False
+
+    # --- the client's side -----------------------------------------------------------------
+
+    def decide(self, line: bytes, decoded: Decoded | None = None) -> Routed | Awaitable[Routed]:
+        """Decide about one client line (``decoded``, if the transport read it already) and
+        hold what goes on to the server for :meth:`flush`; the decision, at once when
+        nothing had to be awaited. ``reply`` is for the caller to answer the client with,
+        ``sent`` are the requests now waiting for the server."""
+        session = self.session
+        if self._turn is not None or may_need_listing(line, session):
+            return self._in_turn(self._listed_then_decided(line, decoded))
+        routed = session.decide(line, "c2s", decoded)
+        if not isinstance(routed, Routed):
+            return self._in_turn(self._awaited(line, routed))
+        self._onward(line, routed)
+        return routed
 
     async def from_client(self, line: bytes, decoded: Decoded | None = None) -> Routed:
-        """Decide about one client line (``decoded``, if the transport read it already) and
-        send on what goes on; the decision: ``reply`` answers the client now, ``sent`` are
-        the requests now waiting for the server."""
-        await self.learn_tools(line, decoded)
-        return await self._decided(line, decoded)
+        """:meth:`decide`, and the lines held written at once, as for a transport that
+        handles each of its client's messages on its own: once they are on their way."""
+        routed = await settled(self.decide(line, decoded))
+        self.flush()
+        # Not only while blocked: an HTTP server is sent a message with a POST of its own.
+        await self.upstream.drain()
+        return routed
 
     async def learn_tools(self, line: bytes, decoded: Decoded | None = None) -> None:
         """List the tools first when ``line`` is a tool call the session has no current
-        listing to check against; concurrent calls wait for one listing."""
-        if may_need_listing(line, self.session):
-            async with self._listing:
-                await list_before(line, self.session, self.ask, decoded)
+        listing to check against (in turn, so that concurrent calls wait for one listing)."""
+        if self._turn is not None or may_need_listing(line, self.session):
+            await self._in_turn(self._listed(line, decoded))
 
-    async def _decided(self, line: bytes, decoded: Decoded | None = None) -> Routed:
-        async with self._order:
-            routed = await settled(self.session.decide(line, "c2s", decoded))
-            if routed.sent:
-                self._untimed.update(long_lived(line))
-            self._time(routed)
-            for onward in routed.forward:
-                await self.upstream.send(onward)
-        return routed
+    async def pump(self, source: Lines) -> None:
+        """Relay the client's lines from ``source`` until it ends, answering the client
+        through the client sink: the lines of one read are all decided before what they make
+        is written."""
+        session = self.session
+        client = self._client
+        upstream = self.upstream
+        while (line := await source.next()) is not None:
+            if line == OVERSIZED:
+                routed = session.oversized("c2s")
+            else:
+                decided = self.decide(line)
+                routed = decided if isinstance(decided, Routed) else await decided
+            if routed.reply:
+                self._for_client(routed.reply)
+            if source.waiting:
+                continue
+            self.flush()
+            if client.blocked or upstream.blocked:
+                await asyncio.gather(client.drain(), upstream.drain())
+        self.flush()  # the last lines may have come with the end of the stream
+        self.client_waiting = False
+
+    def cancel(self, request_id: int | str) -> None:
+        """The client gave up on a request: the server is told, its answer will be dropped."""
+        self._deadlines.pop(request_id, None)
+        routed = self.session.cancel(request_id, "the client went away (strictmcp proxy)")
+        self._to_server += routed.forward
+        self.flush()
 
     async def ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """Send ``request`` (its id is set here) as the proxy's own; the answer the session
         would have forwarded, or None when the server is gone. Bounded by the timeout."""
+        # Not in turn: it is asked for a line whose turn it is.
         request_id, line = self._asked.make(request)
-        for reply in (await self._decided(line)).reply:  # refused by the proxy itself
-            self._deliver(reply)
+        routed = await settled(self.session.decide(line, "c2s"))
+        self._onward(line, routed)
+        self._for_client(routed.reply)  # refused by the proxy itself
+        self.flush()
         return await self._asked.answer(request_id)
 
+    # --- the server's side -----------------------------------------------------------------
+
     async def run(self) -> int:
-        """Read the server until it is gone: every request still waiting is failed; the
-        server's exit status."""
+        """Relay the server's lines until it is gone, then release it and fail every request
+        still waiting; the server's exit status, or 1 when that is 0 but requests were left
+        unanswered or :attr:`client_waiting`."""
         session = self.session
+        client = self._client
         upstream = self.upstream
         while (line := await upstream.receive()) is not None:
-            routed = await session.from_server(line)
-            self._time(routed)
-            for onward in routed.forward:
-                self._deliver(onward)
-            for back in routed.reply:
-                await upstream.send(back)
+            decided = session.decide(line, "s2c")
+            routed = decided if isinstance(decided, Routed) else await decided
+            self._for_client(routed.forward)
+            self._to_server += routed.reply
+            if upstream.waiting:
+                continue
+            self.flush()
+            if client.blocked or upstream.blocked:
+                await asyncio.gather(client.drain(), upstream.drain())
+        self.flush()
         status = await self.aclose()
         left = session.fail_waiting("The server exited before answering (strictmcp proxy)")
-        if left or status != 0:
+        early = self.client_waiting
+        if left or status != 0 or early:
             session.auditor.say(f"the server exited with status {status}")
-        for reply in left:
-            self._deliver(reply)
-        self._asked.end()
-        return status if status != 0 else int(bool(left))
+        self._for_client(left)
+        self.flush()
+        return status if status != 0 else int(bool(left) or early)
 
     async def aclose(self) -> int:
-        """Stop the timers and release the server; its exit status."""
-        self.closed = True
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-        for task in self._tasks:
-            task.cancel()
+        """Stop the timers, end the proxy's own requests and release the server; its exit
+        status."""
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        self._deadlines.clear()
+        self._asked.end()  # a line waiting for a listing is decided without it
         return await self.upstream.aclose()
 
-    def cancel(self, request_id: int | str) -> None:
-        """The client gave up on a request: the server is told, its answer will be dropped."""
-        self._untimed.discard(request_id)
-        timer = self._timers.pop(request_id, None)
-        if timer is not None:
-            timer.cancel()
-        routed = self.session.cancel(request_id, "the client went away (strictmcp proxy)")
-        self._spawn(self._send(routed.forward))
+    # --- writing ---------------------------------------------------------------------------
 
-    def _time(self, routed: Routed) -> None:
-        timers = self._timers
+    def flush(self) -> None:
+        """Write the lines held, to each side in one write, in the order they were decided."""
+        if self._to_server:
+            lines, self._to_server = self._to_server, []
+            self.upstream.write(lines)
+        if self._to_client:
+            lines, self._to_client = self._to_client, []
+            self._client.write(lines)
+
+    def _for_client(self, lines: list[bytes]) -> None:
+        """Hold ``lines`` for the client, but for the answers to the proxy's own requests,
+        which the proxy takes."""
+        if self._asked:
+            lines = [line for line in lines if not self._asked.claim(line)]
+        self._to_client += lines
+
+    def _onward(self, line: bytes, routed: Routed) -> None:
+        """Hold what the decision about client ``line`` sends on, and start or stop the
+        deadlines it concerns."""
+        self._to_server += routed.forward
+        deadlines = self._deadlines
         for request_id in routed.settled:
-            self._untimed.discard(request_id)
-            timer = timers.pop(request_id, None)
-            if timer is not None:
-                timer.cancel()
-        for request_id in routed.sent:
-            if request_id in self._untimed:
-                continue
-            old = timers.pop(request_id, None)
-            if old is not None:
-                old.cancel()
-            timers[request_id] = self._loop.call_later(self.timeout, self._expire, request_id)
+            deadlines.pop(request_id, None)
+        if routed.sent:
+            endless = long_lived(line)
+            when = self._loop.time() + self.timeout
+            for request_id in routed.sent:
+                deadlines.pop(request_id, None)
+                if request_id not in endless:
+                    deadlines[request_id] = when  # re-set at the end: the latest
+            if self._sweep is None and deadlines:
+                self._sweep = self._loop.call_at(when, self._expire_due)
 
-    def _expire(self, request_id: int | str) -> None:
-        self._timers.pop(request_id, None)
-        routed = self.session.expire(request_id)
-        for reply in routed.reply:
-            self._deliver(reply)
-        self._spawn(self._send(routed.forward))
+    # --- turns -----------------------------------------------------------------------------
 
-    async def _send(self, lines: list[bytes]) -> None:
-        async with self._order:
-            for line in lines:
-                await self.upstream.send(line)
+    def _in_turn(self, work: Coroutine[Any, Any, Routed]) -> asyncio.Task[Routed]:
+        """Run ``work`` once every line given before it is decided; later lines wait for it."""
+        turn = asyncio.create_task(self._after(self._turn, work))
+        self._turn = turn
+        turn.add_done_callback(self._turn_over)
+        return turn
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        if self.closed:
-            work.close()
-            return
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    @staticmethod
+    async def _after(
+        previous: asyncio.Task[Routed] | None, work: Coroutine[Any, Any, Routed]
+    ) -> Routed:
+        try:
+            if previous is not None:
+                await asyncio.wait({previous})  # its failure is its caller's, not this line's
+        except BaseException:
+            work.close()  # cancelled before its turn came
+            raise
+        return await work
 
-    def _deliver(self, line: bytes) -> None:
-        """A line for the client, unless it answers a request of the proxy's own."""
-        if not (self._asked and self._asked.claim(line)):
-            self._to_client(line)
+    def _turn_over(self, turn: asyncio.Task[Routed]) -> None:
+        if self._turn is turn:
+            self._turn = None
+
+    async def _listed(self, line: bytes, decoded: Decoded | None) -> Routed:
+        await list_before(line, self.session, self.ask, decoded)
+        return Routed()
+
+    async def _listed_then_decided(self, line: bytes, decoded: Decoded | None) -> Routed:
+        await list_before(line, self.session, self.ask, decoded)
+        return await self._awaited(line, self.session.decide(line, "c2s", decoded))
+
+    async def _awaited(self, line: bytes, decided: Routed | Awaitable[Routed]) -> Routed:
+        routed = await settled(decided)
+        self._onward(line, routed)
+        return routed
+
+    # --- timeouts --------------------------------------------------------------------------
+
+    def _expire_due(self) -> None:
+        self._sweep = None
+        deadlines = self._deadlines
+        now = self._loop.time() + _EARLY
+        while deadlines:
+            request_id, when = next(iter(deadlines.items()))
+            if when > now:
+                self._sweep = self._loop.call_at(when, self._expire_due)
+                break
+            del deadlines[request_id]
+            routed = self.session.expire(request_id)
+            self._to_server += routed.forward
+            self._for_client(routed.reply)
+        self.flush()
