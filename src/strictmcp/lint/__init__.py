@@ -22,10 +22,11 @@ from .engine import lint_tools
 from .locate import PointerIndex
 from .model import Hit, LintFinding, LintRule
 from .report import LintReport, render_text
-from .rules import RULES, UnknownRuleError, find_rule, select_rules
+from .rules import DEFAULT_RULES, RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
 
 __all__ = [
+    "DEFAULT_RULES",
     "RULES",
     "Hit",
     "LintFinding",
