@@ -23,20 +23,27 @@ each stage: answer with its ``error_result`` or ``jsonrpc_error``, else run the 
 runs the first three stages and answers with what they found. The proxy reports two more
 stages itself, on the same :class:`Auditor`: ``message`` (what the protocol checks found in
 any message) and ``listing`` (tool definitions in a ``tools/list`` result, ``withheld`` when
-they cannot be checked).
+they cannot be checked). The enforcer's own part of the ``listing`` stage,
+:meth:`Enforcer.check_listing`, runs lint rules on each listed tool (:mod:`.listing`; hidden
+characters by default) and withholds a tool with an error-level finding, whose calls
+:meth:`Enforcer.check_call` then refuses at the ``listing`` stage.
 """
 
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
+from .listing import DEFAULT_LISTING_RULES, LintCode, listing_rules
 
 __all__ = [
     "AUDIT_LOGGER",
+    "DEFAULT_LISTING_RULES",
     "Action",
     "Auditor",
     "DryRun",
     "DryRunResult",
     "Enforcer",
+    "LintCode",
     "Stage",
     "audit_records",
+    "listing_rules",
 ]

@@ -7,9 +7,11 @@ from typing import Any
 
 from ..guards.deep import DeepValidators
 from ..guards.policy import Mode, Policy
+from ..lint.model import LintRule
 from ..protocol import (
     CallCheck,
     CheckedTool,
+    Revision,
     Rule,
     Severity,
     ToolRegistry,
@@ -18,10 +20,11 @@ from ..protocol import (
     check_result,
     errors,
 )
-from ..protocol.tool_calls import refused_arguments, withheld_result
+from ..protocol.tool_calls import refused_arguments, withheld_result, withheld_tool_result
 from ..protocol.violations import under
 from .audit import Auditor, Stage
 from .dry_run import DryRun
+from .listing import check_listing, listing_rules
 
 # The findings on a result that make it unfit to hand on; the others only get reported.
 _RESULT_RULES = frozenset(
@@ -43,7 +46,10 @@ class Enforcer:
     mode never refuses), and a result that breaks its ``outputSchema`` is replaced; in
     ``audit`` mode everything goes through. Every stage reports its findings to ``auditor``
     (bound to ``mode``). ``strict`` also refuses arguments a tool's ``inputSchema`` does not
-    declare. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
+    declare. ``listing`` are the lint rules run on each listed tool (default:
+    :func:`~strictmcp.enforce.listing_rules`, hidden characters): a tool with an error-level
+    finding is withheld (:meth:`check_listing`) and its calls refused until it is listed
+    clean. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
     synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
@@ -61,9 +67,14 @@ class Enforcer:
         strict: bool = False,
         mode: Mode = "enforce",
         auditor: Auditor | None = None,
+        listing: Sequence[LintRule] | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
+        self.listing = tuple(listing) if listing is not None else listing_rules()
+        # Tools withheld from the latest listing that named them, with why: their calls are
+        # refused, by name, until a listing shows them clean.
+        self._withheld: dict[str, tuple[Violation, ...]] = {}
         self.policy = policy
         self.deep = deep
         self.strict = strict
@@ -85,6 +96,12 @@ class Enforcer:
         :class:`~strictmcp.protocol.Conversation` checks every call it observes); else the
         call is checked here. The policy sees ``arguments`` only when they are an object.
         """
+        withheld = self._withheld.get(name) if self.enforcing else None
+        listed = registry.get(name)
+        if withheld is not None and listed is not None:
+            self._report(name, "listing", withheld, True)
+            refusal = withheld_tool_result(registry.revision, listed, name, list(withheld))
+            return CallCheck(withheld, error_result=refusal, tool=listed)
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
         if verdict.violations:  # a verdict that refuses always says why
@@ -98,6 +115,36 @@ class Enforcer:
             return verdict
         found, blocked = self._guarded(self.policy, name, arguments)
         return self._after(registry, name, verdict, "policy", found, blocked)
+
+    def check_listing(
+        self, tools: Sequence[Any], revision: Revision, *, pointer: str = "/result/tools"
+    ) -> set[int]:
+        """The listing stage on one page of a ``tools/list`` result: the indices of the tools
+        to withhold (none in ``audit`` mode), every finding reported. ``pointer`` locates
+        ``tools`` in the message. A tool listed clean is no longer refused."""
+        found = {item.index: item for item in check_listing(tools, self.listing, revision, pointer)}
+        withheld: set[int] = set()
+        for index, tool in enumerate(tools):
+            name = tool.get("name") if isinstance(tool, Mapping) else None
+            item = found.get(index)
+            if item is None:
+                if isinstance(name, str):
+                    self._withheld.pop(name, None)
+                continue
+            refused = self.enforcing and item.broken
+            self.auditor.record(
+                item.found,
+                direction="s2c",
+                method="tools/list",
+                tool=item.name,
+                stage="listing",
+                action="withheld" if refused else "allowed",
+            )
+            if refused:
+                withheld.add(index)
+                if isinstance(name, str):
+                    self._withheld[name] = tuple(errors(item.found))
+        return withheld
 
     async def check_deep(
         self,

@@ -41,7 +41,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("guard", "mode")
+_TOP_KEYS = ("guard", "listing", "mode")
 _RULE_KEYS = ("tool", "argument", "kind")
 
 
@@ -76,6 +76,9 @@ _TYPE_NAMES = {
     str: ("a string", "strings"),
 }
 _FLAG, _INT, _STR, _STRS = _Option(bool), _Option(int), _Option(str), _Option(str, array=True)
+#: The ``[listing]`` table: the lint rules (codes or prefixes) run on every tool listing; the
+#: codes are checked by whoever runs them, lint being a higher layer than the policy.
+_LISTING_KEYS = {"rules": _STRS}
 #: Each guard kind's options, as a policy may set them: the guards' own Python-only
 #: parameters (UrlGuard's ``resolver``) are not reachable from a file.
 _OPTIONS: dict[str, dict[str, _Option]] = {
@@ -152,10 +155,12 @@ class Policy:
 
     In ``enforce`` mode a call with an error finding is refused; in ``audit`` mode every
     finding is reported and the call goes ahead (shadow mode, for rolling a policy out).
+    ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default).
     """
 
     rules: tuple[GuardRule, ...] = ()
     mode: Mode = "enforce"
+    listing_rules: tuple[str, ...] | None = None
 
     def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
@@ -209,7 +214,27 @@ class Policy:
         if not isinstance(entries, list):
             raise PolicyError("guard must be a list of [[guard]] tables")
         rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
-        return cls(rules=rules, mode=mode)
+        return cls(rules=rules, mode=mode, listing_rules=_listing(data.get("listing")))
+
+
+def _listing(table: Any) -> tuple[str, ...] | None:
+    """The ``[listing]`` table's rule selectors, or None when it does not set them."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise PolicyError("listing must be a table ([listing])")
+    unknown = set(table) - set(_LISTING_KEYS)
+    if unknown:
+        raise PolicyError(
+            f"[listing]: unknown keys: {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(_LISTING_KEYS)})"
+        )
+    if "rules" not in table:
+        return None
+    why = _LISTING_KEYS["rules"].problem(table["rules"])
+    if why is not None:
+        raise PolicyError(f"[listing]: rules {why}")
+    return tuple(table["rules"])
 
 
 def _rule(index: int, entry: Any) -> GuardRule:

@@ -409,6 +409,19 @@ def refused_arguments(
     return _error_result(revision, tool, refused, problems, heading, [])
 
 
+def withheld_tool_result(
+    revision: Revision, tool: CheckedTool, name: str, found: list[Violation]
+) -> dict[str, Any]:
+    """The ``isError`` result for a call of a tool withheld from the listing (``found`` says
+    what its definition breaks), without quoting the definition."""
+    heading = (
+        f"Tool {quote_name(name)} was withheld from the tool listing by strictmcp, and the "
+        "tool was not run:"
+    )
+    problems = [problem(v.code, v.message) for v in found]
+    return _error_result(revision, tool, found, problems, heading, [])
+
+
 def withheld_result(
     revision: Revision, tool: CheckedTool, name: str, broken: list[Violation]
 ) -> dict[str, Any]:

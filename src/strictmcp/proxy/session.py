@@ -34,6 +34,7 @@ from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..enforce import Auditor, Enforcer
 from ..guards.policy import Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
+from ..lint import LintRule
 from ..protocol import (
     Conversation,
     Decoded,
@@ -86,7 +87,9 @@ class ProxySession:
 
     ``mode`` is the proxy's (``audit`` blocks and changes nothing but the validate tool); a
     policy in audit mode never blocks either. ``max_in_flight`` bounds the client requests
-    waiting for the server, and with them everything kept per request.
+    waiting for the server, and with them everything kept per request. ``listing_rules`` are
+    the lint rules run on every listing (default: hidden characters; see
+    :mod:`strictmcp.enforce.listing`).
     """
 
     def __init__(
@@ -98,8 +101,11 @@ class ProxySession:
         strict: bool = False,
         max_size: int = DEFAULT_MAX_SIZE,
         max_in_flight: int = 10_000,
+        listing_rules: tuple[LintRule, ...] | None = None,
     ) -> None:
-        self.enforcer = Enforcer(policy=policy, strict=strict, mode=mode, auditor=auditor)
+        self.enforcer = Enforcer(
+            policy=policy, strict=strict, mode=mode, auditor=auditor, listing=listing_rules
+        )
         self.auditor = self.enforcer.auditor
         self.enforcing = self.enforcer.enforcing
         self.max_size = max_size
@@ -294,7 +300,8 @@ class ProxySession:
 
     def _listing(self, result: dict[str, Any], found: list[Violation]) -> dict[str, Any]:
         """The ``tools/list`` result the client gets: unusable tools withheld when enforcing,
-        and the validate tool added to the listing's last page."""
+        and tools the enforcer's listing checks withhold (hidden characters), and the validate
+        tool added to the listing's last page."""
         # A definition strictmcp cannot check calls against would have every call refused.
         withheld = (
             [v for v in errors(found) if _tool_index(v.pointer) is not None]
@@ -311,8 +318,9 @@ class ProxySession:
         if not isinstance(tools, list):
             return result
         registry = self.conversation.tools
+        poisoned = self.enforcer.check_listing(tools, registry.revision)
         if self.enforcing:
-            broken = {_tool_index(v.pointer) for v in withheld}
+            broken = {_tool_index(v.pointer) for v in withheld} | poisoned
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
         if result.get("nextCursor") is None:
             self.validate_name = choose_name(registry.names(), self.validate_name)
