@@ -29,12 +29,13 @@ LAYERS = {
     "proxy": LEAF,
     "check": LEAF,
     "integrations": LEAF,
+    "pin": LEAF,
     "cli": 7,
     "__main__": 7,
 }
 """The layer of each part of the package, by its name under ``strictmcp``."""
 
-LINT_COMMAND_SIDE = frozenset({"lint.cli", "lint.source"})
+LINT_COMMAND_SIDE = frozenset({"lint.cli"})
 """The modules of lint that are a leaf, the ``strictmcp lint`` command, not its rules."""
 
 
@@ -184,8 +185,8 @@ KNOWN = {"strictmcp.proxy", "strictmcp.proxy.session", "strictmcp.check", "stric
         # One leaf importing another.
         ("strictmcp.check.runner", "from ..proxy.session import ProxySession\n", "strictmcp.proxy"),
         # lint's rules may not import lint's command side, nor lint's command side the proxy.
-        ("strictmcp.lint.rules", "from .source import load_live\n", "strictmcp.lint.source"),
-        ("strictmcp.lint.source", "from ..proxy import session\n", "strictmcp.proxy"),
+        ("strictmcp.lint.rules", "from .cli import lint\n", "strictmcp.lint.cli"),
+        ("strictmcp.lint.cli", "from ..proxy import session\n", "strictmcp.proxy"),
     ],
 )
 def test_a_planted_violation_is_caught(module: str, source: str, imported: str) -> None:

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from strictmcp.cli import main
+from strictmcp.connect.tool_source import server_label
 from strictmcp.lint import RULES
-from strictmcp.lint.source import server_label
 from strictmcp.schema import compile_schema
 
 ROOT = Path(__file__).resolve().parents[1]

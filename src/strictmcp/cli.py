@@ -7,6 +7,7 @@ import click
 from . import __version__
 from .check.cli import check
 from .lint.cli import lint
+from .pin.cli import pin
 from .protocol.cli import messages
 from .proxy.cli import proxy
 from .schema.cli import schema
@@ -25,6 +26,7 @@ def main() -> None:
       strictmcp proxy -- COMMAND [ARGS...]       put strictmcp in front of any MCP server
       strictmcp lint -- COMMAND [ARGS...]        judge a server's tool definitions (or a file)
       strictmcp check -- COMMAND [ARGS...]       drive a server with valid and invalid inputs
+      strictmcp pin -- COMMAND [ARGS...]         lock a server's tool definitions
     """
 
 
@@ -33,3 +35,4 @@ main.add_command(messages)
 main.add_command(proxy)
 main.add_command(lint)
 main.add_command(check)
+main.add_command(pin)

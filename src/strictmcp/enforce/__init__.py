@@ -33,6 +33,7 @@ from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
 from .listing import DEFAULT_LISTING_RULES, LintCode, listing_rules
+from .pins import PinError, PinFile, PinRule
 
 __all__ = [
     "AUDIT_LOGGER",
@@ -43,6 +44,9 @@ __all__ = [
     "DryRunResult",
     "Enforcer",
     "LintCode",
+    "PinError",
+    "PinFile",
+    "PinRule",
     "Stage",
     "audit_records",
     "listing_rules",

@@ -25,6 +25,7 @@ from ..protocol.violations import under
 from .audit import Auditor, Stage
 from .dry_run import DryRun
 from .listing import check_listing, listing_rules
+from .pins import PinFile
 
 # The findings on a result that make it unfit to hand on; the others only get reported.
 _RESULT_RULES = frozenset(
@@ -49,8 +50,9 @@ class Enforcer:
     declare. ``listing`` are the lint rules run on each listed tool (default:
     :func:`~strictmcp.enforce.listing_rules`, hidden characters): a tool with an error-level
     finding is withheld (:meth:`check_listing`) and its calls refused until it is listed
-    clean. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
-    synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
+    clean; so is, with ``pins`` (a lock file), a tool whose definition changed or that
+    appeared since pinning. Calls are checked in two steps: :meth:`check_call` (schema and
+    policy) is synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
     extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
@@ -68,10 +70,12 @@ class Enforcer:
         mode: Mode = "enforce",
         auditor: Auditor | None = None,
         listing: Sequence[LintRule] | None = None,
+        pins: PinFile | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
         self.listing = tuple(listing) if listing is not None else listing_rules()
+        self.pins = pins
         # Tools withheld from the latest listing that named them, with why: their calls are
         # refused, by name, until a listing shows them clean.
         self._withheld: dict[str, tuple[Violation, ...]] = {}
@@ -119,31 +123,37 @@ class Enforcer:
     def check_listing(
         self, tools: Sequence[Any], revision: Revision, *, pointer: str = "/result/tools"
     ) -> set[int]:
-        """The listing stage on one page of a ``tools/list`` result: the indices of the tools
-        to withhold (none in ``audit`` mode), every finding reported. ``pointer`` locates
-        ``tools`` in the message. A tool listed clean is no longer refused."""
-        found = {item.index: item for item in check_listing(tools, self.listing, revision, pointer)}
+        """The listing stage on one page of a ``tools/list`` result: the listing rules and the
+        pins, if any; the indices of the tools to withhold (none in ``audit`` mode), every
+        finding reported. ``pointer`` locates ``tools`` in the message. A tool listed clean
+        is no longer refused."""
+        linted = {
+            item.index: item.found for item in check_listing(tools, self.listing, revision, pointer)
+        }
         withheld: set[int] = set()
         for index, tool in enumerate(tools):
             name = tool.get("name") if isinstance(tool, Mapping) else None
-            item = found.get(index)
-            if item is None:
-                if isinstance(name, str):
+            name = name if isinstance(name, str) else None
+            found = list(linted.get(index, ()))
+            if self.pins is not None:
+                found += self.pins.check(tool, f"{pointer}/{index}")
+            if not found:
+                if name is not None:
                     self._withheld.pop(name, None)
                 continue
-            refused = self.enforcing and item.broken
+            refused = self.enforcing and bool(errors(found))
             self.auditor.record(
-                item.found,
+                found,
                 direction="s2c",
                 method="tools/list",
-                tool=item.name,
+                tool=name,
                 stage="listing",
                 action="withheld" if refused else "allowed",
             )
             if refused:
                 withheld.add(index)
-                if isinstance(name, str):
-                    self._withheld[name] = tuple(errors(item.found))
+                if name is not None:
+                    self._withheld[name] = tuple(errors(found))
         return withheld
 
     async def check_deep(

@@ -18,7 +18,7 @@ from typing import Any
 from ..lint.engine import lint_tools
 from ..lint.model import LintRule
 from ..lint.rules import RULES, select_rules
-from ..protocol import Revision, Violation, errors
+from ..protocol import Revision, Violation
 
 DEFAULT_LISTING_RULES = ("SMT401",)
 """The rules run on every listing unless told otherwise: hidden characters in definitions."""
@@ -38,18 +38,11 @@ def listing_rules(selectors: Iterable[str] | None = None) -> tuple[LintRule, ...
 
 @dataclass(frozen=True)
 class ListedTool:
-    """What the listing stage found in one listed tool: its place in the page, its name (None
-    when it has none), the findings (pointing into the ``tools/list`` response), and whether
-    they withhold it (an error-level finding)."""
+    """What the listing rules found in one listed tool: its place in the page and the
+    findings (pointing into the ``tools/list`` response)."""
 
     index: int
-    name: str | None
     found: tuple[Violation, ...]
-
-    @property
-    def broken(self) -> bool:
-        """Whether an error-level finding makes the tool unfit to list."""
-        return bool(errors(self.found))
 
 
 def check_listing(
@@ -69,7 +62,4 @@ def check_listing(
             finding.severity,
         )
         by_index.setdefault(finding.tool_index, []).append(violation)
-    return [
-        ListedTool(index, report.tools[index], tuple(found))
-        for index, found in sorted(by_index.items())
-    ]
+    return [ListedTool(index, tuple(found)) for index, found in sorted(by_index.items())]

@@ -12,8 +12,8 @@ Two sides, in two layers. The rules and everything they need (``context``, ``eng
 ``locate``, ``model``, ``report``, ``rules``, ``sarif``, ``walk``, ``docs`` and ``families``)
 are pure functions over tool definitions: they sit below the transport and never import
 :mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
-command side, ``lint.cli`` (the ``strictmcp lint`` command) and ``lint.source`` (reading the
-tools from a file or a live server), is a leaf like the proxy and ``check``: nothing but the
+command side, ``lint.cli`` (the ``strictmcp lint`` command, which reads the tools with
+:mod:`strictmcp.connect.tool_source`), is a leaf like the proxy and ``check``: nothing but the
 top-level command line imports it, and it is not re-exported here.
 """
 

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import click
 
+from ..connect.tool_source import ToolSource, ToolSourceError, load_file, load_live
 from ..guards.policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
 from .engine import lint_tools
@@ -21,7 +22,6 @@ from .model import LintFinding, printable
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
-from .source import LintInputError, ToolSource, load_file, load_live
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _SERVER_COMMAND = "strictmcp.lint.server_command"
@@ -197,7 +197,7 @@ def _source(
         if target is not None:
             return load_file(target)
         return load_live(command or None, url, revision=revision, timeout=timeout)
-    except LintInputError as error:
+    except ToolSourceError as error:
         _fail(f"{target or 'server'}: {error}")
     except (OSError, TimeoutError) as error:
         _fail(f"cannot list the server's tools: {error}")

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..enforce import Auditor, listing_rules
+from ..enforce import Auditor, PinError, PinFile, listing_rules
 from ..guards.policy import Policy, PolicyError
 from ..lint import LintRule, UnknownRuleError
 from .session import ProxySession
@@ -140,6 +140,15 @@ Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
         "Default: the policy's [listing] rules, else SMT401 (hidden characters)."
     ),
 )
+@click.option(
+    "--pin",
+    "pin_file",
+    type=click.Path(dir_okay=False),
+    help=(
+        "Lock file written by `strictmcp pin`: a tool whose definition changed, or that "
+        "appeared, since pinning is withheld and its calls refused (audit mode: reported)."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -155,6 +164,7 @@ def proxy(
     session_idle: float,
     session_init: float,
     listing_rules: str | None,
+    pin_file: str | None,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -177,6 +187,10 @@ def proxy(
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
     listing = _listing(listing_rules, policy)
+    try:
+        pins = PinFile.load(pin_file) if pin_file is not None else None
+    except PinError as error:
+        raise click.UsageError(f"--pin: {error} [{error.code}]") from None
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
 
@@ -188,6 +202,7 @@ def proxy(
                 strict=strict,
                 max_size=max_size,
                 listing_rules=listing,
+                pins=pins,
             )
 
         main: Coroutine[Any, Any, int]

@@ -31,7 +31,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer
+from ..enforce import Auditor, Enforcer, PinFile
 from ..guards.policy import Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
@@ -89,7 +89,8 @@ class ProxySession:
     policy in audit mode never blocks either. ``max_in_flight`` bounds the client requests
     waiting for the server, and with them everything kept per request. ``listing_rules`` are
     the lint rules run on every listing (default: hidden characters; see
-    :mod:`strictmcp.enforce.listing`).
+    :mod:`strictmcp.enforce.listing`); ``pins`` a lock file the listed tools must match
+    (:mod:`strictmcp.enforce.pins`).
     """
 
     def __init__(
@@ -102,9 +103,15 @@ class ProxySession:
         max_size: int = DEFAULT_MAX_SIZE,
         max_in_flight: int = 10_000,
         listing_rules: tuple[LintRule, ...] | None = None,
+        pins: PinFile | None = None,
     ) -> None:
         self.enforcer = Enforcer(
-            policy=policy, strict=strict, mode=mode, auditor=auditor, listing=listing_rules
+            policy=policy,
+            strict=strict,
+            mode=mode,
+            auditor=auditor,
+            listing=listing_rules,
+            pins=pins,
         )
         self.auditor = self.enforcer.auditor
         self.enforcing = self.enforcer.enforcing

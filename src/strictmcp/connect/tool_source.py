@@ -1,4 +1,5 @@
-"""Where the tools to lint come from: a file, or a live server through the MCP client.
+"""Where a server's tools are read from, for the commands that judge or pin them: a file, or
+a live server through the MCP client.
 
 A file holds a ``tools/list`` result (``{"tools": [...]}``), a whole JSON-RPC response to
 ``tools/list`` (``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``), or a bare list
@@ -16,21 +17,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..connect.client import ClientError, open_client
 from ..protocol import Revision
 from ..schema.jsonio import JSONInputError, load_json
 from ..schema.limits import Limits
+from .client import ClientError, open_client
 
 MAX_FILE_SIZE = Limits().max_instance_size
 
 
-class LintInputError(ValueError):
+class ToolSourceError(ValueError):
     """Input that holds no tool list; the message never quotes its contents."""
 
 
 @dataclass(frozen=True)
 class ToolSource:
-    """Tools to lint, with what is known of where they came from.
+    """A server's tools, with what is known of where they came from.
 
     ``kind`` is ``file``, ``command`` or ``url``; ``text`` and ``prefixes`` (each tool's
     JSON Pointer in the file) exist for files only; ``revision`` and ``server_info`` for live
@@ -49,32 +50,32 @@ class ToolSource:
 def tools_from_document(document: Any) -> tuple[list[Any], str]:
     """The tools a document holds and the pointer of the array holding them.
 
-    Raises :class:`LintInputError` for anything that is not one of the three shapes.
+    Raises :class:`ToolSourceError` for anything that is not one of the three shapes.
     """
     if isinstance(document, list):
         return document, ""
     if not isinstance(document, dict):
-        raise LintInputError("expected a tools/list result, a JSON-RPC response or a list")
+        raise ToolSourceError("expected a tools/list result, a JSON-RPC response or a list")
     base = ""
     if "jsonrpc" in document:
         if "error" in document:
-            raise LintInputError("the JSON-RPC response is an error, not a tools/list result")
+            raise ToolSourceError("the JSON-RPC response is an error, not a tools/list result")
         document, base = document.get("result"), "/result"
     if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
-        raise LintInputError('expected a "tools" array (a tools/list result)')
+        raise ToolSourceError('expected a "tools" array (a tools/list result)')
     return document["tools"], base + "/tools"
 
 
 def load_file(path: str) -> ToolSource:
-    """Read a file (``-``: standard input) of tools; raises :class:`LintInputError`."""
+    """Read a file (``-``: standard input) of tools; raises :class:`ToolSourceError`."""
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as error:
-        raise LintInputError(f"cannot read: {error.strerror}") from None
+        raise ToolSourceError(f"cannot read: {error.strerror}") from None
     try:
         document = load_json(data, max_size=MAX_FILE_SIZE)
     except JSONInputError as error:
-        raise LintInputError(f"{error.message} [{error.code}]") from None
+        raise ToolSourceError(f"{error.message} [{error.code}]") from None
     tools, base = tools_from_document(document)
     text = data.decode("utf-8")
     return ToolSource(
@@ -113,14 +114,14 @@ def load_live(
 ) -> ToolSource:
     """List a live server's tools: the stdio server ``command``, or streamable HTTP ``url``.
 
-    ``revision`` is offered to the server (by default the client's usual offer, and the
-    revision the server answers with is the one linted against). Raises
-    :class:`LintInputError` when the server cannot be started, reached or listed.
+    ``revision`` is offered to the server (by default the client's usual offer; the
+    revision the server answers with is the source's). Raises
+    :class:`ToolSourceError` when the server cannot be started, reached or listed.
     """
     try:
         return asyncio.run(_list_live(command, url, revision, timeout))
     except ClientError as error:
-        raise LintInputError(str(error)) from None
+        raise ToolSourceError(str(error)) from None
 
 
 async def _list_live(
