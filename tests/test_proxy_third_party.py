@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -78,7 +79,11 @@ async def session_with(
     """
     args = ["-m", "strictmcp.proxy", *proxy_options, "--", *command] if proxied else command[1:]
     executable = sys.executable if proxied else command[0]
-    params = StdioServerParameters(command=executable, args=args, cwd=str(errlog.parent))
+    # The SDK's client passes the server only a few variables: without PYTHONPATH the proxy
+    # run would be whichever strictmcp is installed, not the one under test.
+    params = StdioServerParameters(
+        command=executable, args=args, cwd=str(errlog.parent), env=dict(os.environ)
+    )
     with errlog.open("a", encoding="utf-8") as err:
         async with (
             stdio_client(params, errlog=err) as (read, write),
@@ -387,3 +392,40 @@ def test_time_ref_output_schema_checked_and_result_passed(tmp_path: Path) -> Non
         assert [r["action"] for r in records if r["method"] == "tools/call"] == ["refused"]
 
     run(body)
+
+
+def test_everything_results_unchanged_with_hygiene_on(tmp_path: Path) -> None:
+    """Result hygiene set to strip, with secrets redacted, for every tool of a real server:
+    every clean result arrives exactly as the server sent it (issue 15)."""
+    command = everything_command()
+    policy = tmp_path / "hygiene.toml"
+    policy.write_text(
+        '[[result]]\ntool = "*"\nhygiene = "strip"\nredact = true\n'
+        '[server_requests]\nhygiene = "strip"\n',
+        encoding="utf-8",
+    )
+    log = tmp_path / "audit.jsonl"
+    calls: dict[str, dict[str, Any]] = {
+        "echo": {
+            "message": "héllo 世界 👨\u200d👩\u200d👧 "
+            "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+        },
+        "get-sum": {"a": 2, "b": 3},
+        "get-structured-content": {"location": "Chicago"},
+        "get-tiny-image": {},
+        "get-annotated-message": {"messageType": "error", "includeImage": True},
+    }
+
+    async def body() -> None:
+        direct_results: dict[str, types.CallToolResult] = {}
+        async with session_with(command, tmp_path / "direct.stderr", proxied=False) as direct:
+            for name, arguments in calls.items():
+                direct_results[name] = await direct.call_tool(name, arguments)
+        options = ("--policy", str(policy), "--audit-log", str(log))
+        async with session_with(command, tmp_path / "proxy.stderr", *options) as session:
+            for name, arguments in calls.items():
+                proxied = await session.call_tool(name, arguments)
+                assert proxied.model_dump() == direct_results[name].model_dump(), name
+
+    run(body)
+    assert [r for r in audit(log) if r["stage"] == "result"] == []

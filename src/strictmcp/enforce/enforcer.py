@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
+from ..guards.policy import DEFAULT_RESULT_RULE, Mode, Policy
 from ..lint.model import LintRule
 from ..protocol import (
     CallCheck,
@@ -22,8 +22,9 @@ from ..protocol import (
 )
 from ..protocol.tool_calls import refused_arguments, withheld_result, withheld_tool_result
 from ..protocol.violations import under
-from .audit import Auditor, Stage
+from .audit import Action, Auditor, Stage
 from .dry_run import DryRun
+from .hygiene import clean_request, clean_result
 from .listing import check_listing, listing_rules
 from .pins import PinFile
 
@@ -212,6 +213,64 @@ class Enforcer:
         if not replaced or tool is None:
             return None
         return withheld_result(registry.revision, tool, name, broken)
+
+    def clean_result(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        tool: CheckedTool | None,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """Hygiene of a result of ``name`` (:mod:`.hygiene`, under the policy's
+        ``[[result]]`` entry for it, else flags only): the result to hand on instead, or None
+        to hand on ``result`` itself. A result over its bounds, or whose cleaned
+        ``structuredContent`` no longer matches the ``outputSchema``, is replaced by an
+        ``isError`` result. ``audit`` mode reports and changes nothing."""
+        rule = self.policy.result_rule(name) if self.policy is not None else DEFAULT_RESULT_RULE
+        cleaned = clean_result(result, name, rule)
+        if cleaned.refused:
+            refused = self.enforcing and tool is not None
+            action: Action = "replaced" if refused else "allowed"
+            self._report_result(name, cleaned.refused, action)
+            if not refused or tool is None:
+                return None
+            why = "exceeds a bound on results"
+            return withheld_result(registry.revision, tool, name, cleaned.refused, why)
+        if not cleaned.changed:
+            return None
+        rewritten = rule.hygiene == "strip" or rule.redact
+        self._report_result(
+            name, cleaned.found, "replaced" if rewritten and self.enforcing else "allowed"
+        )
+        if not self.enforcing:
+            return None
+        value = cleaned.value
+        if tool is not None and value.get("structuredContent") != result.get("structuredContent"):
+            found = under("/result", check_result(registry, name, value, tool=tool))
+            broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
+            if broken:
+                self._report_result(name, broken, "replaced")
+                return withheld_result(registry.revision, tool, name, broken)
+        return value
+
+    def clean_server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """Hygiene of a server's ``elicitation/create`` or ``sampling/createMessage`` params
+        (the policy's ``[server_requests]``, flags by default): the params to send on
+        instead, or None to send them as they came (always, in ``audit`` mode)."""
+        hygiene = self.policy.server_requests if self.policy is not None else "flag"
+        cleaned = clean_request(params, hygiene, "/params")
+        if not cleaned.changed:
+            return None
+        action: Action = "replaced" if hygiene == "strip" and self.enforcing else "allowed"
+        self.auditor.record(
+            cleaned.found, direction="s2c", method=method, stage="result", action=action
+        )
+        return cleaned.value if self.enforcing else None
+
+    def _report_result(self, name: str, found: list[Violation], action: Action) -> None:
+        self.auditor.record(
+            found, direction="s2c", method="tools/call", tool=name, stage="result", action=action
+        )
 
     def dry_run(self, registry: ToolRegistry) -> DryRun:
         """The Validation Protocol's ``validate`` tool for the tools in ``registry``."""

@@ -41,7 +41,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("guard", "listing", "mode")
+_TOP_KEYS = ("guard", "listing", "mode", "result", "server_requests")
 _RULE_KEYS = ("tool", "argument", "kind")
 
 
@@ -79,6 +79,21 @@ _FLAG, _INT, _STR, _STRS = _Option(bool), _Option(int), _Option(str), _Option(st
 #: The ``[listing]`` table: the lint rules (codes or prefixes) run on every tool listing; the
 #: codes are checked by whoever runs them, lint being a higher layer than the policy.
 _LISTING_KEYS = {"rules": _STRS}
+Hygiene = Literal["flag", "strip", "off"]
+_HYGIENE = _Option(str, choices=("flag", "strip", "off"))
+#: A ``[[result]]`` entry: what is done to the results of the tools its glob matches.
+_RESULT_KEYS: dict[str, _Option] = {
+    "tool": _Option(str, required=True),
+    "hygiene": _HYGIENE,
+    "label": _FLAG,
+    "delimiter": _STR,
+    "max_bytes": _INT,
+    "max_items": _INT,
+    "redact": _FLAG,
+}
+#: The ``[server_requests]`` table: hygiene of what a server asks of the user or the model.
+_SERVER_REQUEST_KEYS = {"hygiene": _HYGIENE}
+_TEXT_SLOT = "{text}"
 #: Each guard kind's options, as a policy may set them: the guards' own Python-only
 #: parameters (UrlGuard's ``resolver``) are not reachable from a file.
 _OPTIONS: dict[str, dict[str, _Option]] = {
@@ -150,17 +165,57 @@ class GuardRule:
 
 
 @dataclass(frozen=True)
+class ResultRule:
+    """What is done to the results of the tools whose names match ``tool`` (a glob).
+
+    ``hygiene``: ``flag`` (the default) records hidden characters and terminal sequences and
+    annotates the result's ``_meta``, changing no content; ``strip`` removes them; ``off``
+    looks at nothing. ``label`` marks the result as untrusted content in ``_meta``;
+    ``delimiter`` (a template holding ``{text}``) wraps each text item. ``max_bytes`` and
+    ``max_items`` bound a result's size and its number of content items (None: unbounded).
+    ``redact`` replaces secrets (private keys, cloud access keys, bearer tokens).
+    """
+
+    tool: str = "*"
+    hygiene: Hygiene = "flag"
+    label: bool = False
+    delimiter: str | None = None
+    max_bytes: int | None = None
+    max_items: int | None = None
+    redact: bool = False
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether the glob matches a tool name (case-sensitive)."""
+        return fnmatchcase(tool, self.tool)
+
+
+DEFAULT_RESULT_RULE = ResultRule()
+"""What applies to a tool no ``[[result]]`` entry matches: hygiene flags, nothing more."""
+
+
+@dataclass(frozen=True)
 class Policy:
     """Guards on tool arguments, and what their findings do.
 
     In ``enforce`` mode a call with an error finding is refused; in ``audit`` mode every
     finding is reported and the call goes ahead (shadow mode, for rolling a policy out).
-    ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default).
+    ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default);
+    ``results`` the ``[[result]]`` entries, first match wins (:meth:`result_rule`);
+    ``server_requests`` the hygiene of elicitation messages and sampling requests.
     """
 
     rules: tuple[GuardRule, ...] = ()
     mode: Mode = "enforce"
     listing_rules: tuple[str, ...] | None = None
+    results: tuple[ResultRule, ...] = ()
+    server_requests: Hygiene = "flag"
+
+    def result_rule(self, tool: str) -> ResultRule:
+        """The first ``[[result]]`` entry matching ``tool``, else :data:`DEFAULT_RESULT_RULE`."""
+        for rule in self.results:
+            if rule.applies_to(tool):
+                return rule
+        return DEFAULT_RESULT_RULE
 
     def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
@@ -214,27 +269,66 @@ class Policy:
         if not isinstance(entries, list):
             raise PolicyError("guard must be a list of [[guard]] tables")
         rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
-        return cls(rules=rules, mode=mode, listing_rules=_listing(data.get("listing")))
+        results = data.get("result", [])
+        if not isinstance(results, list):
+            raise PolicyError("result must be a list of [[result]] tables")
+        return cls(
+            rules=rules,
+            mode=mode,
+            listing_rules=_listing(data.get("listing")),
+            results=tuple(_result(index, entry) for index, entry in enumerate(results, start=1)),
+            server_requests=_server_requests(data.get("server_requests")),
+        )
 
 
 def _listing(table: Any) -> tuple[str, ...] | None:
     """The ``[listing]`` table's rule selectors, or None when it does not set them."""
     if table is None:
         return None
-    if not isinstance(table, dict):
-        raise PolicyError("listing must be a table ([listing])")
-    unknown = set(table) - set(_LISTING_KEYS)
+    rules = _table("[listing]", table, _LISTING_KEYS).get("rules")
+    return tuple(rules) if rules is not None else None
+
+
+def _table(where: str, table: Any, known: Mapping[str, _Option]) -> dict[str, Any]:
+    """``table`` checked against its ``known`` keys: a table, no unknown key, every value of
+    its type, every required key given."""
+    if not isinstance(table, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    unknown = sorted(set(table) - set(known))
     if unknown:
         raise PolicyError(
-            f"[listing]: unknown keys: {', '.join(sorted(unknown))} "
-            f"(known: {', '.join(_LISTING_KEYS)})"
+            f"{where}: unknown keys: {', '.join(unknown)} (known: {', '.join(known)})"
         )
-    if "rules" not in table:
-        return None
-    why = _LISTING_KEYS["rules"].problem(table["rules"])
-    if why is not None:
-        raise PolicyError(f"[listing]: rules {why}")
-    return tuple(table["rules"])
+    for name, option in known.items():
+        if name not in table:
+            if option.required:
+                raise PolicyError(f"{where}: missing key: {name}")
+            continue
+        problem = option.problem(table[name])
+        if problem is not None:
+            raise PolicyError(f"{where}: {name} {problem}")
+    return dict(table)
+
+
+def _result(index: int, entry: Any) -> ResultRule:
+    where = f"[[result]] #{index}"
+    table = _table(where, entry, _RESULT_KEYS)
+    delimiter = table.get("delimiter")
+    if delimiter is not None and delimiter.count(_TEXT_SLOT) != 1:
+        raise PolicyError(f"{where}: delimiter must hold {_TEXT_SLOT} exactly once")
+    for bound in ("max_bytes", "max_items"):
+        if table.get(bound, 1) < 1:
+            raise PolicyError(f"{where}: {bound} must be at least 1")
+    return ResultRule(**table)
+
+
+def _server_requests(table: Any) -> Hygiene:
+    if table is None:
+        return "flag"
+    hygiene: Hygiene = _table("[server_requests]", table, _SERVER_REQUEST_KEYS).get(
+        "hygiene", "flag"
+    )
+    return hygiene
 
 
 def _rule(index: int, entry: Any) -> GuardRule:

@@ -423,14 +423,15 @@ def withheld_tool_result(
 
 
 def withheld_result(
-    revision: Revision, tool: CheckedTool, name: str, broken: list[Violation]
+    revision: Revision,
+    tool: CheckedTool,
+    name: str,
+    broken: list[Violation],
+    why: str = "does not match its outputSchema",
 ) -> dict[str, Any]:
     """The ``isError`` result replacing a result of ``tool`` that breaks its ``outputSchema``
-    (``broken`` says how), without quoting it."""
-    heading = (
-        f"Tool {quote_name(name)} returned a result that does not match its outputSchema; "
-        "strictmcp withheld it:"
-    )
+    (or, as ``why`` says, a bound on results), ``broken`` saying how, without quoting it."""
+    heading = f"Tool {quote_name(name)} returned a result that {why}; strictmcp withheld it:"
     problems = [problem(v.code, v.message) for v in broken]
     return _error_result(revision, tool, broken, problems, heading, [])
 

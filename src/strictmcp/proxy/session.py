@@ -55,6 +55,8 @@ TOO_MANY_IN_FLIGHT = -32003
 """-32003: the client has too many requests waiting for the server; retry later."""
 
 _TOOLS = "/result/tools/"
+# What a server asks of the user or the model: their text gets the results' hygiene.
+_SERVER_REQUESTS = frozenset({"elicitation/create", "sampling/createMessage"})
 
 
 @dataclass(slots=True)
@@ -296,9 +298,22 @@ class ProxySession:
             found = []
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
-        elif isinstance(result, dict) and tool is not None and found:
-            changed = self.enforcer.judge_result(self.conversation.tools, tool, found)
-            found = []
+        elif isinstance(result, dict) and tool is not None:
+            registry = self.conversation.tools
+            if found:
+                changed = self.enforcer.judge_result(registry, tool, found)
+                found = []
+            if changed is None:
+                listed = registry.get(tool)
+                changed = self.enforcer.clean_result(registry, tool, listed, result)
+        elif message.kind == "request" and message.method in _SERVER_REQUESTS:
+            asked = message.params if isinstance(message.params, dict) else None
+            cleaned = self.enforcer.clean_server_request(message.method, asked) if asked else None
+            if found:
+                self.auditor.record(found, direction="s2c", method=method, action="allowed")
+            if cleaned is None:
+                return _Item(forward=message.raw)
+            return _Item(forward={**message.raw, "params": cleaned}, changed=True)
         if found:
             self.auditor.record(found, direction="s2c", method=method, tool=tool, action="allowed")
         if changed is None:
