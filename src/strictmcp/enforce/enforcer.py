@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..guards.deep import DeepValidators
-from ..guards.policy import DEFAULT_RESULT_RULE, Mode, Policy
+from ..guards.policy import DEFAULT_RESULT_RULE, DEFAULT_TOOL_RULE, Mode, Policy, ToolRule
 from ..lint.model import LintRule
 from ..protocol import (
     CallCheck,
@@ -27,6 +27,7 @@ from .dry_run import DryRun
 from .hygiene import clean_request, clean_result
 from .listing import check_listing, listing_rules
 from .pins import PinFile
+from .rewrites import decode_json_strings, inline_refs
 
 # The findings on a result that make it unfit to hand on; the others only get reported.
 _RESULT_RULES = frozenset(
@@ -156,6 +157,63 @@ class Enforcer:
                 if name is not None:
                     self._withheld[name] = tuple(errors(found))
         return withheld
+
+    def tool_rule(self, name: str) -> ToolRule:
+        """The policy's ``[[tool]]`` entry for ``name`` (no rewrite without a policy)."""
+        return self.policy.tool_rule(name) if self.policy is not None else DEFAULT_TOOL_RULE
+
+    def decode_arguments(
+        self, registry: ToolRegistry, name: str, arguments: Any, max_size: int
+    ) -> dict[str, Any] | None:
+        """With ``json_strings`` on for ``name`` (:mod:`.rewrites`): the arguments with their
+        JSON-string values decoded, to validate and forward instead, or None to keep them.
+        Each decoding is reported; in ``audit`` mode nothing is changed."""
+        if not isinstance(arguments, _MAPPING) or not self.tool_rule(name).json_strings:
+            return None
+        tool = registry.get(name)
+        if tool is None:
+            return None
+        schema = tool.definition.get("inputSchema")
+        decoded, found = decode_json_strings(schema, arguments, "/params/arguments", max_size)
+        if decoded is None:
+            return None
+        action: Action = "replaced" if self.enforcing else "allowed"
+        self.auditor.record(
+            found, direction="c2s", method="tools/call", tool=name, stage="arguments", action=action
+        )
+        return decoded if self.enforcing else None
+
+    def rewrite_listing(self, tools: list[Any], *, pointer: str = "/result/tools") -> list[Any]:
+        """The listed ``tools`` as the client gets them: with ``inline_refs`` on for a tool,
+        its schemas' local references inlined (a schema that cannot be, left as it is and
+        reported). The same list when nothing is rewritten, and always in ``audit`` mode."""
+        if self.policy is None or not self.policy.tools or not self.enforcing:
+            return tools
+        out = []
+        for index, tool in enumerate(tools):
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str) or not self.tool_rule(name).inline_refs:
+                out.append(tool)
+                continue
+            rewritten = dict(tool)
+            for key in ("inputSchema", "outputSchema"):
+                if key not in tool:
+                    continue
+                inlined = inline_refs(tool[key])
+                rewritten[key] = inlined.schema
+                if inlined.problem is not None:
+                    rule, message = inlined.problem
+                    where = f"{pointer}/{index}/{key}"
+                    self.auditor.record(
+                        [Violation(rule, message, where, Severity.WARNING)],
+                        direction="s2c",
+                        method="tools/list",
+                        tool=name,
+                        stage="listing",
+                        action="allowed",
+                    )
+            out.append(rewritten)
+        return out
 
     async def check_deep(
         self,

@@ -41,7 +41,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("guard", "listing", "mode", "result", "server_requests")
+_TOP_KEYS = ("guard", "listing", "mode", "result", "server_requests", "tool")
 _RULE_KEYS = ("tool", "argument", "kind")
 
 
@@ -90,6 +90,12 @@ _RESULT_KEYS: dict[str, _Option] = {
     "max_bytes": _INT,
     "max_items": _INT,
     "redact": _FLAG,
+}
+#: A ``[[tool]]`` entry: opt-in rewrites of how the tools its glob matches are called or listed.
+_TOOL_KEYS: dict[str, _Option] = {
+    "tool": _Option(str, required=True),
+    "json_strings": _FLAG,
+    "inline_refs": _FLAG,
 }
 #: The ``[server_requests]`` table: hygiene of what a server asks of the user or the model.
 _SERVER_REQUEST_KEYS = {"hygiene": _HYGIENE}
@@ -189,6 +195,28 @@ class ResultRule:
         return fnmatchcase(tool, self.tool)
 
 
+@dataclass(frozen=True)
+class ToolRule:
+    """Opt-in rewrites for the tools whose names match ``tool`` (a glob), both off by default.
+
+    ``json_strings``: an argument the ``inputSchema`` wants as an object or an array, sent as
+    a string holding its JSON (some models do), is decoded before validation; the decoded
+    value is what is checked and forwarded. ``inline_refs``: local ``$ref`` in the tool's
+    listed schemas are inlined, for clients that drop ``$defs``.
+    """
+
+    tool: str = "*"
+    json_strings: bool = False
+    inline_refs: bool = False
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether the glob matches a tool name (case-sensitive)."""
+        return fnmatchcase(tool, self.tool)
+
+
+DEFAULT_TOOL_RULE = ToolRule()
+"""What applies to a tool no ``[[tool]]`` entry matches: no rewrite."""
+
 DEFAULT_RESULT_RULE = ResultRule()
 """What applies to a tool no ``[[result]]`` entry matches: hygiene flags, nothing more."""
 
@@ -201,7 +229,8 @@ class Policy:
     finding is reported and the call goes ahead (shadow mode, for rolling a policy out).
     ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default);
     ``results`` the ``[[result]]`` entries, first match wins (:meth:`result_rule`);
-    ``server_requests`` the hygiene of elicitation messages and sampling requests.
+    ``server_requests`` the hygiene of elicitation messages and sampling requests; ``tools``
+    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`).
     """
 
     rules: tuple[GuardRule, ...] = ()
@@ -209,6 +238,14 @@ class Policy:
     listing_rules: tuple[str, ...] | None = None
     results: tuple[ResultRule, ...] = ()
     server_requests: Hygiene = "flag"
+    tools: tuple[ToolRule, ...] = ()
+
+    def tool_rule(self, tool: str) -> ToolRule:
+        """The first ``[[tool]]`` entry matching ``tool``, else :data:`DEFAULT_TOOL_RULE`."""
+        for rule in self.tools:
+            if rule.applies_to(tool):
+                return rule
+        return DEFAULT_TOOL_RULE
 
     def result_rule(self, tool: str) -> ResultRule:
         """The first ``[[result]]`` entry matching ``tool``, else :data:`DEFAULT_RESULT_RULE`."""
@@ -269,15 +306,17 @@ class Policy:
         if not isinstance(entries, list):
             raise PolicyError("guard must be a list of [[guard]] tables")
         rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
-        results = data.get("result", [])
-        if not isinstance(results, list):
-            raise PolicyError("result must be a list of [[result]] tables")
+        results = _array("result", data)
         return cls(
             rules=rules,
             mode=mode,
             listing_rules=_listing(data.get("listing")),
             results=tuple(_result(index, entry) for index, entry in enumerate(results, start=1)),
             server_requests=_server_requests(data.get("server_requests")),
+            tools=tuple(
+                ToolRule(**_table(f"[[tool]] #{index}", entry, _TOOL_KEYS))
+                for index, entry in enumerate(_array("tool", data), start=1)
+            ),
         )
 
 
@@ -287,6 +326,14 @@ def _listing(table: Any) -> tuple[str, ...] | None:
         return None
     rules = _table("[listing]", table, _LISTING_KEYS).get("rules")
     return tuple(rules) if rules is not None else None
+
+
+def _array(key: str, data: Mapping[str, Any]) -> list[Any]:
+    """The array of tables ``[[key]]`` (empty when absent)."""
+    entries = data.get(key, [])
+    if not isinstance(entries, list):
+        raise PolicyError(f"{key} must be a list of [[{key}]] tables")
+    return entries
 
 
 def _table(where: str, table: Any, known: Mapping[str, _Option]) -> dict[str, Any]:

@@ -248,6 +248,16 @@ class ProxySession:
         if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
             busy = "Too many requests are waiting for the server"
             return _Item(reply=error_response(message.id, TOO_MANY_IN_FLIGHT, busy))
+        rewritten = False
+        if message.kind == "request" and isinstance(name, str):
+            decoded = self.enforcer.decode_arguments(
+                self.conversation.tools, name, params.get("arguments"), self.max_size
+            )
+            if decoded is not None:
+                # The decoded arguments are what is checked and what the server gets.
+                params = {**params, "arguments": decoded}
+                message = own_message({**message.raw, "params": params})
+                rewritten = True
         observed = self.conversation.observe(message, "c2s", size=size)
         found: list[Violation] = observed
         call, tool = observed.call, name if isinstance(name, str) and name else None
@@ -261,7 +271,7 @@ class ProxySession:
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
-            return _Item(forward=message.raw)
+            return _Item(forward=message.raw, changed=rewritten)
         decision = self.enforcer.check_call(
             self.conversation.tools, tool, params.get("arguments"), call
         )
@@ -272,7 +282,7 @@ class ProxySession:
             reply = error_response(message.id, code, text)
         else:
             self._waiting[message.id] = "tools/call"
-            return _Item(forward=message.raw)
+            return _Item(forward=message.raw, changed=rewritten)
         # Our answer settles the request in the conversation as the server's would.
         self.conversation.observe(own_message(reply), "s2c")
         return _Item(reply=reply)
@@ -341,6 +351,7 @@ class ProxySession:
             return result
         registry = self.conversation.tools
         poisoned = self.enforcer.check_listing(tools, registry.revision)
+        tools = self.enforcer.rewrite_listing(tools)
         if self.enforcing:
             broken = {_tool_index(v.pointer) for v in withheld} | poisoned
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
