@@ -16,6 +16,7 @@ from strictmcp.enforce.hygiene import HYGIENE_META_KEY, UNTRUSTED_META_KEY, clea
 from strictmcp.guards.policy import Policy, PolicyError, ResultRule
 from strictmcp.guards.secrets import redact
 from strictmcp.guards.text import scrub
+from strictmcp.integrations._server_core import ServerCore
 from strictmcp.protocol import LATEST, ToolRegistry
 from test_proxy_session import Session, messages
 
@@ -326,3 +327,25 @@ def test_server_requests_get_the_same_hygiene(
     routed = session.server({"jsonrpc": "2.0", "id": "s1", "method": method, "params": params})
     (flagged,) = messages(routed.forward)
     assert {k: v for k, v in flagged["params"].items() if k != "_meta"} == params
+
+
+def test_the_sdk_integrations_share_the_hygiene() -> None:
+    dirty = result_of(HOSTILE["CSI cursor moves"][0])
+    clean = result_of(BENIGN[0])
+    tool = {"name": "t", "description": "T.", "inputSchema": {"type": "object"}}
+
+    async def call(core: ServerCore, result: dict[str, Any]) -> Any:
+        listing = core.listing("2025-11-25", [tool])
+
+        async def proceed() -> dict[str, Any]:
+            return result
+
+        return await core.call(listing, "t", {}, proceed, lambda r: r)
+
+    flagged = anyio.run(call, ServerCore(), dirty)
+    assert flagged["content"] == dirty["content"]
+    assert flagged["_meta"][HYGIENE_META_KEY]["action"] == "flagged"
+    assert anyio.run(call, ServerCore(), clean) is clean
+    policy = Policy.from_dict({"result": [{"tool": "t", "hygiene": "strip"}]})
+    stripped = anyio.run(call, ServerCore(policy=policy), dirty)
+    assert stripped["content"][0]["text"] == HOSTILE["CSI cursor moves"][1]

@@ -84,10 +84,14 @@ class _Walk:
             return self.text(value, where)
         if depth >= _MAX_DEPTH:
             return value
+        # A container nothing changed in is returned as it is: clean results are not copied.
         if isinstance(value, dict):
-            return {k: self.tree(v, f"{where}/{_escape(k)}", depth + 1) for k, v in value.items()}
+            tree = {k: self.tree(v, f"{where}/{_escape(k)}", depth + 1) for k, v in value.items()}
+            same = all(tree[k] is v for k, v in value.items())
+            return value if same else tree
         if isinstance(value, list):
-            return [self.tree(v, f"{where}/{i}", depth + 1) for i, v in enumerate(value)]
+            items = [self.tree(v, f"{where}/{i}", depth + 1) for i, v in enumerate(value)]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return value
 
     def _note(self, code: GuardCode | HygieneRule, count: int, where: str, message: str) -> None:
@@ -182,11 +186,13 @@ def _item(walk: _Walk, item: Any, where: str, rule: ResultRule) -> Any:
         text = walk.text(item["text"], f"{where}/text")
         if rule.delimiter is not None:
             text = rule.delimiter.replace("{text}", text)
-        return {**item, "text": text}
+        return item if text is item["text"] else {**item, "text": text}
     resource = item.get("resource")
     if kind == "resource" and isinstance(resource, dict) and isinstance(resource.get("text"), str):
         text = walk.text(resource["text"], f"{where}/resource/text")
-        return {**item, "resource": {**resource, "text": text}}
+        return (
+            item if text is resource["text"] else {**item, "resource": {**resource, "text": text}}
+        )
     return item
 
 

@@ -74,10 +74,12 @@ class Redacted:
 def redact(text: str) -> Redacted:
     """``text`` with each secret replaced by ``[redacted KIND]``."""
     found: dict[str, int] = {}
+    redacted = text
     for secret in SECRET_PATTERNS:
-        if not any(needle in text for needle in secret.needles):
+        if not any(needle in redacted for needle in secret.needles):
             continue
-        text, count = secret.pattern.subn(f"[redacted {secret.kind}]", text)
+        redacted, count = secret.pattern.subn(f"[redacted {secret.kind}]", redacted)
         if count:
             found[secret.kind] = count
-    return Redacted(text, found)
+    # Nothing found: the very string that came in (callers tell "unchanged" by identity).
+    return Redacted(redacted if found else text, found)

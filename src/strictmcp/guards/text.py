@@ -418,7 +418,8 @@ def scrub(text: str, *, strip: bool) -> Scrubbed:
         cleaned, count = pattern.subn("", cleaned)
         if count:
             found[code] = count
-    return Scrubbed(cleaned if strip else text, found)
+    # Nothing found: the very string that came in (callers tell "unchanged" by identity).
+    return Scrubbed(cleaned if strip and found else text, found)
 
 
 # ASCII that needs no scrubbing: printable characters, tabs and line breaks.
