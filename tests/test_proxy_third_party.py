@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -429,3 +430,27 @@ def test_everything_results_unchanged_with_hygiene_on(tmp_path: Path) -> None:
 
     run(body)
     assert [r for r in audit(log) if r["stage"] == "result"] == []
+
+
+def test_everything_pinned_then_proxied_with_the_pin_lists_every_tool(tmp_path: Path) -> None:
+    """`strictmcp pin` on a real server, then `proxy --pin`: nothing changed, nothing withheld
+    (issue 15)."""
+    command = everything_command()
+    lock = tmp_path / "tools.lock.json"
+    pinned = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "pin", "--lock", str(lock), "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=_SECONDS,
+        check=False,
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    names = sorted(json.loads(lock.read_text(encoding="utf-8"))["tools"])
+    assert "validate" not in names
+
+    async def body() -> None:
+        async with session_with(command, tmp_path / "proxy.stderr", "--pin", str(lock)) as session:
+            listed = (await session.list_tools()).tools
+            assert sorted(t.name for t in listed if t.name != "validate") == names
+
+    run(body)
