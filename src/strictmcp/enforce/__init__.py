@@ -25,8 +25,16 @@ stages itself, on the same :class:`Auditor`: ``message`` (what the protocol chec
 any message) and ``listing`` (tool definitions in a ``tools/list`` result, ``withheld`` when
 they cannot be checked). The enforcer's own part of the ``listing`` stage,
 :meth:`Enforcer.check_listing`, runs lint rules on each listed tool (:mod:`.listing`; hidden
-characters by default) and withholds a tool with an error-level finding, whose calls
-:meth:`Enforcer.check_call` then refuses at the ``listing`` stage.
+characters by default) and compares it with its pin, if any (:mod:`.pins`), and withholds a
+tool with an error-level finding, whose calls :meth:`Enforcer.check_call` then refuses at the
+``listing`` stage.
+
+After the ``result`` stage's schema check, :meth:`Enforcer.clean_result` applies the result's
+hygiene (:mod:`.hygiene`: hidden characters and terminal sequences flagged or stripped,
+labels, bounds, redaction), and :meth:`Enforcer.clean_server_request` the same to what a server
+asks of the user or the model. Two opt-in rewrites per tool (:mod:`.rewrites`):
+:meth:`Enforcer.decode_arguments` (JSON-string arguments, before the ``arguments`` stage) and
+:meth:`Enforcer.rewrite_listing` (``$ref`` inlining, in what the client is listed).
 """
 
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records

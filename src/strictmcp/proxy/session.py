@@ -10,9 +10,11 @@ that the :class:`~strictmcp.enforce.Enforcer` refuses (its schema check, run by 
 conversation, or the policy's guards) is answered with its ``isError`` result (an unknown tool
 with -32602); a call of the validate tool is answered with the enforcer's dry run. None of
 these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
-enforcing, loses the tools whose definitions cannot be checked; ``initialize`` and
-``server/discover`` get the capability; a tool result that breaks its ``outputSchema`` is
-replaced by an ``isError`` result.
+enforcing, loses the tools whose definitions cannot be checked, break an error-level listing
+rule (hidden characters) or differ from their pin; ``initialize`` and ``server/discover`` get
+the capability; a tool result that breaks its ``outputSchema`` is replaced by an ``isError``
+result, and its hygiene (and that of elicitation and sampling requests) flags or strips hidden
+characters and terminal sequences.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
