@@ -70,6 +70,14 @@ def test_the_enforcer_withholds_a_tool_with_hidden_characters(hidden: str) -> No
     assert "Weather" not in log.getvalue()
 
 
+def test_what_is_kept_is_bounded_by_the_registry() -> None:
+    enforcer = Enforcer(auditor=Auditor(None))
+    for number in range(50):
+        poisoned = {**WEATHER, "name": f"tool{number}", "description": tags(HIDDEN)}
+        assert enforcer.check_listing([poisoned], LATEST, known={f"tool{number}"}) == {0}
+    assert enforcer.withheld == {"tool49"}
+
+
 def test_audit_mode_reports_and_withholds_nothing() -> None:
     log = io.StringIO()
     enforcer = Enforcer(mode="audit", auditor=Auditor(log))
@@ -108,6 +116,13 @@ def test_the_proxy_withholds_the_poisoned_tool_and_refuses_its_calls() -> None:
     assert "tools/list" in stderr
     assert "withheld" in stderr
     assert "SMT401" in stderr
+    # The validate tool's dry run says the same as a real call.
+    dry = session.client(
+        session.call(9, "validate", {"tool": "get_weather", "arguments": {"city": "Oslo"}})
+    )
+    (verdict,) = messages(dry.reply)
+    assert verdict["result"]["structuredContent"]["valid"] is False
+    assert "SMT401" in json.dumps(verdict["result"]["structuredContent"])
     # Listed clean again: no longer refused.
     session.list_tools(listing(turned=False))
     assert session.client(session.call(3, "get_weather", {"city": "Oslo"})).forward

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..guards.deep import DeepValidators
@@ -122,13 +122,25 @@ class Enforcer:
         found, blocked = self._guarded(self.policy, name, arguments)
         return self._after(registry, name, verdict, "policy", found, blocked)
 
+    @property
+    def withheld(self) -> frozenset[str]:
+        """The names of the tools withheld from their latest listing, whose calls are refused."""
+        return frozenset(self._withheld)
+
     def check_listing(
-        self, tools: Sequence[Any], revision: Revision, *, pointer: str = "/result/tools"
+        self,
+        tools: Sequence[Any],
+        revision: Revision,
+        *,
+        pointer: str = "/result/tools",
+        known: Collection[str] | None = None,
     ) -> set[int]:
         """The listing stage on one page of a ``tools/list`` result: the listing rules and the
         pins, if any; the indices of the tools to withhold (none in ``audit`` mode), every
         finding reported. ``pointer`` locates ``tools`` in the message. A tool listed clean
-        is no longer refused."""
+        is no longer refused. ``known`` are the names the caller's registry holds now: a
+        withheld tool no longer among them is forgotten (a call of it is refused as unknown),
+        which bounds what is kept however many names a server goes through."""
         linted = {
             item.index: item.found for item in check_listing(tools, self.listing, revision, pointer)
         }
@@ -156,6 +168,8 @@ class Enforcer:
                 withheld.add(index)
                 if name is not None:
                     self._withheld[name] = tuple(errors(found))
+        if known is not None and len(self._withheld) > len(known):
+            self._withheld = {n: v for n, v in self._withheld.items() if n in known}
         return withheld
 
     def tool_rule(self, name: str) -> ToolRule:
@@ -337,7 +351,11 @@ class Enforcer:
     async def rehearse(self, registry: ToolRegistry, name: str, arguments: Any) -> list[Violation]:
         """Everything a real call of ``name`` with ``arguments`` would meet, the tool not run
         and nothing reported. Guard findings that would not refuse the call (the policy, or
-        this enforcer, in audit mode) are warnings; so are the deep checks' own warnings."""
+        this enforcer, in audit mode) are warnings; so are the deep checks' own warnings. A
+        tool withheld from the listing is refused whatever the arguments, as its calls are."""
+        withheld = self._withheld.get(name) if self.enforcing else None
+        if withheld is not None:
+            return list(withheld)
         verdict = self._schema(registry, name, arguments)
         violations = list(verdict.violations)
         if not verdict.allowed or not isinstance(arguments, _MAPPING):

@@ -352,7 +352,8 @@ class ProxySession:
         if not isinstance(tools, list):
             return result
         registry = self.conversation.tools
-        poisoned = self.enforcer.check_listing(tools, registry.revision)
+        known = frozenset(registry.names())
+        poisoned = self.enforcer.check_listing(tools, registry.revision, known=known)
         tools = self.enforcer.rewrite_listing(tools)
         if self.enforcing:
             broken = {_tool_index(v.pointer) for v in withheld} | poisoned
