@@ -30,6 +30,7 @@ LAYERS = {
     "check": LEAF,
     "integrations": LEAF,
     "policy_cmd": LEAF,
+    "pin": LEAF,
     "cli": 7,
     "__main__": 7,
 }

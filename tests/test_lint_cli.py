@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from strictmcp.cli import main
-from strictmcp.connect.listing import server_label
+from strictmcp.connect.tool_source import server_label
 from strictmcp.lint import RULES
 from strictmcp.schema import compile_schema
 
@@ -87,7 +87,7 @@ def assert_valid_sarif(document: Obj) -> None:
 
 
 def test_the_sloppy_example_has_findings_of_every_family() -> None:
-    code, document = run_json(str(SLOPPY))
+    code, document = run_json("--select", "ALL", str(SLOPPY))
     assert code == 1
     found = codes(document)
     for family in ("SMT0", "SMT1", "SMT2", "SMT3", "SMT4"):
@@ -110,6 +110,7 @@ def test_json_shape_is_stable() -> None:
         "tools",
         "rules",
         "summary",
+        "byRule",
         "findings",
     ]
     assert document["source"] == {"kind": "file", "name": str(SLOPPY)}
@@ -156,7 +157,7 @@ def test_text_output_is_grouped_by_tool_without_colour_off_a_terminal() -> None:
 def test_fail_on_sets_the_threshold(
     tmp_path: Path, fail_on: str, document: Obj, expected: int
 ) -> None:
-    assert run("--fail-on", fail_on, write(tmp_path, document))[0] == expected
+    assert run("--select", "ALL", "--fail-on", fail_on, write(tmp_path, document))[0] == expected
 
 
 def test_fail_on_info_counts_info_findings(tmp_path: Path) -> None:
@@ -166,8 +167,8 @@ def test_fail_on_info_counts_info_findings(tmp_path: Path) -> None:
         "inputSchema": {"type": "object", "properties": {"x": {"type": "boolean"}}},
     }
     path = write(tmp_path, {"tools": [tool]})
-    assert run("--fail-on", "warning", "--ignore", "SMT105", path)[0] == 0
-    assert run("--fail-on", "info", "--ignore", "SMT105", path)[0] == 1
+    assert run("--select", "ALL", "--fail-on", "warning", "--ignore", "SMT105", path)[0] == 0
+    assert run("--select", "ALL", "--fail-on", "info", "--ignore", "SMT105", path)[0] == 1
 
 
 def test_select_and_ignore_filter_rules() -> None:
@@ -300,7 +301,7 @@ def test_output_goes_to_a_file(tmp_path: Path) -> None:
 
 def test_sarif_is_valid_and_describes_rules_and_locations(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    code, document = run_json_sarif("examples/lint/tools.json")
+    code, document = run_json_sarif("--select", "ALL", "examples/lint/tools.json")
     assert code == 1
     assert_valid_sarif(document)
     run_ = document["runs"][0]
@@ -313,7 +314,7 @@ def test_sarif_is_valid_and_describes_rules_and_locations(monkeypatch: pytest.Mo
     assert first["defaultConfiguration"]["level"] == "error"
     assert {rule["defaultConfiguration"]["level"] for rule in rules} == {"error", "warning", "note"}
     results = run_["results"]
-    assert len(results) == len(run_json(str(SLOPPY))[1]["findings"])
+    assert len(results) == len(run_json("--select", "ALL", str(SLOPPY))[1]["findings"])
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         (location,) = result["locations"]
@@ -341,13 +342,13 @@ def test_sarif_of_a_clean_file_is_valid_with_no_results() -> None:
 
 def test_live_stdio_server_is_linted_with_logical_locations_only() -> None:
     command = ["--", sys.executable, str(WEATHER)]
-    code, document = run_json("--fail-on", "info", *command)
+    code, document = run_json("--select", "ALL", "--fail-on", "info", *command)
     assert code == 1  # its properties have no descriptions
     assert document["source"] == {"kind": "command", "name": f"{sys.executable} (and 1 argument)"}
     assert document["revision"] == "2025-06-18"  # what the server answered
     assert codes(document) == {"SMT403"}
     assert all("line" not in finding for finding in document["findings"])
-    code, sarif = run_json_sarif("--fail-on", "info", *command)
+    code, sarif = run_json_sarif("--select", "ALL", "--fail-on", "info", *command)
     assert_valid_sarif(sarif)
     for result in sarif["runs"][0]["results"]:
         (location,) = result["locations"]
@@ -413,3 +414,49 @@ def test_live_servers_are_named_without_their_secrets(
     command: list[str] | None, url: str | None, label: str
 ) -> None:
     assert server_label(command, url) == label
+
+
+def test_default_selection_is_what_a_user_must_act_on() -> None:
+    """Without --select: correctness and security only; the advice is one selector away."""
+    _, default = run_json(str(SLOPPY))
+    _, everything = run_json("--select", "ALL", str(SLOPPY))
+    assert document_rules(default) == [rule.code for rule in RULES if rule.default]
+    assert {"SMT001", "SMT106", "SMT301", "SMT401"} <= codes(default)
+    assert not codes(default) & {"SMT105", "SMT201", "SMT202", "SMT203", "SMT204", "SMT403"}
+    # Nothing the default selection reports is lost, nothing at error level is left out.
+    assert codes(default) == {
+        f["code"] for f in everything["findings"] if f["code"] in document_rules(default)
+    }
+    assert default["summary"]["error"] == everything["summary"]["error"]
+    _, extended = run_json("--extend-select", "SMT2", str(SLOPPY))
+    assert codes(extended) == codes(default) | {c for c in codes(everything) if c[:4] == "SMT2"}
+    _, same = run_json("--select", "DEFAULT,SMT2", str(SLOPPY))
+    assert same["rules"] == extended["rules"]
+
+
+def document_rules(document: Obj) -> list[str]:
+    rules = document["rules"]
+    assert isinstance(rules, list)
+    return rules
+
+
+def test_text_output_ends_with_a_count_per_rule() -> None:
+    _, out = run("--select", "ALL", str(SLOPPY))
+    lines = out.splitlines()
+    start = lines.index("findings per rule")
+    per_rule = {line.split()[0]: int(line.split()[2]) for line in lines[start + 1 :]}
+    _, document = run_json("--select", "ALL", str(SLOPPY))
+    assert per_rule == document["byRule"]
+    assert sum(per_rule.values()) == len(document["findings"])
+    _, short = run(str(SLOPPY))
+    assert short.splitlines()[-1].startswith(
+        f"{sum(rule.default for rule in RULES)} of {len(RULES)} rules ran; --select ALL"
+    )
+
+
+def test_rules_listing_marks_the_default_selection() -> None:
+    _, out = run("rules")
+    marked = [line.split()[0] for line in out.splitlines() if line.split()[3] == "default"]
+    assert marked == [rule.code for rule in RULES if rule.default]
+    _, listing = run("--format", "json", "rules")
+    assert [r["code"] for r in json.loads(listing) if r["default"]] == marked

@@ -431,7 +431,10 @@ def test_messages_never_echo_long_untrusted_text() -> None:
 @pytest.mark.parametrize(
     ("select", "ignore", "expected"),
     [
-        (None, (), [rule.code for rule in RULES]),
+        (None, (), [rule.code for rule in RULES if rule.default]),
+        (None, ["SMT3"], [r.code for r in RULES if r.default and not r.code.startswith("SMT3")]),
+        (["ALL"], (), [rule.code for rule in RULES]),
+        (["DEFAULT", "SMT204"], (), sorted([*(r.code for r in RULES if r.default), "SMT204"])),
         (["SMT2"], (), ["SMT201", "SMT202", "SMT203", "SMT204"]),
         (["smt2"], ["SMT203"], ["SMT201", "SMT202", "SMT204"]),
         (["SMT203"], ["SMT2"], ["SMT203"]),

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from strictmcp.cli import main
-from strictmcp.connect.listing import load_live
+from strictmcp.connect.tool_source import load_live
 from strictmcp.guards.policy import Policy
 from strictmcp.lint import lint_tools
 from strictmcp.protocol import LATEST

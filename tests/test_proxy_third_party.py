@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -78,7 +80,11 @@ async def session_with(
     """
     args = ["-m", "strictmcp.proxy", *proxy_options, "--", *command] if proxied else command[1:]
     executable = sys.executable if proxied else command[0]
-    params = StdioServerParameters(command=executable, args=args, cwd=str(errlog.parent))
+    # The SDK's client passes the server only a few variables: without PYTHONPATH the proxy
+    # run would be whichever strictmcp is installed, not the one under test.
+    params = StdioServerParameters(
+        command=executable, args=args, cwd=str(errlog.parent), env=dict(os.environ)
+    )
     with errlog.open("a", encoding="utf-8") as err:
         async with (
             stdio_client(params, errlog=err) as (read, write),
@@ -385,5 +391,66 @@ def test_time_ref_output_schema_checked_and_result_passed(tmp_path: Path) -> Non
         records = audit(log)
         assert all(r["action"] != "replaced" for r in records), records
         assert [r["action"] for r in records if r["method"] == "tools/call"] == ["refused"]
+
+    run(body)
+
+
+def test_everything_results_unchanged_with_hygiene_on(tmp_path: Path) -> None:
+    """Result hygiene set to strip, with secrets redacted, for every tool of a real server:
+    every clean result arrives exactly as the server sent it (issue 15)."""
+    command = everything_command()
+    policy = tmp_path / "hygiene.toml"
+    policy.write_text(
+        '[[result]]\ntool = "*"\nhygiene = "strip"\nredact = true\n'
+        '[server_requests]\nhygiene = "strip"\n',
+        encoding="utf-8",
+    )
+    log = tmp_path / "audit.jsonl"
+    calls: dict[str, dict[str, Any]] = {
+        "echo": {
+            "message": "héllo 世界 👨\u200d👩\u200d👧 "
+            "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+        },
+        "get-sum": {"a": 2, "b": 3},
+        "get-structured-content": {"location": "Chicago"},
+        "get-tiny-image": {},
+        "get-annotated-message": {"messageType": "error", "includeImage": True},
+    }
+
+    async def body() -> None:
+        direct_results: dict[str, types.CallToolResult] = {}
+        async with session_with(command, tmp_path / "direct.stderr", proxied=False) as direct:
+            for name, arguments in calls.items():
+                direct_results[name] = await direct.call_tool(name, arguments)
+        options = ("--policy", str(policy), "--audit-log", str(log))
+        async with session_with(command, tmp_path / "proxy.stderr", *options) as session:
+            for name, arguments in calls.items():
+                proxied = await session.call_tool(name, arguments)
+                assert proxied.model_dump() == direct_results[name].model_dump(), name
+
+    run(body)
+    assert [r for r in audit(log) if r["stage"] == "result"] == []
+
+
+def test_everything_pinned_then_proxied_with_the_pin_lists_every_tool(tmp_path: Path) -> None:
+    """`strictmcp pin` on a real server, then `proxy --pin`: nothing changed, nothing withheld
+    (issue 15)."""
+    command = everything_command()
+    lock = tmp_path / "tools.lock.json"
+    pinned = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "pin", "--lock", str(lock), "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=_SECONDS,
+        check=False,
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    names = sorted(json.loads(lock.read_text(encoding="utf-8"))["tools"])
+    assert "validate" not in names
+
+    async def body() -> None:
+        async with session_with(command, tmp_path / "proxy.stderr", "--pin", str(lock)) as session:
+            listed = (await session.list_tools()).tools
+            assert sorted(t.name for t in listed if t.name != "validate") == names
 
     run(body)

@@ -7,6 +7,7 @@ import click
 from . import __version__
 from .check.cli import check
 from .lint.cli import lint
+from .pin.cli import pin
 from .policy_cmd.cli import policy
 from .protocol.cli import messages
 from .proxy.cli import proxy
@@ -26,6 +27,7 @@ def main() -> None:
       strictmcp proxy -- COMMAND [ARGS...]       put strictmcp in front of any MCP server
       strictmcp lint -- COMMAND [ARGS...]        judge a server's tool definitions (or a file)
       strictmcp check -- COMMAND [ARGS...]       drive a server with valid and invalid inputs
+      strictmcp pin -- COMMAND [ARGS...]         lock a server's tool definitions
     """
 
 
@@ -35,3 +37,4 @@ main.add_command(proxy)
 main.add_command(lint)
 main.add_command(check)
 main.add_command(policy)
+main.add_command(pin)

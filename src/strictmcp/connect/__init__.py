@@ -12,5 +12,6 @@ imports none of them. Its modules:
 - :mod:`.http_upstream`: a server over streamable HTTP (imports the HTTP client: loaded only
   when used);
 - :mod:`.client`: the MCP client that tests servers; :mod:`.paging`: the one pager every
-  listing is read with.
+  listing is read with; :mod:`.tool_source`: a server's tools read from a file or a live
+  server (``strictmcp lint`` and ``strictmcp pin``).
 """

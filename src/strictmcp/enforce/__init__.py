@@ -25,20 +25,39 @@ each stage: answer with its ``error_result`` or ``jsonrpc_error``, else run the 
 runs the first three stages and answers with what they found. The proxy reports two more
 stages itself, on the same :class:`Auditor`: ``message`` (what the protocol checks found in
 any message) and ``listing`` (tool definitions in a ``tools/list`` result, ``withheld`` when
-they cannot be checked).
+they cannot be checked). The enforcer's own part of the ``listing`` stage,
+:meth:`Enforcer.check_listing`, runs lint rules on each listed tool (:mod:`.listing`; hidden
+characters by default) and compares it with its pin, if any (:mod:`.pins`), and withholds a
+tool with an error-level finding, whose calls :meth:`Enforcer.check_call` then refuses at the
+``listing`` stage.
+
+After the ``result`` stage's schema check, :meth:`Enforcer.clean_result` applies the result's
+hygiene (:mod:`.hygiene`: hidden characters and terminal sequences flagged or stripped,
+labels, bounds, redaction), and :meth:`Enforcer.clean_server_request` the same to what a server
+asks of the user or the model. Two opt-in rewrites per tool (:mod:`.rewrites`):
+:meth:`Enforcer.decode_arguments` (JSON-string arguments, before the ``arguments`` stage) and
+:meth:`Enforcer.rewrite_listing` (``$ref`` inlining, in what the client is listed).
 """
 
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
+from .listing import DEFAULT_LISTING_RULES, LintCode, listing_rules
+from .pins import PinError, PinFile, PinRule
 
 __all__ = [
     "AUDIT_LOGGER",
+    "DEFAULT_LISTING_RULES",
     "Action",
     "Auditor",
     "DryRun",
     "DryRunResult",
     "Enforcer",
+    "LintCode",
+    "PinError",
+    "PinFile",
+    "PinRule",
     "Stage",
     "audit_records",
+    "listing_rules",
 ]

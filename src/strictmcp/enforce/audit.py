@@ -25,8 +25,8 @@ attribute holding the finding's :func:`audit_records` entry."""
 
 Action = Literal["allowed", "refused", "withheld", "replaced"]
 """What strictmcp did at a stage: let the message through, refused it (answered it itself,
-or dropped an unreadable one), removed a tool definition from a listing, or replaced a tool
-result."""
+or dropped an unreadable one), removed a tool definition from a listing, or replaced part of a
+message (a tool result, cleaned text, decoded arguments)."""
 
 Stage = Literal["message", "arguments", "policy", "deep", "result", "listing"]
 """Which check found something: the message itself (envelope, method), a ``tools/call``'s

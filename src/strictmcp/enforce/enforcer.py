@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
+from ..guards.policy import DEFAULT_RESULT_RULE, DEFAULT_TOOL_RULE, Mode, Policy, ToolRule
+from ..lint.model import LintRule
 from ..protocol import (
     CallCheck,
     CheckedTool,
+    Revision,
     Rule,
     Severity,
     ToolRegistry,
@@ -18,10 +20,14 @@ from ..protocol import (
     check_result,
     errors,
 )
-from ..protocol.tool_calls import refused_arguments, withheld_result
+from ..protocol.tool_calls import refused_arguments, withheld_result, withheld_tool_result
 from ..protocol.violations import under
-from .audit import Auditor, Stage
+from .audit import Action, Auditor, Stage
 from .dry_run import DryRun
+from .hygiene import clean_request, clean_result
+from .listing import check_listing, listing_rules
+from .pins import PinFile
+from .rewrites import decode_json_strings, inline_refs
 
 # The findings on a result that make it unfit to hand on; the others only get reported.
 _RESULT_RULES = frozenset(
@@ -43,8 +49,12 @@ class Enforcer:
     mode never refuses), and a result that breaks its ``outputSchema`` is replaced; in
     ``audit`` mode everything goes through. Every stage reports its findings to ``auditor``
     (bound to ``mode``). ``strict`` also refuses arguments a tool's ``inputSchema`` does not
-    declare. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
-    synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
+    declare. ``listing`` are the lint rules run on each listed tool (default:
+    :func:`~strictmcp.enforce.listing_rules`, hidden characters): a tool with an error-level
+    finding is withheld (:meth:`check_listing`) and its calls refused until it is listed
+    clean; so is, with ``pins`` (a lock file), a tool whose definition changed or that
+    appeared since pinning. Calls are checked in two steps: :meth:`check_call` (schema and
+    policy) is synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
     extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
@@ -61,9 +71,16 @@ class Enforcer:
         strict: bool = False,
         mode: Mode = "enforce",
         auditor: Auditor | None = None,
+        listing: Sequence[LintRule] | None = None,
+        pins: PinFile | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
+        self.listing = tuple(listing) if listing is not None else listing_rules()
+        self.pins = pins
+        # Tools withheld from the latest listing that named them, with why: their calls are
+        # refused, by name, until a listing shows them clean.
+        self._withheld: dict[str, tuple[Violation, ...]] = {}
         self.policy = policy
         self.deep = deep
         self.strict = strict
@@ -85,6 +102,12 @@ class Enforcer:
         :class:`~strictmcp.protocol.Conversation` checks every call it observes); else the
         call is checked here. The policy sees ``arguments`` only when they are an object.
         """
+        withheld = self._withheld.get(name) if self.enforcing else None
+        listed = registry.get(name)
+        if withheld is not None and listed is not None:
+            self._report(name, "listing", withheld, True)
+            refusal = withheld_tool_result(registry.revision, listed, name, list(withheld))
+            return CallCheck(withheld, error_result=refusal, tool=listed)
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
         if verdict.violations:  # a verdict that refuses always says why
@@ -105,6 +128,113 @@ class Enforcer:
         return (self.policy is not None and self.policy.deep_on_calls(name)) or (
             self.deep is not None and name in self.deep
         )
+
+    @property
+    def withheld(self) -> frozenset[str]:
+        """The names of the tools withheld from their latest listing, whose calls are refused."""
+        return frozenset(self._withheld)
+
+    def check_listing(
+        self,
+        tools: Sequence[Any],
+        revision: Revision,
+        *,
+        pointer: str = "/result/tools",
+        known: Collection[str] | None = None,
+    ) -> set[int]:
+        """The listing stage on one page of a ``tools/list`` result: the listing rules and the
+        pins, if any; the indices of the tools to withhold (none in ``audit`` mode), every
+        finding reported. ``pointer`` locates ``tools`` in the message. A tool listed clean
+        is no longer refused. ``known`` are the names the caller's registry holds now: a
+        withheld tool no longer among them is forgotten (a call of it is refused as unknown),
+        which bounds what is kept however many names a server goes through."""
+        linted = {
+            item.index: item.found for item in check_listing(tools, self.listing, revision, pointer)
+        }
+        withheld: set[int] = set()
+        for index, tool in enumerate(tools):
+            name = tool.get("name") if isinstance(tool, Mapping) else None
+            name = name if isinstance(name, str) else None
+            found = list(linted.get(index, ()))
+            if self.pins is not None:
+                found += self.pins.check(tool, f"{pointer}/{index}")
+            if not found:
+                if name is not None:
+                    self._withheld.pop(name, None)
+                continue
+            refused = self.enforcing and bool(errors(found))
+            self.auditor.record(
+                found,
+                direction="s2c",
+                method="tools/list",
+                tool=name,
+                stage="listing",
+                action="withheld" if refused else "allowed",
+            )
+            if refused:
+                withheld.add(index)
+                if name is not None:
+                    self._withheld[name] = tuple(errors(found))
+        if known is not None and len(self._withheld) > len(known):
+            self._withheld = {n: v for n, v in self._withheld.items() if n in known}
+        return withheld
+
+    def tool_rule(self, name: str) -> ToolRule:
+        """The policy's ``[[tool]]`` entry for ``name`` (no rewrite without a policy)."""
+        return self.policy.tool_rule(name) if self.policy is not None else DEFAULT_TOOL_RULE
+
+    def decode_arguments(
+        self, registry: ToolRegistry, name: str, arguments: Any, max_size: int
+    ) -> dict[str, Any] | None:
+        """With ``json_strings`` on for ``name`` (:mod:`.rewrites`): the arguments with their
+        JSON-string values decoded, to validate and forward instead, or None to keep them.
+        Each decoding is reported; in ``audit`` mode nothing is changed."""
+        if not isinstance(arguments, _MAPPING) or not self.tool_rule(name).json_strings:
+            return None
+        tool = registry.get(name)
+        if tool is None:
+            return None
+        schema = tool.definition.get("inputSchema")
+        decoded, found = decode_json_strings(schema, arguments, "/params/arguments", max_size)
+        if decoded is None:
+            return None
+        action: Action = "replaced" if self.enforcing else "allowed"
+        self.auditor.record(
+            found, direction="c2s", method="tools/call", tool=name, stage="arguments", action=action
+        )
+        return decoded if self.enforcing else None
+
+    def rewrite_listing(self, tools: list[Any], *, pointer: str = "/result/tools") -> list[Any]:
+        """The listed ``tools`` as the client gets them: with ``inline_refs`` on for a tool,
+        its schemas' local references inlined (a schema that cannot be, left as it is and
+        reported). The same list when nothing is rewritten, and always in ``audit`` mode."""
+        if self.policy is None or not self.policy.tools or not self.enforcing:
+            return tools
+        out = []
+        for index, tool in enumerate(tools):
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str) or not self.tool_rule(name).inline_refs:
+                out.append(tool)
+                continue
+            rewritten = dict(tool)
+            for key in ("inputSchema", "outputSchema"):
+                if key not in tool:
+                    continue
+                inlined = inline_refs(tool[key])
+                rewritten[key] = inlined.schema
+                if inlined.problem is not None:
+                    rule, message = inlined.problem
+                    where = f"{pointer}/{index}/{key}"
+                    self.auditor.record(
+                        [Violation(rule, message, where, Severity.WARNING)],
+                        direction="s2c",
+                        method="tools/list",
+                        tool=name,
+                        stage="listing",
+                        action="allowed",
+                    )
+            out.append(rewritten)
+        return out
 
     async def check_deep(
         self,
@@ -172,6 +302,64 @@ class Enforcer:
             return None
         return withheld_result(registry.revision, tool, name, broken)
 
+    def clean_result(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        tool: CheckedTool | None,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """Hygiene of a result of ``name`` (:mod:`.hygiene`, under the policy's
+        ``[[result]]`` entry for it, else flags only): the result to hand on instead, or None
+        to hand on ``result`` itself. A result over its bounds, or whose cleaned
+        ``structuredContent`` no longer matches the ``outputSchema``, is replaced by an
+        ``isError`` result. ``audit`` mode reports and changes nothing."""
+        rule = self.policy.result_rule(name) if self.policy is not None else DEFAULT_RESULT_RULE
+        cleaned = clean_result(result, name, rule)
+        if cleaned.refused:
+            refused = self.enforcing and tool is not None
+            action: Action = "replaced" if refused else "allowed"
+            self._report_result(name, cleaned.refused, action)
+            if not refused or tool is None:
+                return None
+            why = "exceeds a bound on results"
+            return withheld_result(registry.revision, tool, name, cleaned.refused, why)
+        if not cleaned.changed:
+            return None
+        rewritten = rule.hygiene == "strip" or rule.redact
+        self._report_result(
+            name, cleaned.found, "replaced" if rewritten and self.enforcing else "allowed"
+        )
+        if not self.enforcing:
+            return None
+        value = cleaned.value
+        if tool is not None and value.get("structuredContent") != result.get("structuredContent"):
+            found = under("/result", check_result(registry, name, value, tool=tool))
+            broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
+            if broken:
+                self._report_result(name, broken, "replaced")
+                return withheld_result(registry.revision, tool, name, broken)
+        return value
+
+    def clean_server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """Hygiene of a server's ``elicitation/create`` or ``sampling/createMessage`` params
+        (the policy's ``[server_requests]``, flags by default): the params to send on
+        instead, or None to send them as they came (always, in ``audit`` mode)."""
+        hygiene = self.policy.server_requests if self.policy is not None else "flag"
+        cleaned = clean_request(params, hygiene, "/params")
+        if not cleaned.changed:
+            return None
+        action: Action = "replaced" if hygiene == "strip" and self.enforcing else "allowed"
+        self.auditor.record(
+            cleaned.found, direction="s2c", method=method, stage="result", action=action
+        )
+        return cleaned.value if self.enforcing else None
+
+    def _report_result(self, name: str, found: list[Violation], action: Action) -> None:
+        self.auditor.record(
+            found, direction="s2c", method="tools/call", tool=name, stage="result", action=action
+        )
+
     def dry_run(self, registry: ToolRegistry) -> DryRun:
         """The Validation Protocol's ``validate`` tool for the tools in ``registry``."""
         return DryRun(registry, self)
@@ -179,7 +367,11 @@ class Enforcer:
     async def rehearse(self, registry: ToolRegistry, name: str, arguments: Any) -> list[Violation]:
         """Everything a real call of ``name`` with ``arguments`` would meet, the tool not run
         and nothing reported. Guard findings that would not refuse the call (the policy, or
-        this enforcer, in audit mode) are warnings; so are the deep checks' own warnings."""
+        this enforcer, in audit mode) are warnings; so are the deep checks' own warnings. A
+        tool withheld from the listing is refused whatever the arguments, as its calls are."""
+        withheld = self._withheld.get(name) if self.enforcing else None
+        if withheld is not None:
+            return list(withheld)
         verdict = self._schema(registry, name, arguments)
         violations = list(verdict.violations)
         if not verdict.allowed or not isinstance(arguments, _MAPPING):

@@ -58,6 +58,7 @@ class GuardCode(str, Enum):
     TEXT_CONTROL_CHARACTER = "text-control-character"
     TEXT_INVISIBLE_CHARACTER = "text-invisible-character"
     TEXT_BIDI_CONTROL = "text-bidi-control"
+    TEXT_TERMINAL_SEQUENCE = "text-terminal-sequence"
 
     # deep validators written by tool authors
     DEEP_INVALID = "deep-invalid"

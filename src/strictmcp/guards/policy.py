@@ -49,7 +49,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("deep", "guard", "mode")
+_TOP_KEYS = ("deep", "guard", "listing", "mode", "result", "server_requests", "tool")
 _RULE_KEYS = ("tool", "argument", "kind")
 _DEEP_KEYS = ("on_calls", "timeout")
 DEFAULT_DEEP_TIMEOUT = 5.0
@@ -90,6 +90,30 @@ _TYPE_NAMES = {
     str: ("a string", "strings"),
 }
 _FLAG, _INT, _STR, _STRS = _Option(bool), _Option(int), _Option(str), _Option(str, array=True)
+#: The ``[listing]`` table: the lint rules (codes or prefixes) run on every tool listing; the
+#: codes are checked by whoever runs them, lint being a higher layer than the policy.
+_LISTING_KEYS = {"rules": _STRS}
+Hygiene = Literal["flag", "strip", "off"]
+_HYGIENE = _Option(str, choices=("flag", "strip", "off"))
+#: A ``[[result]]`` entry: what is done to the results of the tools its glob matches.
+_RESULT_KEYS: dict[str, _Option] = {
+    "tool": _Option(str, required=True),
+    "hygiene": _HYGIENE,
+    "label": _FLAG,
+    "delimiter": _STR,
+    "max_bytes": _INT,
+    "max_items": _INT,
+    "redact": _FLAG,
+}
+#: A ``[[tool]]`` entry: opt-in rewrites of how the tools its glob matches are called or listed.
+_TOOL_KEYS: dict[str, _Option] = {
+    "tool": _Option(str, required=True),
+    "json_strings": _FLAG,
+    "inline_refs": _FLAG,
+}
+#: The ``[server_requests]`` table: hygiene of what a server asks of the user or the model.
+_SERVER_REQUEST_KEYS = {"hygiene": _HYGIENE}
+_TEXT_SLOT = "{text}"
 #: Each guard kind's options, as a policy may set them: the guards' own Python-only
 #: parameters (UrlGuard's ``resolver``) are not reachable from a file.
 _OPTIONS: dict[str, dict[str, _Option]] = {
@@ -199,16 +223,89 @@ class DeepRule(GuardRule):
 
 
 @dataclass(frozen=True)
+class ResultRule:
+    """What is done to the results of the tools whose names match ``tool`` (a glob).
+
+    ``hygiene``: ``flag`` (the default) records hidden characters and terminal sequences and
+    annotates the result's ``_meta``, changing no content; ``strip`` removes them; ``off``
+    looks at nothing. ``label`` marks the result as untrusted content in ``_meta``;
+    ``delimiter`` (a template holding ``{text}``) wraps each text item. ``max_bytes`` and
+    ``max_items`` bound a result's size and its number of content items (None: unbounded).
+    ``redact`` replaces secrets (private keys, cloud access keys, bearer tokens).
+    """
+
+    tool: str = "*"
+    hygiene: Hygiene = "flag"
+    label: bool = False
+    delimiter: str | None = None
+    max_bytes: int | None = None
+    max_items: int | None = None
+    redact: bool = False
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether the glob matches a tool name (case-sensitive)."""
+        return fnmatchcase(tool, self.tool)
+
+
+@dataclass(frozen=True)
+class ToolRule:
+    """Opt-in rewrites for the tools whose names match ``tool`` (a glob), both off by default.
+
+    ``json_strings``: an argument the ``inputSchema`` wants as an object or an array, sent as
+    a string holding its JSON (some models do), is decoded before validation; the decoded
+    value is what is checked and forwarded. ``inline_refs``: local ``$ref`` in the tool's
+    listed schemas are inlined, for clients that drop ``$defs``.
+    """
+
+    tool: str = "*"
+    json_strings: bool = False
+    inline_refs: bool = False
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether the glob matches a tool name (case-sensitive)."""
+        return fnmatchcase(tool, self.tool)
+
+
+DEFAULT_TOOL_RULE = ToolRule()
+"""What applies to a tool no ``[[tool]]`` entry matches: no rewrite."""
+
+DEFAULT_RESULT_RULE = ResultRule()
+"""What applies to a tool no ``[[result]]`` entry matches: hygiene flags, nothing more."""
+
+
+@dataclass(frozen=True)
 class Policy:
     """Guards on tool arguments, and what their findings do.
 
     In ``enforce`` mode a call with an error finding is refused; in ``audit`` mode every
     finding is reported and the call goes ahead (shadow mode, for rolling a policy out).
+    ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default);
+    ``results`` the ``[[result]]`` entries, first match wins (:meth:`result_rule`);
+    ``server_requests`` the hygiene of elicitation messages and sampling requests; ``tools``
+    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`).
     """
 
     rules: tuple[GuardRule, ...] = ()
     mode: Mode = "enforce"
     deep: tuple[DeepRule, ...] = ()
+    listing_rules: tuple[str, ...] | None = None
+    results: tuple[ResultRule, ...] = ()
+    server_requests: Hygiene = "flag"
+    tools: tuple[ToolRule, ...] = ()
+
+    def tool_rule(self, tool: str) -> ToolRule:
+        """The first ``[[tool]]`` entry matching ``tool``, else :data:`DEFAULT_TOOL_RULE`."""
+        for rule in self.tools:
+            if rule.applies_to(tool):
+                return rule
+        return DEFAULT_TOOL_RULE
+
+    def result_rule(self, tool: str) -> ResultRule:
+        """The first ``[[result]]`` entry matching ``tool``, else :data:`DEFAULT_RESULT_RULE`."""
+        for rule in self.results:
+            if rule.applies_to(tool):
+                return rule
+        return DEFAULT_RESULT_RULE
 
     def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
@@ -301,7 +398,77 @@ class Policy:
             _DEEP_ENTRY,
             _deep_rule,
         )
-        return cls(rules=rules, mode=mode, deep=deep)
+        results = _array("result", data)
+        return cls(
+            rules=rules,
+            mode=mode,
+            deep=deep,
+            listing_rules=_listing(data.get("listing")),
+            results=tuple(_result(index, entry) for index, entry in enumerate(results, start=1)),
+            server_requests=_server_requests(data.get("server_requests")),
+            tools=tuple(
+                ToolRule(**_table(f"[[tool]] #{index}", entry, _TOOL_KEYS))
+                for index, entry in enumerate(_array("tool", data), start=1)
+            ),
+        )
+
+
+def _listing(table: Any) -> tuple[str, ...] | None:
+    """The ``[listing]`` table's rule selectors, or None when it does not set them."""
+    if table is None:
+        return None
+    rules = _table("[listing]", table, _LISTING_KEYS).get("rules")
+    return tuple(rules) if rules is not None else None
+
+
+def _array(key: str, data: Mapping[str, Any]) -> list[Any]:
+    """The array of tables ``[[key]]`` (empty when absent)."""
+    entries = data.get(key, [])
+    if not isinstance(entries, list):
+        raise PolicyError(f"{key} must be a list of [[{key}]] tables")
+    return entries
+
+
+def _table(where: str, table: Any, known: Mapping[str, _Option]) -> dict[str, Any]:
+    """``table`` checked against its ``known`` keys: a table, no unknown key, every value of
+    its type, every required key given."""
+    if not isinstance(table, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise PolicyError(
+            f"{where}: unknown keys: {', '.join(unknown)} (known: {', '.join(known)})"
+        )
+    for name, option in known.items():
+        if name not in table:
+            if option.required:
+                raise PolicyError(f"{where}: missing key: {name}")
+            continue
+        problem = option.problem(table[name])
+        if problem is not None:
+            raise PolicyError(f"{where}: {name} {problem}")
+    return dict(table)
+
+
+def _result(index: int, entry: Any) -> ResultRule:
+    where = f"[[result]] #{index}"
+    table = _table(where, entry, _RESULT_KEYS)
+    delimiter = table.get("delimiter")
+    if delimiter is not None and delimiter.count(_TEXT_SLOT) != 1:
+        raise PolicyError(f"{where}: delimiter must hold {_TEXT_SLOT} exactly once")
+    for bound in ("max_bytes", "max_items"):
+        if table.get(bound, 1) < 1:
+            raise PolicyError(f"{where}: {bound} must be at least 1")
+    return ResultRule(**table)
+
+
+def _server_requests(table: Any) -> Hygiene:
+    if table is None:
+        return "flag"
+    hygiene: Hygiene = _table("[server_requests]", table, _SERVER_REQUEST_KEYS).get(
+        "hygiene", "flag"
+    )
+    return hygiene
 
 
 _Rule = TypeVar("_Rule", bound=GuardRule)
@@ -318,11 +485,8 @@ def _entries(
     """The rules of a ``[[section]]``, each entry checked and then built from its tool,
     argument, kind, options (lists as tuples) and the entry itself; a guard or check that
     refuses its configuration is reported as the entry's."""
-    entries = data.get(section, [])
-    if not isinstance(entries, list):
-        raise PolicyError(f"{section} must be a list of [[{section}]] tables")
     rules = []
-    for index, entry in enumerate(entries, start=1):
+    for index, entry in enumerate(_array(section, data), start=1):
         where = f"[[{section}]] #{index}"
         tool, argument, kind, options = _entry(where, entry, kinds, common)
         if kind == "path" and base is not None:

@@ -33,6 +33,11 @@ Some invisible characters do real work in ordinary text, and are allowed there o
   lowercase letters (a CLDR subdivision code) and U+E007F CANCEL TAG, as in the flags of
   England, Scotland and Wales.
 
+:func:`scrub` finds the same classes in text flowing back to the model (tool results,
+elicitation messages, sampling requests), and removes them when asked; it also takes terminal
+control sequences whole (CSI such as cursor moves, OSC such as hyperlinks, the other escape
+sequences), so that neither ``[2K`` nor a link's target is left behind.
+
 A visible character is one not in category C (control, format, surrogate, private use,
 unassigned) or Z (space, separator), nor one of the invisible characters above. All the work is
 done by compiled regular expressions, linear in the text: about 15 ms per million characters
@@ -360,3 +365,62 @@ def _invisible_label(char: str) -> str:
     if char == _SOFT_HYPHEN:
         return "a soft hyphen"
     return "an invisible formatting or filler character"
+
+
+# Terminal control sequences, whole (ECMA-48): CSI (ESC [ or 8-bit CSI, parameters,
+# intermediates, a final byte); OSC (ESC ] or 8-bit OSC, up to BEL or ST: hyperlinks are
+# OSC 8); DCS, SOS, PM and APC strings up to ST; and two-byte escapes. An OSC or string with no
+# terminator is left for the control class, which removes its introducer: what follows is
+# shown as plain text, harmless.
+_TERMINAL = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]"
+)
+# The classes scrub looks for, in the order it removes them, with the guard's codes.
+_SCRUBBED = (
+    GuardCode.TEXT_TERMINAL_SEQUENCE,
+    GuardCode.TEXT_CONTROL_CHARACTER,
+    GuardCode.TEXT_BIDI_CONTROL,
+    GuardCode.TEXT_INVISIBLE_CHARACTER,
+)
+
+
+@dataclass(frozen=True)
+class Scrubbed:
+    """What :func:`scrub` made of a text: the text (cleaned if asked, else as it came) and
+    how many of each class it found, by code (classes not found are absent)."""
+
+    text: str
+    found: dict[GuardCode, int]
+
+
+def scrub(text: str, *, strip: bool) -> Scrubbed:
+    """Terminal sequences, control characters (tab and line breaks are kept), bidirectional
+    controls and out-of-place invisible characters in ``text``: counted, and removed when
+    ``strip``. The classes are :class:`TextGuard`'s (the same sets and the same rules, so
+    joiners inside emoji sequences and the tags of subdivision flags stay). Values are never
+    reported, only counts."""
+    if text.isascii() and (text.isprintable() or _PLAIN.fullmatch(text) is not None):
+        return Scrubbed(text, {})  # the common case: nothing to look for
+    control, bidi, invisible = _patterns(True, True, True, True)
+    found: dict[GuardCode, int] = {}
+    # Each class is looked for in what the previous ones left, so that the escape character
+    # of a terminal sequence is not counted again as a control character.
+    cleaned = text
+    # Every terminal sequence starts with ESC or a C1 control: text without a control
+    # character is spared the terminal pattern, which has no literal to skip ahead with.
+    terminal = _TERMINAL if control is not None and control.search(text) else None
+    for code, pattern in zip(_SCRUBBED, (terminal, control, bidi, invisible), strict=True):
+        if pattern is None:
+            continue
+        cleaned, count = pattern.subn("", cleaned)
+        if count:
+            found[code] = count
+    # Nothing found: the very string that came in (callers tell "unchanged" by identity).
+    return Scrubbed(cleaned if strip and found else text, found)
+
+
+# ASCII that needs no scrubbing: printable characters, tabs and line breaks.
+_PLAIN = re.compile(r"[\x20-\x7e\t\n\r]*")

@@ -56,19 +56,28 @@ def choose_name(existing: Collection[str], preferred: str = PREFERRED_NAME) -> s
     return f"{FALLBACK_NAME}_{suffix}"
 
 
+_DESCRIPTION = (
+    "Check a call before making it (dry run): answers whether `arguments` are valid "
+    "for `tool`, with errors and warnings. The tool itself is not run."
+)
+
+
 def tool_definition(name: str, revision: Revision) -> dict[str, Any]:
     """The ``Tool`` to add to a ``tools/list`` result."""
-    tool: dict[str, Any] = {
-        "name": name,
-        "description": (
-            "Check a call before making it (dry run): answers whether `arguments` are valid "
-            "for `tool`, with errors and warnings. The tool itself is not run."
-        ),
-        "inputSchema": INPUT_SCHEMA,
-    }
+    tool: dict[str, Any] = {"name": name, "description": _DESCRIPTION, "inputSchema": INPUT_SCHEMA}
     if revision.has_structured_output:
         tool["outputSchema"] = OUTPUT_SCHEMA
     return tool
+
+
+def is_validate_tool(tool: Any) -> bool:
+    """Whether ``tool`` is strictmcp's own validate tool (under any name, at any revision), as
+    a proxy in front of a server lists it: not the server's, so never pinned."""
+    return (
+        isinstance(tool, dict)
+        and tool.get("description") == _DESCRIPTION
+        and tool.get("inputSchema") == INPUT_SCHEMA
+    )
 
 
 def capability(name: str) -> dict[str, Any]:

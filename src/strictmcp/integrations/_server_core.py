@@ -156,7 +156,11 @@ class ServerCore:
         if dumped is None:
             return result
         withheld = enforcer.check_result(registry, name, decision.tool, dumped)
-        return result if withheld is None else withheld
+        if withheld is not None:
+            return withheld
+        # Hygiene (flags by default) rewrites only a result it found something in.
+        cleaned = enforcer.clean_result(registry, name, decision.tool, dict(dumped))
+        return result if cleaned is None else cleaned
 
 
 def _revision(version: str) -> Revision:

@@ -8,12 +8,12 @@ a why and a fix (``docs/lint-rules.md`` lists them). The core is pure:
 >>> [finding.code for finding in report.findings if finding.severity.value == "error"]
 ['SMT104']
 
-Two sides, in two layers. The rules and everything they need (``context``, ``documents``,
-``engine``, ``locate``, ``model``, ``report``, ``rules``, ``sarif``, ``walk``, ``docs`` and
-``families``) are pure functions over tool definitions: they sit below the transport and
-never import :mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
-command side, ``lint.cli`` (the ``strictmcp lint`` command; a live server's tools come from
-:mod:`strictmcp.connect.listing`), is a leaf like the proxy and ``check``: nothing but the
+Two sides, in two layers. The rules and everything they need (``context``, ``engine``,
+``locate``, ``model``, ``report``, ``rules``, ``sarif``, ``walk``, ``docs`` and ``families``)
+are pure functions over tool definitions: they sit below the transport and never import
+:mod:`strictmcp.connect` nor the command side, so ``strictmcp check`` may use them. The
+command side, ``lint.cli`` (the ``strictmcp lint`` command, which reads the tools with
+:mod:`strictmcp.connect.tool_source`), is a leaf like the proxy and ``check``: nothing but the
 top-level command line imports it, and it is not re-exported here.
 """
 
@@ -22,10 +22,11 @@ from .engine import lint_tools
 from .locate import PointerIndex
 from .model import Hit, LintFinding, LintRule
 from .report import LintReport, render_text
-from .rules import RULES, UnknownRuleError, find_rule, select_rules
+from .rules import DEFAULT_RULES, RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
 
 __all__ = [
+    "DEFAULT_RULES",
     "RULES",
     "Hit",
     "LintFinding",

@@ -13,10 +13,9 @@ from urllib.parse import quote
 
 import click
 
-from ..connect.listing import load_live
+from ..connect.tool_source import ToolSource, ToolSourceError, load_file, load_live
 from ..guards.policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
-from .documents import LintInputError, ToolSource, load_file
 from .engine import lint_tools
 from .locate import PointerIndex
 from .model import LintFinding, printable
@@ -31,7 +30,8 @@ _LIST_WORD = "rules"
 _EPILOG = """\b
 Examples:
   strictmcp lint tools.json
-  strictmcp lint --select SMT1,SMT3 --policy policy.toml tools.json
+  strictmcp lint --select ALL tools.json
+  strictmcp lint --extend-select SMT2 --policy policy.toml tools.json
   strictmcp lint --format sarif --output lint.sarif tools.json
   strictmcp lint -- npx -y @modelcontextprotocol/server-everything
   strictmcp lint --url http://127.0.0.1:8000/mcp
@@ -75,7 +75,16 @@ class _LintCommand(click.Command):
     "--select",
     multiple=True,
     metavar="CODES",
-    help="Only these rules: codes or code prefixes, comma-separated (SMT1,SMT301). Default: all.",
+    help=(
+        "Only these rules: codes or code prefixes, comma-separated (SMT1,SMT301), ALL, or "
+        "DEFAULT. Default: the rules a user must act on (`strictmcp lint rules` marks them)."
+    ),
+)
+@click.option(
+    "--extend-select",
+    multiple=True,
+    metavar="CODES",
+    help="Run these rules too (codes or prefixes), on top of --select or the default.",
 )
 @click.option(
     "--ignore", multiple=True, metavar="CODES", help="Skip these rules (codes or prefixes)."
@@ -120,6 +129,7 @@ def lint(
     target: str | None,
     fmt: str,
     select: tuple[str, ...],
+    extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     fail_on: str,
     policy_file: str | None,
@@ -148,7 +158,9 @@ def lint(
     if sources != 1:
         raise click.UsageError("give exactly one of TOOLS.json, -- COMMAND [ARGS...] or --url")
     try:
-        rules = select_rules(_split(select) if select else None, _split(ignore))
+        rules = select_rules(
+            _split(select) if select else None, _split(ignore), extend=_split(extend_select)
+        )
     except UnknownRuleError as error:
         raise click.UsageError(str(error)) from None
     policy = _policy(policy_file)
@@ -185,7 +197,7 @@ def _source(
         if target is not None:
             return load_file(target)
         return load_live(command or None, url, revision=revision, timeout=timeout)
-    except LintInputError as error:
+    except ToolSourceError as error:
         _fail(f"{target or 'server'}: {error}")
     except (OSError, TimeoutError) as error:
         _fail(f"cannot list the server's tools: {error}")
@@ -219,7 +231,7 @@ def _emit(report: LintReport, source: ToolSource, fmt: str, stream: IO[str] | No
         return index.line(source.prefixes[finding.tool_index] + finding.pointer)
 
     if fmt == "text":
-        for line in render_text(report, source.name, line_of):
+        for line in render_text(report, source.name, line_of, of_rules=len(RULES)):
             click.echo(line, file=stream)
         return
     if fmt == "json":
@@ -263,6 +275,11 @@ def _list(fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps([rule.to_dict() for rule in RULES], indent=2))
         return
+    # "default" marks the rules run without --select.
     width = max(len(rule.name) for rule in RULES)
     for rule in RULES:
-        click.echo(f"{rule.code}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.summary}")
+        mark = "default" if rule.default else ""
+        click.echo(
+            f"{rule.code}  {rule.name:<{width}}  {rule.severity.value:<7}  {mark:<7}  "
+            f"{rule.summary}"
+        )

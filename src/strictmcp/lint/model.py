@@ -44,7 +44,12 @@ Check = Callable[["ToolView"], Iterable[Hit]]
 class LintRule:
     """One lint rule: a stable ``code`` (``SMT201``), a kebab-case ``name``, a default
     ``severity``, its ``family``, a one-line ``summary``, why it matters, how to fix it, and the
-    check that finds it in one tool (with the whole listing at hand through the view)."""
+    check that finds it in one tool (with the whole listing at hand through the view).
+
+    ``default`` says whether ``strictmcp lint`` runs the rule when no ``--select`` is given:
+    true for what a user must act on (correctness and security), false for advice that is
+    selected by code or prefix, or with ``--select ALL``.
+    """
 
     code: str
     name: str
@@ -54,8 +59,9 @@ class LintRule:
     why: str
     fix: str
     check: Check
+    default: bool = False
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str | bool]:
         """A JSON-ready description (no check function)."""
         return {
             "code": self.code,
@@ -65,6 +71,7 @@ class LintRule:
             "summary": self.summary,
             "why": self.why,
             "fix": self.fix,
+            "default": self.default,
         }
 
 

@@ -9,6 +9,7 @@ The JSON form (``--format json``) is stable; new keys may be added, none removed
       "tools": 3,                                   # tools linted
       "rules": ["SMT001", ...],                     # codes of the rules that ran
       "summary": {"error": 1, "warning": 4, "info": 2},
+      "byRule": {"SMT201": 3, ...},                # findings per rule that found any
       "findings": [
         {
           "code": "SMT201", "name": "string-unbounded", "severity": "warning",
@@ -56,6 +57,13 @@ class LintReport:
             counts[finding.severity.value] += 1
         return counts
 
+    def by_rule(self) -> dict[str, int]:
+        """Findings per rule code, for the rules that found any, in code order."""
+        counts: dict[str, int] = {}
+        for finding in sorted(self.findings, key=lambda f: f.code):
+            counts[finding.code] = counts.get(finding.code, 0) + 1
+        return counts
+
     def fails(self, threshold: Severity) -> bool:
         """Whether any finding is at ``threshold`` or above (``--fail-on``)."""
         return any(f.severity.rank >= threshold.rank for f in self.findings)
@@ -79,13 +87,18 @@ class LintReport:
             tools=len(self.tools),
             rules=[rule.code for rule in self.rules],
             summary=self.counts(),
+            byRule=self.by_rule(),
             findings=findings,
         )
         return out
 
 
-def render_text(report: LintReport, label: str, line_of: LineOf | None = None) -> list[str]:
-    """Human-readable lines: a summary, then each tool's findings under its name.
+def render_text(
+    report: LintReport, label: str, line_of: LineOf | None = None, *, of_rules: int | None = None
+) -> list[str]:
+    """Human-readable lines: a summary, each tool's findings under its name, then the count
+    per rule (what a reader of a long run looks at first), and, when ``of_rules`` (how many
+    rules exist) is more than ran, how to run the others.
 
     Severities are styled with ANSI colours; :func:`click.echo` drops them when the output
     is not a terminal. Pointers hold the server's property names: they are shown escaped.
@@ -106,6 +119,19 @@ def render_text(report: LintReport, label: str, line_of: LineOf | None = None) -
             where += f" (line {line})"
         level = click.style(f"{finding.severity.value:<7}", fg=_COLOURS[finding.severity])
         lines.append(f"  {level} {finding.code} {where}: {finding.message} [{finding.name}]")
+    by_rule = report.by_rule()
+    if by_rule:
+        rules = {rule.code: rule for rule in report.rules}
+        width = max(len(rules[code].name) for code in by_rule)
+        lines.append(click.style("findings per rule", bold=True))
+        for code, count in by_rule.items():
+            rule = rules[code]
+            lines.append(f"  {code} {rule.name:<{width}} {count:>5}  {rule.severity.value}")
+    if of_rules is not None and of_rules > len(report.rules):
+        lines.append(
+            f"{len(report.rules)} of {of_rules} rules ran; --select ALL runs every rule, "
+            "`strictmcp lint rules` lists them"
+        )
     return lines
 
 

@@ -1,8 +1,14 @@
 """The rule registry, and choosing rules by code or code prefix, as ruff does.
 
-``--select SMT2`` enables the bounds family, ``--ignore SMT203`` drops one rule; when a rule
-matches both, the more specific selector wins (``--select SMT203 --ignore SMT2`` keeps
-SMT203), and on a tie ``--ignore`` wins. ``ALL`` matches every rule.
+Without ``--select`` the default selection runs: the rules whose ``default`` is set, what a
+user must act on (names, schemas that do not compile or leave the document, hidden
+characters, unguarded path/URL/command/SQL arguments, results that break their schema). The
+advice (bounds, open objects, missing descriptions, legacy dialects) is selected by code or
+prefix, or with ``ALL``, which matches every rule. ``DEFAULT`` matches the default selection,
+so ``--select DEFAULT,SMT2`` adds the bounds family to it (``--extend-select SMT2`` says the
+same). ``--ignore SMT203`` drops one rule; when a rule matches both, the more specific
+selector wins (``--select SMT203 --ignore SMT2`` keeps SMT203), and on a tie ``--ignore``
+wins.
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ RULES: tuple[LintRule, ...] = (
 _BY_CODE = {rule.code: rule for rule in RULES}
 _BY_NAME = {rule.name: rule for rule in RULES}
 _ALL = "ALL"
+_DEFAULT = "DEFAULT"
+
+DEFAULT_RULES: tuple[LintRule, ...] = tuple(rule for rule in RULES if rule.default)
+"""The rules ``strictmcp lint`` runs when no ``--select`` is given, in code order."""
 
 
 class UnknownRuleError(ValueError):
@@ -40,14 +50,17 @@ def find_rule(code_or_name: str) -> LintRule:
 
 
 def select_rules(
-    select: Iterable[str] | None = None, ignore: Iterable[str] = ()
+    select: Iterable[str] | None = None, ignore: Iterable[str] = (), extend: Iterable[str] = ()
 ) -> tuple[LintRule, ...]:
-    """The rules that ``select`` (default: all) and ``ignore`` leave enabled, in code order.
+    """The rules that ``select`` (default: :data:`DEFAULT_RULES`) and ``ignore`` leave
+    enabled, in code order.
 
-    Selectors are codes or code prefixes, case-insensitive. Raises :class:`UnknownRuleError`
-    for a selector that matches no rule: a typo must not silently select nothing.
+    Selectors are codes or code prefixes, case-insensitive, ``ALL`` or ``DEFAULT``. Raises
+    :class:`UnknownRuleError` for a selector that matches no rule: a typo must not silently
+    select nothing. ``extend`` adds selectors to ``select`` (ruff's ``--extend-select``).
     """
-    chosen = _normalized(select) if select is not None else [_ALL]
+    chosen = _normalized(select) if select is not None else [_DEFAULT]
+    chosen += _normalized(extend)
     dropped = _normalized(ignore)
     enabled = []
     for rule in RULES:
@@ -64,7 +77,9 @@ def _normalized(selectors: Iterable[str]) -> list[str]:
         selector = raw.strip().upper()
         if not selector:
             continue
-        if selector != _ALL and not any(rule.code.startswith(selector) for rule in RULES):
+        if selector not in (_ALL, _DEFAULT) and not any(
+            rule.code.startswith(selector) for rule in RULES
+        ):
             raise UnknownRuleError(
                 f"{raw!r} matches no rule code; `strictmcp lint rules` lists them"
             )
@@ -73,10 +88,10 @@ def _normalized(selectors: Iterable[str]) -> list[str]:
 
 
 def _specificity(rule: LintRule, selectors: list[str]) -> int:
-    """The length of the longest selector matching the rule (0 for ALL), or -1."""
+    """The length of the longest selector matching the rule (0 for ALL and DEFAULT), or -1."""
     best = -1
     for selector in selectors:
-        if selector == _ALL:
+        if selector == _ALL or (selector == _DEFAULT and rule.default):
             best = max(best, 0)
         elif rule.code.startswith(selector):
             best = max(best, len(selector))

@@ -10,9 +10,8 @@ from typing import NoReturn, TypeVar
 
 import click
 
-from ..connect.listing import load_live, server_label
+from ..connect.tool_source import ToolSource, ToolSourceError, load_file, load_live, server_label
 from ..guards.policy import Policy, PolicyError
-from ..lint.documents import LintInputError, ToolSource, load_file
 from ..lint.model import printable
 from ..protocol import LATEST
 from .draft import draft
@@ -146,7 +145,7 @@ def _tools(
         if tools_file is not None:
             return load_file(tools_file)
         return load_live(command or None, url, timeout=timeout)
-    except LintInputError as error:
+    except ToolSourceError as error:
         _fail(f"{tools_file or server_label(command, url)}: {error}")
     except (OSError, TimeoutError) as error:
         _fail(f"cannot list the server's tools: {error}")

@@ -409,15 +409,29 @@ def refused_arguments(
     return _error_result(revision, tool, refused, problems, heading, [])
 
 
+def withheld_tool_result(
+    revision: Revision, tool: CheckedTool, name: str, found: list[Violation]
+) -> dict[str, Any]:
+    """The ``isError`` result for a call of a tool withheld from the listing (``found`` says
+    what its definition breaks), without quoting the definition."""
+    heading = (
+        f"Tool {quote_name(name)} was withheld from the tool listing by strictmcp, and the "
+        "tool was not run:"
+    )
+    problems = [problem(v.code, v.message) for v in found]
+    return _error_result(revision, tool, found, problems, heading, [])
+
+
 def withheld_result(
-    revision: Revision, tool: CheckedTool, name: str, broken: list[Violation]
+    revision: Revision,
+    tool: CheckedTool,
+    name: str,
+    broken: list[Violation],
+    why: str = "does not match its outputSchema",
 ) -> dict[str, Any]:
     """The ``isError`` result replacing a result of ``tool`` that breaks its ``outputSchema``
-    (``broken`` says how), without quoting it."""
-    heading = (
-        f"Tool {quote_name(name)} returned a result that does not match its outputSchema; "
-        "strictmcp withheld it:"
-    )
+    (or, as ``why`` says, a bound on results), ``broken`` saying how, without quoting it."""
+    heading = f"Tool {quote_name(name)} returned a result that {why}; strictmcp withheld it:"
     problems = [problem(v.code, v.message) for v in broken]
     return _error_result(revision, tool, broken, problems, heading, [])
 

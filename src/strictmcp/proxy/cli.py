@@ -10,8 +10,9 @@ from typing import Any
 
 import click
 
-from ..enforce import Auditor
+from ..enforce import Auditor, PinError, PinFile, listing_rules
 from ..guards.policy import Policy, PolicyError
+from ..lint import LintRule, UnknownRuleError
 from .session import ProxySession
 from .stdio import TransportError, run
 
@@ -130,6 +131,24 @@ Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
         "notifications/initialized before it is closed with its server."
     ),
 )
+@click.option(
+    "--listing-rules",
+    metavar="CODES",
+    help=(
+        "Lint rules run on every tool listing (codes or prefixes, comma-separated; none to "
+        "run none). A tool breaking an error-level rule is withheld and its calls refused. "
+        "Default: the policy's [listing] rules, else SMT401 (hidden characters)."
+    ),
+)
+@click.option(
+    "--pin",
+    "pin_file",
+    type=click.Path(dir_okay=False),
+    help=(
+        "Lock file written by `strictmcp pin`: a tool whose definition changed, or that "
+        "appeared, since pinning is withheld and its calls refused (audit mode: reported)."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -144,6 +163,8 @@ def proxy(
     max_sessions: int,
     session_idle: float,
     session_init: float,
+    listing_rules: str | None,
+    pin_file: str | None,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -165,6 +186,11 @@ def proxy(
         policy = Policy.load(policy_file) if policy_file is not None else None
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
+    listing = _listing(listing_rules, policy)
+    try:
+        pins = PinFile.load(pin_file) if pin_file is not None else None
+    except PinError as error:
+        raise click.UsageError(f"--pin: {error} [{error.code}]") from None
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
 
@@ -175,6 +201,8 @@ def proxy(
                 mode="audit" if mode == "audit" else "enforce",
                 strict=strict,
                 max_size=max_size,
+                listing_rules=listing,
+                pins=pins,
             )
 
         main: Coroutine[Any, Any, int]
@@ -229,3 +257,19 @@ def _address(listen: str) -> tuple[str, int]:
     if not host or not port.isdigit() or int(port) > 65535:
         raise click.UsageError("--listen: HOST:PORT is expected, e.g. 127.0.0.1:8000")
     return host, int(port)
+
+
+def _listing(option: str | None, policy: Policy | None) -> tuple[LintRule, ...]:
+    """The lint rules run on every listing: --listing-rules, else the policy's, else the
+    default; a selector naming no rule is a usage error, found before the server starts."""
+    if option is not None:
+        selectors: tuple[str, ...] | None = tuple(
+            part.strip() for part in option.split(",") if part.strip().lower() != "none"
+        )
+    else:
+        selectors = policy.listing_rules if policy is not None else None
+    try:
+        return listing_rules(selectors)
+    except UnknownRuleError as error:
+        where = "--listing-rules" if option is not None else "--policy [listing] rules"
+        raise click.UsageError(f"{where}: {error}") from None

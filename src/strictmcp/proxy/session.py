@@ -10,9 +10,11 @@ that the :class:`~strictmcp.enforce.Enforcer` refuses (its schema check, run by 
 conversation, or the policy's guards) is answered with its ``isError`` result (an unknown tool
 with -32602); a call of the validate tool is answered with the enforcer's dry run. None of
 these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
-enforcing, loses the tools whose definitions cannot be checked; ``initialize`` and
-``server/discover`` get the capability; a tool result that breaks its ``outputSchema`` is
-replaced by an ``isError`` result.
+enforcing, loses the tools whose definitions cannot be checked, break an error-level listing
+rule (hidden characters) or differ from their pin; ``initialize`` and ``server/discover`` get
+the capability; a tool result that breaks its ``outputSchema`` is replaced by an ``isError``
+result, and its hygiene (and that of elicitation and sampling requests) flags or strips hidden
+characters and terminal sequences.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
@@ -31,9 +33,10 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer
+from ..enforce import Auditor, Enforcer, PinFile
 from ..guards.policy import Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
+from ..lint import LintRule
 from ..protocol import (
     CallCheck,
     Conversation,
@@ -55,6 +58,8 @@ TOO_MANY_IN_FLIGHT = -32003
 """-32003: the client has too many requests waiting for the server; retry later."""
 
 _TOOLS = "/result/tools/"
+# What a server asks of the user or the model: their text gets the results' hygiene.
+_SERVER_REQUESTS = frozenset({"elicitation/create", "sampling/createMessage"})
 
 
 @dataclass(slots=True)
@@ -89,7 +94,10 @@ class ProxySession:
 
     ``mode`` is the proxy's (``audit`` blocks and changes nothing but the validate tool); a
     policy in audit mode never blocks either. ``max_in_flight`` bounds the client requests
-    waiting for the server, and with them everything kept per request.
+    waiting for the server, and with them everything kept per request. ``listing_rules`` are
+    the lint rules run on every listing (default: hidden characters; see
+    :mod:`strictmcp.enforce.listing`); ``pins`` a lock file the listed tools must match
+    (:mod:`strictmcp.enforce.pins`).
     """
 
     def __init__(
@@ -101,8 +109,17 @@ class ProxySession:
         strict: bool = False,
         max_size: int = DEFAULT_MAX_SIZE,
         max_in_flight: int = 10_000,
+        listing_rules: tuple[LintRule, ...] | None = None,
+        pins: PinFile | None = None,
     ) -> None:
-        self.enforcer = Enforcer(policy=policy, strict=strict, mode=mode, auditor=auditor)
+        self.enforcer = Enforcer(
+            policy=policy,
+            strict=strict,
+            mode=mode,
+            auditor=auditor,
+            listing=listing_rules,
+            pins=pins,
+        )
         self.auditor = self.enforcer.auditor
         self.enforcing = self.enforcer.enforcing
         self.max_size = max_size
@@ -241,6 +258,16 @@ class ProxySession:
         if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
             busy = "Too many requests are waiting for the server"
             return _Item(reply=error_response(message.id, TOO_MANY_IN_FLIGHT, busy))
+        rewritten = False
+        if message.kind == "request" and isinstance(name, str):
+            decoded = self.enforcer.decode_arguments(
+                self.conversation.tools, name, params.get("arguments"), self.max_size
+            )
+            if decoded is not None:
+                # The decoded arguments are what is checked and what the server gets.
+                params = {**params, "arguments": decoded}
+                message = own_message({**message.raw, "params": params})
+                rewritten = True
         observed = self.conversation.observe(message, "c2s", size=size)
         found: list[Violation] = observed
         call, tool = observed.call, name if isinstance(name, str) and name else None
@@ -254,7 +281,7 @@ class ProxySession:
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
-            return _Item(forward=message.raw)
+            return _Item(forward=message.raw, changed=rewritten)
         decision = self.enforcer.check_call(
             self.conversation.tools, tool, params.get("arguments"), call
         )
@@ -265,10 +292,10 @@ class ProxySession:
             reply = error_response(message.id, code, text)
         elif self.enforcer.has_deep(tool):
             deep = self._deep(message, tool, params.get("arguments"), decision)
-            return _Item(forward=message.raw, deep=deep)
+            return _Item(forward=message.raw, changed=rewritten, deep=deep)
         else:
             self._waiting[message.id] = "tools/call"
-            return _Item(forward=message.raw)
+            return _Item(forward=message.raw, changed=rewritten)
         return _Item(reply=self._answered(reply))
 
     def _answered(self, reply: dict[str, Any]) -> dict[str, Any]:
@@ -311,9 +338,22 @@ class ProxySession:
             found = []
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
-        elif isinstance(result, dict) and tool is not None and found:
-            changed = self.enforcer.judge_result(self.conversation.tools, tool, found)
-            found = []
+        elif isinstance(result, dict) and tool is not None:
+            registry = self.conversation.tools
+            if found:
+                changed = self.enforcer.judge_result(registry, tool, found)
+                found = []
+            if changed is None:
+                listed = registry.get(tool)
+                changed = self.enforcer.clean_result(registry, tool, listed, result)
+        elif message.kind == "request" and message.method in _SERVER_REQUESTS:
+            asked = message.params if isinstance(message.params, dict) else None
+            cleaned = self.enforcer.clean_server_request(message.method, asked) if asked else None
+            if found:
+                self.auditor.record(found, direction="s2c", method=method, action="allowed")
+            if cleaned is None:
+                return _Item(forward=message.raw)
+            return _Item(forward={**message.raw, "params": cleaned}, changed=True)
         if found:
             self.auditor.record(found, direction="s2c", method=method, tool=tool, action="allowed")
         if changed is None:
@@ -322,7 +362,8 @@ class ProxySession:
 
     def _listing(self, result: dict[str, Any], found: list[Violation]) -> dict[str, Any]:
         """The ``tools/list`` result the client gets: unusable tools withheld when enforcing,
-        and the validate tool added to the listing's last page."""
+        and tools the enforcer's listing checks withhold (hidden characters), and the validate
+        tool added to the listing's last page."""
         # A definition strictmcp cannot check calls against would have every call refused.
         withheld = (
             [v for v in errors(found) if _tool_index(v.pointer) is not None]
@@ -339,8 +380,11 @@ class ProxySession:
         if not isinstance(tools, list):
             return result
         registry = self.conversation.tools
+        known = frozenset(registry.names())
+        poisoned = self.enforcer.check_listing(tools, registry.revision, known=known)
+        tools = self.enforcer.rewrite_listing(tools)
         if self.enforcing:
-            broken = {_tool_index(v.pointer) for v in withheld}
+            broken = {_tool_index(v.pointer) for v in withheld} | poisoned
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
         if result.get("nextCursor") is None:
             self.validate_name = choose_name(registry.names(), self.validate_name)

@@ -187,6 +187,8 @@ def _rule(code: str, kind: _Kind, name: str, summary: str, why: str) -> LintRule
             "policy (strictmcp proxy --policy), or rename the argument if the guess is wrong."
         ),
         check=_unguarded(kind),
+        # An unguarded path, URL, command or SQL argument is the attack surface itself.
+        default=True,
     )
 
 

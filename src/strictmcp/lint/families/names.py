@@ -50,6 +50,7 @@ RULES = (
         ),
         fix="Rename the tool using only A-Za-z0-9._- (at most 128 characters).",
         check=_invalid,
+        default=True,
     ),
     LintRule(
         code="SMT002",
@@ -65,6 +66,7 @@ RULES = (
         ),
         fix="Use only letters, digits, '_' and '-', at most 64 characters (no dots).",
         check=_not_portable,
+        default=True,
     ),
     LintRule(
         code="SMT003",
@@ -79,5 +81,6 @@ RULES = (
         ),
         fix="Give every tool a unique name.",
         check=_duplicate,
+        default=True,
     ),
 )

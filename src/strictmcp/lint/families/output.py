@@ -72,5 +72,6 @@ RULES = (
         ),
         fix="Fix the tool's result, or the outputSchema where it is wrong.",
         check=_mismatch,
+        default=True,
     ),
 )

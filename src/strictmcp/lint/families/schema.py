@@ -267,6 +267,7 @@ RULES = (
         ),
         fix='Give the tool an inputSchema object, at least {"type": "object"}.',
         check=_definition,
+        default=True,
     ),
     LintRule(
         code="SMT101",
@@ -281,6 +282,7 @@ RULES = (
         ),
         fix="Fix the schema where the message points; `strictmcp schema check` explains it.",
         check=_invalid,
+        default=True,
     ),
     LintRule(
         code="SMT102",
@@ -295,6 +297,7 @@ RULES = (
         ),
         fix="Drop $schema (2020-12 is the default) or use a standard dialect URI.",
         check=_unknown_dialect,
+        default=True,
     ),
     LintRule(
         code="SMT103",
@@ -309,6 +312,7 @@ RULES = (
         ),
         fix="Inline the referenced schema under $defs and refer to it as #/$defs/Name.",
         check=_external_refs,
+        default=True,
     ),
     LintRule(
         code="SMT104",
@@ -323,6 +327,7 @@ RULES = (
         ),
         fix='Put "type": "object" at the root, with the arguments under "properties".',
         check=_root_not_object,
+        default=True,
     ),
     LintRule(
         code="SMT105",
@@ -354,6 +359,7 @@ RULES = (
         ),
         fix="Rewrite the pattern without lookaround or backreferences, or check it in code.",
         check=_backtracking,
+        default=True,
     ),
     LintRule(
         code="SMT107",
@@ -368,6 +374,7 @@ RULES = (
         ),
         fix="Flatten the schema; share repeated parts through $defs without deep chains.",
         check=_too_complex,
+        default=True,
     ),
     LintRule(
         code="SMT108",

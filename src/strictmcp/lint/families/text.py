@@ -98,6 +98,7 @@ RULES = (
         ),
         fix="Remove the characters; a definition has no need for any of them.",
         check=_hidden,
+        default=True,
     ),
     LintRule(
         code="SMT402",

@@ -1,0 +1,138 @@
+"""Where a server's tools are read from, for the commands that judge or pin them: a file, or
+a live server through the MCP client.
+
+A file holds a ``tools/list`` result (``{"tools": [...]}``), a whole JSON-RPC response to
+``tools/list`` (``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``), or a bare list
+of tools. Each tool's place in the file is kept (``/result/tools/3``) so findings can be
+mapped back to lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ..protocol import Revision
+from ..schema.jsonio import JSONInputError, load_json
+from ..schema.limits import Limits
+from .client import ClientError, open_client
+
+MAX_FILE_SIZE = Limits().max_instance_size
+
+
+class ToolSourceError(ValueError):
+    """Input that holds no tool list; the message never quotes its contents."""
+
+
+@dataclass(frozen=True)
+class ToolSource:
+    """A server's tools, with what is known of where they came from.
+
+    ``kind`` is ``file``, ``command`` or ``url``; ``text`` and ``prefixes`` (each tool's
+    JSON Pointer in the file) exist for files only; ``revision`` and ``server_info`` for live
+    servers only.
+    """
+
+    kind: str
+    name: str
+    tools: list[Any]
+    prefixes: list[str] = field(default_factory=list)
+    text: str | None = None
+    revision: Revision | None = None
+    server_info: Mapping[str, Any] | None = None
+
+
+def tools_from_document(document: Any) -> tuple[list[Any], str]:
+    """The tools a document holds and the pointer of the array holding them.
+
+    Raises :class:`ToolSourceError` for anything that is not one of the three shapes.
+    """
+    if isinstance(document, list):
+        return document, ""
+    if not isinstance(document, dict):
+        raise ToolSourceError("expected a tools/list result, a JSON-RPC response or a list")
+    base = ""
+    if "jsonrpc" in document:
+        if "error" in document:
+            raise ToolSourceError("the JSON-RPC response is an error, not a tools/list result")
+        document, base = document.get("result"), "/result"
+    if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
+        raise ToolSourceError('expected a "tools" array (a tools/list result)')
+    return document["tools"], base + "/tools"
+
+
+def load_file(path: str) -> ToolSource:
+    """Read a file (``-``: standard input) of tools; raises :class:`ToolSourceError`."""
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as error:
+        raise ToolSourceError(f"cannot read: {error.strerror}") from None
+    try:
+        document = load_json(data, max_size=MAX_FILE_SIZE)
+    except JSONInputError as error:
+        raise ToolSourceError(f"{error.message} [{error.code}]") from None
+    tools, base = tools_from_document(document)
+    text = data.decode("utf-8")
+    return ToolSource(
+        kind="file",
+        name=path,
+        tools=tools,
+        prefixes=[f"{base}/{index}" for index in range(len(tools))],
+        text=text,
+    )
+
+
+def server_label(command: Sequence[str] | None, url: str | None) -> str:
+    """How reports name a live server: the program without its arguments, the URL without
+    credentials, query or fragment. Command lines and URLs carry tokens often enough, and
+    reports end up in CI logs and uploaded artifacts."""
+    if command:
+        rest = len(command) - 1
+        return command[0] + (f" (and {rest} argument{'s' * (rest != 1)})" if rest else "")
+    parts = urlsplit(url or "")
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+
+
+def load_live(
+    command: Sequence[str] | None = None,
+    url: str | None = None,
+    *,
+    revision: Revision | None = None,
+    timeout: float = 30.0,
+) -> ToolSource:
+    """List a live server's tools: the stdio server ``command``, or streamable HTTP ``url``.
+
+    ``revision`` is offered to the server (by default the client's usual offer; the
+    revision the server answers with is the source's). Raises
+    :class:`ToolSourceError` when the server cannot be started, reached or listed.
+    """
+    try:
+        return asyncio.run(_list_live(command, url, revision, timeout))
+    except ClientError as error:
+        raise ToolSourceError(str(error)) from None
+
+
+async def _list_live(
+    command: Sequence[str] | None, url: str | None, revision: Revision | None, timeout: float
+) -> ToolSource:
+    async with open_client(command, url, revision=revision, timeout=timeout) as client:
+        tools = await client.list_tools()
+        return ToolSource(
+            kind="command" if command else "url",
+            name=server_label(command, url),
+            tools=list(tools),
+            revision=client.revision,
+            server_info=client.server_info,
+        )

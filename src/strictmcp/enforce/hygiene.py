@@ -1,0 +1,236 @@
+"""Hygiene of what flows back to the model: tool results, elicitation messages, sampling
+requests.
+
+A result is the server's text, and a model obeys what it reads: hidden characters (tag
+characters spelling instructions, bidirectional controls, zero-width characters) and terminal
+control sequences are found with the text guard's own classes (:func:`~strictmcp.guards.text.
+scrub`) in text content, resource text and ``structuredContent`` strings. Per tool (the
+policy's ``[[result]]``, :class:`~strictmcp.guards.policy.ResultRule`): ``flag`` records them
+and annotates the result's ``_meta`` (:data:`HYGIENE_META_KEY`) without changing any content;
+``strip`` removes them. Optionally the result is labelled untrusted (:data:`UNTRUSTED_META_KEY`,
+and a delimiter around each text item), its size and number of items are bounded, and secrets
+are redacted. Nothing found, nothing configured: the result is left exactly as it came.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from ..guards.codes import GuardCode
+from ..guards.policy import Hygiene, ResultRule
+from ..guards.secrets import redact
+from ..guards.text import scrub
+from ..protocol import Severity, Violation
+
+HYGIENE_META_KEY = "dev.strictmcp/hygiene"
+"""``_meta`` key of a result, or request, hygiene found something in:
+``{"action": "flagged" | "stripped", "found": {code: count}}``."""
+UNTRUSTED_META_KEY = "dev.strictmcp/untrusted"
+"""``_meta`` key labelling a result as content from a tool, not instructions:
+``{"source": "tool", "tool": NAME}``."""
+# structuredContent is walked this deep at most; a decoded message is bounded already, this
+# keeps the walk's own recursion bounded whatever called it.
+_MAX_DEPTH = 64
+
+
+class HygieneRule(str, Enum):
+    """Stable codes of hygiene findings beyond the text guard's classes."""
+
+    SECRET_REDACTED = "secret-redacted"
+    RESULT_TOO_LARGE = "result-too-large"
+    RESULT_TOO_MANY_ITEMS = "result-too-many-items"
+
+
+@dataclass
+class Cleaned:
+    """What hygiene made of a result or request: ``value`` (what came in, unless
+    ``changed``), the findings (pointers into the message, counts in the messages, never a
+    value), and ``refused``: bounds it breaks, which refuse it when enforcing."""
+
+    value: dict[str, Any]
+    found: list[Violation] = field(default_factory=list)
+    refused: list[Violation] = field(default_factory=list)
+    changed: bool = False
+
+
+class _Walk:
+    """One pass over the strings of a message: scrub (and redact) each, recording findings."""
+
+    def __init__(self, hygiene: Hygiene, secrets: bool, pointer: str) -> None:
+        self.hygiene = hygiene
+        self.secrets = secrets
+        self.pointer = pointer
+        self.found: list[Violation] = []
+        self.counts: dict[str, int] = {}
+
+    def text(self, value: str, where: str) -> str:
+        if self.hygiene != "off":
+            scrubbed = scrub(value, strip=self.hygiene == "strip")
+            for code, count in scrubbed.found.items():
+                self._note(code, count, where, f"{count} found ({code.value})")
+            value = scrubbed.text
+        if self.secrets:
+            redacted = redact(value)
+            for kind, count in redacted.found.items():
+                self._note(HygieneRule.SECRET_REDACTED, count, where, f"{count} {kind} redacted")
+            value = redacted.text
+        return value
+
+    def tree(self, value: Any, where: str, depth: int = 0) -> Any:
+        if isinstance(value, str):
+            return self.text(value, where)
+        if depth >= _MAX_DEPTH:
+            return value
+        # A container nothing changed in is returned as it is: clean results are not copied.
+        if isinstance(value, dict):
+            tree = {k: self.tree(v, f"{where}/{_escape(k)}", depth + 1) for k, v in value.items()}
+            same = all(tree[k] is v for k, v in value.items())
+            return value if same else tree
+        if isinstance(value, list):
+            items = [self.tree(v, f"{where}/{i}", depth + 1) for i, v in enumerate(value)]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        return value
+
+    def _note(self, code: GuardCode | HygieneRule, count: int, where: str, message: str) -> None:
+        self.counts[code.value] = self.counts.get(code.value, 0) + count
+        self.found.append(Violation(code, message, self.pointer + where, Severity.WARNING))
+
+    def meta(self) -> dict[str, Any] | None:
+        if not self.counts:
+            return None
+        action = "stripped" if self.hygiene == "strip" else "flagged"
+        return {"action": action, "found": dict(sorted(self.counts.items()))}
+
+
+def clean_result(result: dict[str, Any], tool: str, rule: ResultRule) -> Cleaned:
+    """Hygiene of one ``tools/call`` result of ``tool`` under ``rule``; see the module
+    documentation. Pointers are into the JSON-RPC response (``/result/content/0/text``)."""
+    refused = _bounds(result, rule)
+    if refused:
+        return Cleaned(result, refused=refused)
+    walk = _Walk(rule.hygiene, rule.redact, "/result")
+    content = result.get("content")
+    items = content if isinstance(content, list) else []
+    new_items = [_item(walk, item, f"/content/{index}", rule) for index, item in enumerate(items)]
+    structured = result.get("structuredContent")
+    cleaned_structured = (
+        walk.tree(structured, "/structuredContent") if structured is not None else None
+    )
+    labelled = rule.label or rule.delimiter is not None
+    if not walk.found and not labelled:
+        return Cleaned(result)
+    if walk.found and rule.hygiene == "flag" and not rule.redact and not labelled:
+        # Flagged only: the content stays as it came, the annotation says what is in it.
+        return Cleaned(_annotated(result, walk.meta(), None), walk.found, changed=True)
+    out = dict(result)
+    if isinstance(content, list):
+        out["content"] = new_items
+    if structured is not None:
+        out["structuredContent"] = cleaned_structured
+    untrusted = {"source": "tool", "tool": tool} if rule.label else None
+    return Cleaned(_annotated(out, walk.meta(), untrusted), walk.found, changed=True)
+
+
+def clean_request(params: dict[str, Any], hygiene: Hygiene, pointer: str) -> Cleaned:
+    """Hygiene of the params of a server's ``elicitation/create`` or
+    ``sampling/createMessage`` request: the message shown to the user, the messages and the
+    system prompt given to the model (their text content), flagged or stripped."""
+    walk = _Walk(hygiene, False, pointer)
+    out = dict(params)
+    for key in ("message", "systemPrompt"):
+        if isinstance(params.get(key), str):
+            out[key] = walk.text(params[key], f"/{key}")
+    messages = params.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = [
+            _message(walk, message, f"/messages/{index}") for index, message in enumerate(messages)
+        ]
+    if not walk.found:
+        return Cleaned(params)
+    kept = params if hygiene == "flag" else out
+    return Cleaned(_annotated(kept, walk.meta(), None), walk.found, changed=True)
+
+
+def _message(walk: _Walk, message: Any, where: str) -> Any:
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content")
+    if isinstance(content, list):
+        return {
+            **message,
+            "content": [
+                _text_block(walk, c, f"{where}/content/{i}") for i, c in enumerate(content)
+            ],
+        }
+    return {**message, "content": _text_block(walk, content, f"{where}/content")}
+
+
+def _text_block(walk: _Walk, block: Any, where: str) -> Any:
+    if (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ):
+        return {**block, "text": walk.text(block["text"], f"{where}/text")}
+    return block
+
+
+def _item(walk: _Walk, item: Any, where: str, rule: ResultRule) -> Any:
+    if not isinstance(item, dict):
+        return item
+    kind = item.get("type")
+    if kind == "text" and isinstance(item.get("text"), str):
+        text = walk.text(item["text"], f"{where}/text")
+        if rule.delimiter is not None:
+            text = rule.delimiter.replace("{text}", text)
+        return item if text is item["text"] else {**item, "text": text}
+    resource = item.get("resource")
+    if kind == "resource" and isinstance(resource, dict) and isinstance(resource.get("text"), str):
+        text = walk.text(resource["text"], f"{where}/resource/text")
+        return (
+            item if text is resource["text"] else {**item, "resource": {**resource, "text": text}}
+        )
+    return item
+
+
+def _annotated(
+    value: dict[str, Any], found: dict[str, Any] | None, untrusted: dict[str, Any] | None
+) -> dict[str, Any]:
+    meta = value.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    if found is not None:
+        meta[HYGIENE_META_KEY] = found
+    if untrusted is not None:
+        meta[UNTRUSTED_META_KEY] = untrusted
+    return {**value, "_meta": meta}
+
+
+def _bounds(result: dict[str, Any], rule: ResultRule) -> list[Violation]:
+    refused = []
+    content = result.get("content")
+    if rule.max_items is not None and isinstance(content, list) and len(content) > rule.max_items:
+        refused.append(
+            Violation(
+                HygieneRule.RESULT_TOO_MANY_ITEMS,
+                f"the result has {len(content)} content items (at most {rule.max_items})",
+                "/result/content",
+            )
+        )
+    if rule.max_bytes is not None:
+        size = len(json.dumps(result, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        if size > rule.max_bytes:
+            refused.append(
+                Violation(
+                    HygieneRule.RESULT_TOO_LARGE,
+                    f"the result is {size} bytes long (at most {rule.max_bytes})",
+                    "/result",
+                )
+            )
+    return refused
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

@@ -1,0 +1,199 @@
+"""``strictmcp pin``: a lock file of a server's tools, and what changed since it was written."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ..connect.tool_source import ToolSource, ToolSourceError, load_file, load_live
+from ..enforce.pins import PinError, PinFile, ToolChange
+
+EXIT_SAME, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
+DEFAULT_LOCK = "strictmcp-tools.lock.json"
+_SERVER_COMMAND = "strictmcp.pin.server_command"
+# How much of a changed value pin --diff shows, escaped, before cutting it short.
+_SHOWN = 160
+
+_EPILOG = f"""\b
+Examples:
+  strictmcp pin -- npx -y @modelcontextprotocol/server-everything
+  strictmcp pin --lock tools.lock.json --url http://127.0.0.1:8000/mcp
+  strictmcp pin --diff -- npx -y @modelcontextprotocol/server-everything
+  strictmcp proxy --pin {DEFAULT_LOCK} -- npx -y @modelcontextprotocol/server-everything
+\b
+Exit status: 0 written (or, with --diff, nothing changed), 1 --diff found changes, 2 usage
+error (unreadable input or lock file).
+"""
+
+
+class _PinCommand(click.Command):
+    """Takes everything after ``--`` as the server's command line, untouched by click."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            ctx.meta[_SERVER_COMMAND] = tuple(args[split + 1 :])
+            args = args[:split]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return ["[OPTIONS]", "(TOOLS.json | -- COMMAND [ARGS]... | --url URL)"]
+
+
+@click.command(
+    cls=_PinCommand,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_EPILOG,
+)
+@click.argument("target", metavar="TOOLS.json", required=False)
+@click.option(
+    "--lock",
+    type=click.Path(dir_okay=False),
+    default=DEFAULT_LOCK,
+    show_default=True,
+    help="The lock file to write (or, with --diff, to compare with).",
+)
+@click.option("--diff", is_flag=True, help="Show what changed since the lock file, field by field.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="With --diff: text, or one JSON document.",
+)
+@click.option("--url", help="Pin a live server over streamable HTTP at this URL.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for a live server.",
+)
+@click.pass_context
+def pin(
+    ctx: click.Context,
+    target: str | None,
+    lock: str,
+    diff: bool,
+    fmt: str,
+    url: str | None,
+    timeout: float,
+) -> None:
+    """Pin the tools of an MCP server: each definition (name, title, description, schemas,
+    annotations, execution) and its SHA-256 over RFC 8785 canonical JSON, in a lock file for
+    `strictmcp proxy --pin`. strictmcp's own validate tool is not pinned.
+
+    TOOLS.json holds a tools/list result, a JSON-RPC response to one, or a list of tools (-
+    reads standard input); or give the stdio server after --, or --url.
+    """
+    command: tuple[str, ...] = ctx.meta.get(_SERVER_COMMAND, ())
+    if sum(1 for given in (target, command, url) if given) != 1:
+        raise click.UsageError("give exactly one of TOOLS.json, -- COMMAND [ARGS...] or --url")
+    source = _source(target, command, url, timeout)
+    try:
+        listed = PinFile.from_tools(source.tools)
+        if not diff:
+            with open(lock, "w", encoding="utf-8") as stream:
+                stream.write(listed.dumps())
+            click.echo(f"strictmcp pin: {len(listed.tools)} tools pinned in {lock}", err=True)
+            return
+        before = PinFile.load(lock)
+        changes = before.diff(source.tools)
+    except PinError as error:
+        _fail(f"{error} [{error.code}]")
+    except OSError as error:
+        _fail(f"cannot write {lock}: {error.strerror}")
+    if fmt == "json":
+        click.echo(json.dumps(_diff_document(changes, before, listed), indent=2, ensure_ascii=True))
+    else:
+        for line in _diff_lines(changes, before, listed):
+            click.echo(line)
+    sys.exit(EXIT_CHANGED if changes else EXIT_SAME)
+
+
+def _source(
+    target: str | None, command: tuple[str, ...], url: str | None, timeout: float
+) -> ToolSource:
+    try:
+        if target is not None:
+            return load_file(target)
+        return load_live(command or None, url, timeout=timeout)
+    except ToolSourceError as error:
+        _fail(f"{target or 'server'}: {error}")
+    except (OSError, TimeoutError) as error:
+        _fail(f"cannot list the server's tools: {error}")
+
+
+def _fail(message: str) -> NoReturn:
+    # ASCII and one line: the reason may quote the server.
+    click.echo(f"strictmcp pin: {json.dumps(message)[1:-1]}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _value(pins: PinFile, name: str, field: str, pointer: str) -> Any:
+    value: Any = pins.tools[name][1].get(field)
+    for token in pointer.split("/")[1:] if pointer else []:
+        key = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A value as escaped JSON, ASCII only (a tag character or bidi control shows as its
+    escape, where a terminal would have shown nothing), cut short."""
+    text = "(absent)" if value is None else json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
+
+
+def _diff_lines(changes: list[ToolChange], before: PinFile, after: PinFile) -> list[str]:
+    if not changes:
+        return ["no change since the tools were pinned"]
+    lines = []
+    for change in changes:
+        name = json.dumps(change.name, ensure_ascii=True)
+        if change.kind == "new":
+            lines.append(f"+ tool {name}: new since pinning")
+            continue
+        if change.kind == "gone":
+            lines.append(f"- tool {name}: pinned, no longer listed")
+            continue
+        lines.append(f"~ tool {name}: changed")
+        for field in change.fields:
+            for pointer in field.where:
+                lines.append(f"    {field.field}{pointer}:")
+                lines.append(f"      - {_shown(_value(before, change.name, field.field, pointer))}")
+                lines.append(f"      + {_shown(_value(after, change.name, field.field, pointer))}")
+    return lines
+
+
+def _diff_document(changes: list[ToolChange], before: PinFile, after: PinFile) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "changes": [
+            {
+                "tool": change.name,
+                "kind": change.kind,
+                "fields": [
+                    {
+                        "field": field.field,
+                        "pointers": list(field.where),
+                        "before": [
+                            _value(before, change.name, field.field, p) for p in field.where
+                        ],
+                        "after": [_value(after, change.name, field.field, p) for p in field.where],
+                    }
+                    for field in change.fields
+                ],
+            }
+            for change in changes
+        ],
+    }
