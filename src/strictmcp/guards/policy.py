@@ -502,9 +502,6 @@ def _entries(
 def _deep_rule(
     tool: str, argument: str, kind: str, options: dict[str, Any], entry: Mapping[str, Any]
 ) -> DeepRule:
-    timeout = float(entry.get("timeout", DEFAULT_DEEP_TIMEOUT))
-    if timeout <= 0:
-        raise ValueError("timeout must be positive")
     check = _deep_check(kind, options)
     # A check abandoned at its timeout would go on in its thread, holding a connection: its
     # own bounds (the database's, the HTTP client's) must end it first.
@@ -515,6 +512,10 @@ def _deep_rule(
     elif isinstance(check, UrlReachCheck) and check.reachable:
         bound = check.request_timeout_ms / 1000 * (check.max_redirects + 1)
         what = "request_timeout_ms for each of max_redirects + 1 requests"
+    # Unsaid, the timeout leaves the check's own bounds a second to end it.
+    timeout = float(entry.get("timeout", max(DEFAULT_DEEP_TIMEOUT, bound + 1)))
+    if timeout <= 0:
+        raise ValueError("timeout must be positive")
     if bound >= timeout:
         raise ValueError(
             f"timeout ({timeout:g} s) must exceed {what} ({bound:g} s), so that the check"
