@@ -22,13 +22,15 @@ file (``..._env``, ``..._file``), never as literal values.
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from ..protocol import Severity, Violation
 from ..protocol.tool_calls import ARGUMENTS
@@ -41,7 +43,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("guard", "mode")
+_TOP_KEYS = ("auth", "guard", "mode")
 _RULE_KEYS = ("tool", "argument", "kind")
 
 
@@ -128,6 +130,152 @@ class PolicyError(ValueError):
     """A policy that cannot be loaded; the message says which entry and which key."""
 
 
+ASYMMETRIC_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""The JWS algorithms an ``[auth]`` section may accept: signatures checked with a public key.
+HMAC (``HS*``) is left out on purpose: its key is a shared secret, and accepting it next to
+public keys is how a token "signed" with the public key gets through."""
+
+_AUTH_OPTIONS: dict[str, _Option] = {
+    "issuer": _Option(str, required=True),
+    "resource": _Option(str, required=True),
+    "jwks_url": _STR,
+    "jwks_file": _STR,
+    "algorithms": _Option(str, array=True, choices=ASYMMETRIC_ALGORITHMS),
+    "scopes": _STRS,
+    "leeway": _INT,
+    "jwks_refresh": _INT,
+    "token_header": _STR,
+}
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """The ``[auth]`` section: the HTTP proxy as an OAuth 2.1 protected resource.
+
+    Every request needs an access token (a JWT) signed by a key of ``issuer``'s JWKS (found
+    from its metadata, or ``jwks_url``/``jwks_file``) with one of ``algorithms``, whose
+    ``iss`` is ``issuer``, whose ``aud`` includes ``resource`` (the proxy's canonical URL,
+    RFC 8707), which has not expired (``leeway`` seconds of clock skew either way), and which
+    grants every scope of ``scopes``. ``jwks_refresh`` is the fewest seconds between two
+    fetches of the JWKS for a ``kid`` it does not hold; ``token_header`` is where the token
+    is read (``authorization``, or a gateway's header that forwards it).
+    """
+
+    issuer: str
+    resource: str
+    jwks_url: str | None = None
+    jwks_file: str | None = None
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    scopes: tuple[str, ...] = ()
+    leeway: int = 30
+    jwks_refresh: int = 60
+    token_header: str = "authorization"
+
+    @classmethod
+    def from_dict(cls, entry: Any) -> AuthSettings:
+        """The section from its TOML table."""
+        where = "[auth]"
+        options = _options(where, entry, _AUTH_OPTIONS)
+        settings = cls(**options)
+        for name in ("issuer", "resource", "jwks_url"):
+            url = getattr(settings, name)
+            if url is not None and not _is_safe_url(url):
+                raise PolicyError(
+                    f"{where}: {name} must be an https:// URL without a fragment "
+                    "(http:// only on a loopback address)"
+                )
+        if settings.jwks_url is not None and settings.jwks_file is not None:
+            raise PolicyError(f"{where}: give jwks_url or jwks_file, not both")
+        if not settings.algorithms:
+            raise PolicyError(f"{where}: algorithms must name at least one algorithm")
+        if settings.leeway < 0 or settings.leeway > 300:
+            raise PolicyError(f"{where}: leeway must be between 0 and 300 seconds")
+        if settings.jwks_refresh < 1:
+            raise PolicyError(f"{where}: jwks_refresh must be at least 1 second")
+        return settings
+
+
+def _is_safe_url(url: str) -> bool:
+    """An https URL, or an http one on loopback (a test's or a sidecar's): anything else
+    would let a network attacker swap the keys or read the metadata."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    if parts.fragment or not parts.hostname:
+        return False
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and is_loopback(parts.hostname)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback; of names only
+    ``localhost`` is (RFC 6761), any other can resolve anywhere."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is calling: what a verified access token says about its holder, never the token.
+
+    ``claims`` are the token's verified claims, for rules that match on any of them; they are
+    neither compared nor printed, so an identity can be logged by its ``subject`` and
+    ``client_id`` only (:meth:`audit`).
+    """
+
+    subject: str | None
+    client_id: str | None = None
+    scopes: frozenset[str] = frozenset()
+    groups: tuple[str, ...] = ()
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_claims(cls, claims: Mapping[str, Any]) -> Identity:
+        """The identity a verified JWT access token (RFC 9068) or an introspection answer
+        (RFC 7662) describes: ``sub``, ``client_id`` (or ``azp``), ``scope`` (a string, or a
+        list as in ``scp``) and ``groups``."""
+        scope = claims.get("scope", claims.get("scp", ""))
+        scopes = scope.split() if isinstance(scope, str) else scope
+        groups = claims.get("groups", ())
+        client = claims.get("client_id", claims.get("azp"))
+        return cls(
+            subject=_text(claims.get("sub")),
+            client_id=_text(client),
+            scopes=frozenset(s for s in scopes if isinstance(s, str))
+            if isinstance(scopes, list)
+            else frozenset(),
+            groups=tuple(g for g in groups if isinstance(g, str))
+            if isinstance(groups, list)
+            else (),
+            claims=dict(claims),
+        )
+
+    def audit(self) -> dict[str, str | None]:
+        """What an audit record says about the caller: ``{subject, clientId}``."""
+        return {"subject": self.subject, "clientId": self.client_id}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 @dataclass(frozen=True)
 class GuardRule:
     """One guard on the arguments of the tools whose names match ``tool``."""
@@ -156,6 +304,8 @@ class Policy:
 
     rules: tuple[GuardRule, ...] = ()
     mode: Mode = "enforce"
+    #: The ``[auth]`` section: who may reach the HTTP proxy at all.
+    auth: AuthSettings | None = None
 
     def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
@@ -209,7 +359,27 @@ class Policy:
         if not isinstance(entries, list):
             raise PolicyError("guard must be a list of [[guard]] tables")
         rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
-        return cls(rules=rules, mode=mode)
+        auth = AuthSettings.from_dict(data["auth"]) if "auth" in data else None
+        return cls(rules=rules, mode=mode, auth=auth)
+
+
+def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, Any]:
+    """The options of a table, each checked against its declaration (lists become tuples)."""
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    unknown = sorted(key for key in entry if key not in known)
+    if unknown:
+        raise PolicyError(
+            f"{where}: unknown keys: {', '.join(unknown)} (known: {', '.join(known)})"
+        )
+    missing = [name for name, option in known.items() if option.required and name not in entry]
+    if missing:
+        raise PolicyError(f"{where}: missing options: {', '.join(missing)}")
+    for name, option in known.items():
+        problem = option.problem(entry[name]) if name in entry else None
+        if problem is not None:
+            raise PolicyError(f"{where}: {name} {problem}")
+    return {name: _frozen(entry[name]) for name in known if name in entry}
 
 
 def _rule(index: int, entry: Any) -> GuardRule:
@@ -226,21 +396,12 @@ def _rule(index: int, entry: Any) -> GuardRule:
     if kind not in _OPTIONS:
         raise PolicyError(f"{where}: unknown kind {kind!r} (known: {', '.join(_OPTIONS)})")
     where = f"{where} ({kind})"
-    known = _OPTIONS[kind]
-    unknown = sorted(key for key in entry if key not in _RULE_KEYS and key not in known)
-    if unknown:
-        raise PolicyError(
-            f"{where}: unknown keys: {', '.join(unknown)} "
-            f"(known: {', '.join((*_RULE_KEYS, *known))})"
-        )
-    missing = [name for name, option in known.items() if option.required and name not in entry]
-    if missing:
-        raise PolicyError(f"{where}: missing options: {', '.join(missing)}")
-    for name, option in known.items():
-        problem = option.problem(entry[name]) if name in entry else None
-        if problem is not None:
-            raise PolicyError(f"{where}: {name} {problem}")
-    options = {name: _frozen(entry[name]) for name in known if name in entry}
+    # The rule's own keys are declared with the kind's options, so that an unknown key's
+    # message lists them all; they were checked above.
+    declared = dict.fromkeys(_RULE_KEYS, _STR) | _OPTIONS[kind]
+    options = _options(where, entry, declared)
+    for key in _RULE_KEYS:
+        del options[key]
     try:
         guard = guard_kinds()[kind](**options)
     except ValueError as error:

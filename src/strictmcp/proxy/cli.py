@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..enforce import Auditor
-from ..guards.policy import Policy, PolicyError
+from ..guards.policy import Policy, PolicyError, is_loopback
 from .session import ProxySession
 from .stdio import TransportError, run
 
@@ -48,6 +48,12 @@ did not answer within --timeout, -32002 its answer was not a valid message, -320
 requests are waiting for it (over HTTP, also: too many sessions, with status 503). Exit
 status: the server's, or 1 when it left requests unanswered. Over HTTP: 403 for a foreign
 Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
+\b
+With an [auth] section in the policy (docs/policy.md), every HTTP request needs an OAuth
+access token for the proxy's resource URL: 401 without a valid one (WWW-Authenticate names
+the metadata document at /.well-known/oauth-protected-resource), 403 when it lacks a scope.
+Listening on an address other than loopback without one is refused, unless
+--allow-unauthenticated says so.
 """
 
 
@@ -130,6 +136,14 @@ Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
         "notifications/initialized before it is closed with its server."
     ),
 )
+@click.option(
+    "--allow-unauthenticated",
+    is_flag=True,
+    help=(
+        "With --listen on an address other than loopback: serve without the policy's [auth] "
+        "section (anyone who reaches the port can call every tool)."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -144,6 +158,7 @@ def proxy(
     max_sessions: int,
     session_idle: float,
     session_init: float,
+    allow_unauthenticated: bool,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -165,6 +180,20 @@ def proxy(
         policy = Policy.load(policy_file) if policy_file is not None else None
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
+    auth = policy.auth if policy is not None else None
+    if auth is not None and address is None:
+        raise click.UsageError("--policy: the [auth] section applies to --listen only")
+    if address is not None and auth is None and not is_loopback(address[0]):
+        if not allow_unauthenticated:
+            raise click.UsageError(
+                "--listen on an address other than loopback needs the policy's [auth] section "
+                "(or --allow-unauthenticated)"
+            )
+        click.echo(
+            "strictmcp proxy: warning: listening on a network without authentication; "
+            "anyone who reaches the port can call every tool",
+            err=True,
+        )
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
 
@@ -204,6 +233,7 @@ def proxy(
                     limits=limits,
                     timeout=timeout,
                     announce=announce,
+                    auth=auth,
                 )
         sys.exit(_status(main, command))
 

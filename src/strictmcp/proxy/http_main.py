@@ -11,7 +11,10 @@ from collections.abc import Callable, Sequence
 from ..connect.http_upstream import HttpUpstream
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import Upstream
-from .http_server import App, Limits, is_local, serve
+from ..guards.policy import AuthSettings, is_loopback
+from ..identity import TokenVerifier
+from .http_auth import Gate
+from .http_server import App, Limits, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
 from .session import ProxySession
@@ -57,8 +60,10 @@ async def listen(
     limits: Limits,
     timeout: float,
     announce: Callable[[str], None],
+    auth: AuthSettings | None = None,
 ) -> int:
-    """Streamable HTTP on ``address`` at ``path`` until interrupted; 0."""
+    """Streamable HTTP on ``address`` at ``path`` until interrupted, as a protected resource
+    when ``auth`` is given; 0."""
     host, port = address
 
     async def start(shared: bool) -> Channel:
@@ -66,6 +71,7 @@ async def listen(
             new_session, reach, timeout=timeout, buffered=limits.buffered, shared=shared
         )
 
-    app = App(start, path=path, loopback=is_local(host), limits=limits)
+    gate = Gate(TokenVerifier(auth)) if auth is not None else None
+    app = App(start, path=path, loopback=is_loopback(host), limits=limits, gate=gate)
     await serve(app, host, port, announce)
     return 0

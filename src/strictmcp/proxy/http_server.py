@@ -13,13 +13,15 @@ before the response.
 
 Guards, before anything is read: a browser page's ``Origin`` must be local when the proxy
 listens on a loopback address (DNS rebinding), and so must ``Host``; a body over the size
-limit is 413. Answers never carry a stack trace or a value from a message.
+limit is 413. With the policy's ``[auth]`` section, a :class:`~.http_auth.Gate` comes first:
+it serves the Protected Resource Metadata document and refuses a request without a valid
+access token (401, or 403 for a missing scope). Answers never carry a stack trace or a value
+from a message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,11 +34,13 @@ from mcp_types.jsonrpc import INVALID_REQUEST
 from ..connect import http_headers as h
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
+from ..guards.policy import is_loopback
 from ..protocol import Decoded, Revision, decode, errors
 from ..protocol.jsonrpc import refusal_for
 from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
+from .http_auth import Gate
 from .http_sessions import Channel, SessionTable, Shared
 from .http_streams import Exchange, RequestId
 from .listing import input_schema
@@ -56,7 +60,8 @@ class Limits:
 
 class App:
     """The ASGI application; ``start`` makes a channel (a proxy session and its upstream),
-    ``path`` is where it answers, ``loopback`` whether it listens on a loopback address."""
+    ``path`` is where it answers, ``loopback`` whether it listens on a loopback address,
+    ``gate`` who may use it (anyone when None)."""
 
     def __init__(
         self,
@@ -65,8 +70,10 @@ class App:
         path: str,
         loopback: bool,
         limits: Limits,
+        gate: Gate | None = None,
     ) -> None:
         self.path = path
+        self.gate = gate
         self.loopback = loopback
         self.limits = limits
         self.sessions = SessionTable(
@@ -85,6 +92,9 @@ class App:
             return
         if scope["type"] != "http":
             return
+        if self.gate is not None and scope["path"] in self.gate.paths:
+            await self.gate.metadata_answer(scope["method"], send)
+            return
         if scope["path"] != self.path:
             await io.answer_status(send, 404)
             return
@@ -92,6 +102,8 @@ class App:
         refused = self._refused(headers)
         if refused:
             await io.answer_status(send, refused)
+            return
+        if self.gate is not None and await self.gate.admit(headers, send) is None:
             return
         method = scope["method"]
         if method == "POST":
@@ -111,6 +123,8 @@ class App:
             elif message["type"] == "lifespan.shutdown":
                 await self.sessions.close()
                 await self.shared.close()
+                if self.gate is not None:
+                    await self.gate.verifier.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -125,10 +139,10 @@ class App:
         origin = headers.get("origin")
         if origin is not None:
             origin_host = urlsplit(origin).hostname or ""
-            allowed = is_local(origin_host) or (not self.loopback and origin_host == host)
+            allowed = is_loopback(origin_host) or (not self.loopback and origin_host == host)
             if not allowed:
                 return 403
-        if self.loopback and not is_local(host):
+        if self.loopback and not is_loopback(host):
             return 421
         return 0
 
@@ -453,16 +467,6 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
 
 def _hostname(host: str) -> str:
     return urlsplit(f"//{host}").hostname or ""
-
-
-def is_local(host: str) -> bool:
-    """Whether ``host`` (a name or an address) is this machine's loopback."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _messages(parsed: Any) -> list[dict[str, Any]]:

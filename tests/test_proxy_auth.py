@@ -1,0 +1,380 @@
+"""The HTTP proxy as an OAuth 2.1 protected resource, against a real authorization server.
+
+The provider is npm ``oidc-provider`` (tests/auth_support.py), started once for the module;
+every token below is either really issued by it, for the wrong audience, another issuer or a
+client without the scope, or forged the way an attacker would (``alg: none``, HS256 keyed
+with the published public key, another key under the provider's ``kid``). Each refusal is
+checked for its status, its ``WWW-Authenticate`` challenge and its stable code, and no answer
+or log line may contain a token.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from click.testing import CliRunner
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from auth_support import (
+    AuthorizationServer,
+    attacker_key,
+    authorization_server,
+    forge,
+    free_port,
+    hmac_signed,
+    parts,
+    public_pem,
+    unsigned,
+)
+from strictmcp.proxy.cli import proxy as proxy_command
+from test_proxy_http import FIXTURES, Process, processes, run  # noqa: F401 - a fixture
+
+_ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[AuthorizationServer]:
+    with authorization_server() as running:
+        yield running
+
+
+class Protected:
+    """A proxy started with an ``[auth]`` section: its URL (the resource), its stderr."""
+
+    def __init__(self, url: str, process: Process, workspace: Path) -> None:
+        self.url = url
+        self.process = process
+        self.workspace = workspace
+
+    def post(self, token: str | None = None, *, headers: dict[str, str] | None = None) -> Any:
+        """An initialize, with ``token`` as a bearer token when given."""
+        # As bytes: an attacker's header need not be ASCII.
+        sent = {k.encode(): v.encode() for k, v in {**_ACCEPT, **(headers or {})}.items()}
+        if token is not None:
+            sent[b"authorization"] = f"Bearer {token}".encode("latin-1")
+        return httpx2.post(self.url, json=_INIT, headers=sent, timeout=20)
+
+
+Launch = Callable[..., Protected]
+
+
+@pytest.fixture
+def launch(
+    provider: AuthorizationServer,
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> Launch:
+    """Starts a proxy whose policy's ``[auth]`` trusts the provider's first issuer, with
+    ``extra`` TOML lines added to the section."""
+
+    def start(*extra: str, scopes: tuple[str, ...] = ("mcp:read",)) -> Protected:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        policy = tmp_path / "policy.toml"
+        lines = [
+            "[auth]",
+            f'issuer = "{provider.issuer}"',
+            f'resource = "{url}"',
+            f"scopes = {json.dumps(list(scopes))}",
+            *extra,
+        ]
+        policy.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
+        args = [sys.executable, "-m", "strictmcp.proxy", "--listen", f"127.0.0.1:{port}"]
+        process = Process([*args, "--policy", str(policy), "--", *server], tmp_path, "stderr")
+        processes.append(process)
+        process.wait_for("listening on")
+        return Protected(url, process, tmp_path)
+
+    return start
+
+
+def refused(response: Any, status: int, code: str, error: str | None = "invalid_token") -> None:
+    """``response`` is a refusal with this status, OAuth error and strictmcp code, and its
+    challenge points at the metadata document."""
+    assert response.status_code == status, response.text
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ")
+    assert 'resource_metadata="http://127.0.0.1:' in challenge
+    assert "/.well-known/oauth-protected-resource/mcp" in challenge
+    if error is not None:
+        assert f'error="{error}"' in challenge
+    body = response.json()
+    assert body["code"] == code
+    assert body["error_description"]
+
+
+def assert_never_leaked(proxy: Protected, *tokens: str) -> None:
+    """No token in the proxy's log, nor any part of one (its signature)."""
+    log = proxy.process.output()
+    for token in tokens:
+        assert token not in log
+        signature = token.rsplit(".", 1)[-1]
+        assert len(signature) < 8 or signature not in log
+
+
+# ---------------------------------------------------------------------------------------------
+# The protected resource
+
+
+def test_no_token_is_401_and_the_metadata_leads_to_the_issuer(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    proxy = launch()
+    response = proxy.post()
+    assert response.status_code == 401
+    challenge = response.headers["www-authenticate"]
+    assert "error=" not in challenge  # RFC 6750: no error code when no token was sent
+    metadata_url = challenge.split('resource_metadata="', 1)[1].split('"', 1)[0]
+    assert metadata_url == proxy.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+    # What an MCP client does next: the metadata, then the issuer's own, then a token.
+    metadata = httpx2.get(metadata_url, timeout=10).json()
+    assert metadata["resource"] == proxy.url
+    assert metadata["authorization_servers"] == [provider.issuer]
+    assert metadata["scopes_supported"] == ["mcp:read"]
+    assert metadata["bearer_methods_supported"] == ["header"]
+    bare = httpx2.get(proxy.url.replace("/mcp", "/.well-known/oauth-protected-resource"))
+    assert bare.json() == metadata
+    issuer = metadata["authorization_servers"][0]
+    discovered = httpx2.get(f"{issuer}/.well-known/openid-configuration", timeout=10).json()
+    assert discovered["token_endpoint"] == f"{provider.issuer}/token"
+    token = provider.token("reader", metadata["resource"])
+    assert proxy.post(token).status_code == 200
+
+
+def test_an_allowed_token_calls_a_tool_through_the_official_client(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    proxy = launch()
+    token = provider.token("reader", proxy.url)
+
+    async def scenario() -> None:
+        headers = {"authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            streamable_http_client(proxy.url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = await session.list_tools()
+            assert "echo" in {tool.name for tool in tools.tools}
+            result = await session.call_tool("echo", {"text": "hi"})
+            assert not result.is_error
+            assert isinstance(result.content[0], types.TextContent)
+
+    run(scenario)
+    assert_never_leaked(proxy, token)
+
+
+def test_a_token_for_another_resource_is_401(launch: Launch, provider: AuthorizationServer) -> None:
+    proxy = launch()
+    # Really issued, to the same client, for another MCP server on this host.
+    elsewhere = f"http://127.0.0.1:{free_port()}/mcp"
+    token = provider.token("reader", elsewhere)
+    assert parts(token)[1]["aud"] == elsewhere
+    refused(proxy.post(token), 401, "token-audience")
+    assert_never_leaked(proxy, token)
+
+
+def test_an_expired_token_is_401(launch: Launch, provider: AuthorizationServer) -> None:
+    proxy = launch("leeway = 1")
+    token = provider.token("brief", proxy.url)  # lives 1 second
+    assert proxy.post(token).status_code == 200  # valid while it lives
+    time.sleep(3.2)  # past its lifetime and the leeway (and the verified-token cache)
+    refused(proxy.post(token), 401, "token-expired")
+
+
+def test_a_bad_signature_is_401(launch: Launch, provider: AuthorizationServer) -> None:
+    proxy = launch()
+    token = provider.token("reader", proxy.url)
+    head, body, signature = token.split(".")
+    flipped = signature[:10] + ("A" if signature[10] != "A" else "B") + signature[11:]
+    refused(proxy.post(f"{head}.{body}.{flipped}"), 401, "token-signature")
+    # The provider's header and claims, signed with another key under the provider's kid.
+    header, claims = parts(token)
+    forged = forge({**claims, "scope": "mcp:read mcp:admin"}, header, attacker_key())
+    refused(proxy.post(forged), 401, "token-signature")
+    # The claims changed under the provider's real signature.
+    lifted = forge({**claims, "sub": "admin"}, header, attacker_key()).split(".")[1]
+    refused(proxy.post(f"{head}.{lifted}.{signature}"), 401, "token-signature")
+
+
+def test_alg_none_is_401(launch: Launch, provider: AuthorizationServer) -> None:
+    proxy = launch()
+    header, claims = parts(provider.token("reader", proxy.url))
+    for alg in ("none", "None", "NONE"):
+        refused(proxy.post(unsigned(claims, {**header, "alg": alg})), 401, "token-algorithm")
+
+
+def test_hs256_signed_with_the_public_key_is_401(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    proxy = launch()
+    header, claims = parts(provider.token("reader", proxy.url))
+    jwk = next(k for k in provider.jwks()["keys"] if k["kid"] == header["kid"])
+    pem = public_pem(jwk)
+    for secret in (pem, pem.strip(), json.dumps(jwk).encode()):
+        confused = hmac_signed(claims, {**header, "alg": "HS256"}, secret)
+        refused(proxy.post(confused), 401, "token-algorithm")
+
+
+def test_a_token_of_another_issuer_is_401(launch: Launch, provider: AuthorizationServer) -> None:
+    proxy = launch()
+    # The other issuer signs with the very same keys (a tenant of the same provider).
+    token = provider.token("admin", proxy.url, issuer=provider.other_issuer)
+    assert parts(token)[1]["iss"] == provider.other_issuer
+    refused(proxy.post(token), 401, "token-issuer")
+
+
+def test_a_token_without_the_scope_is_403_naming_it(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    proxy = launch(scopes=("mcp:read", "mcp:admin"))
+    reader = provider.token("reader", proxy.url)
+    response = proxy.post(reader)
+    refused(response, 403, "token-scope", "insufficient_scope")
+    assert 'scope="mcp:admin"' in response.headers["www-authenticate"]
+    noscope = proxy.post(provider.token("noscope", proxy.url, scope="profile"))
+    refused(noscope, 403, "token-scope", "insufficient_scope")
+    admin = provider.token("admin", proxy.url, scope="mcp:read mcp:admin")
+    assert proxy.post(admin).status_code == 200
+
+
+def test_dpop_is_401_with_a_clear_message(launch: Launch, provider: AuthorizationServer) -> None:
+    proxy = launch()
+    token = provider.token("reader", proxy.url)
+    response = proxy.post(headers={"authorization": f"DPoP {token}"})
+    refused(response, 401, "token-dpop", "invalid_request")
+    assert "DPoP" in response.json()["error_description"]
+    assert token not in response.text
+
+
+def test_behind_a_gateway_the_token_header_is_still_verified(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    proxy = launch('token_header = "x-forwarded-access-token"')
+    token = provider.token("reader", proxy.url)
+    # An unsigned identity header, or the token where the gateway does not put it: refused.
+    refused(proxy.post(headers={"x-user": "admin"}), 401, "token-missing", None)
+    refused(proxy.post(token), 401, "token-missing", None)
+    forged = forge(parts(token)[1], parts(token)[0], attacker_key())
+    forwarded = proxy.post(headers={"x-forwarded-access-token": forged})
+    refused(forwarded, 401, "token-signature")
+    assert proxy.post(headers={"x-forwarded-access-token": token}).status_code == 200
+    assert proxy.post(headers={"x-forwarded-access-token": f"Bearer {token}"}).status_code == 200
+
+
+def test_keys_from_a_local_file(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps(provider.jwks()), encoding="utf-8")
+    before = provider.jwks_fetches()
+    proxy = launch(f'jwks_file = "{jwks}"')
+    token = provider.token("reader", proxy.url)
+    assert proxy.post(token).status_code == 200
+    assert provider.jwks_fetches() == before  # the issuer was never asked for its keys
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile tokens
+
+
+def test_hostile_tokens_are_refused_with_a_code_and_never_echoed(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    proxy = launch()
+    header, claims = parts(provider.token("reader", proxy.url))
+    key = attacker_key()
+    hostile = {
+        "garbage": "not-a-token",
+        "empty parts": "..",
+        "two parts": "abc.def",
+        "not base64": "ab$c.d!ef.ghi",
+        "header not JSON": "bm90IGpzb24.e30.c2ln",
+        "header an array": "WzFd.e30.c2ln",
+        "kid a number": forge(claims, {**header, "kid": 7}, key),
+        "huge": "a" * 200_000,
+        "just under the limit": "a" * 16_000 + ".b.c",
+        "wrong key type": forge(claims, {**header, "kid": "ec-1"}, key),
+        "no kid": forge(claims, {"alg": "RS256"}, key),
+        "ES256 with the RSA kid": forge(claims, {**header, "alg": "ES256"}, _ec_key()),
+        "exp a string": forge({**claims, "exp": "never"}, header, key),
+        "unicode": "é.é.é",
+    }
+    for name, token in hostile.items():
+        response = proxy.post(token)
+        assert response.status_code in (400, 401, 413, 431), name
+        if response.status_code == 401:
+            assert response.json()["code"].startswith("token-"), name
+            assert token not in response.text, name
+    assert_never_leaked(proxy, *hostile.values())
+    # Still serving.
+    assert proxy.post(provider.token("reader", proxy.url)).status_code == 200
+
+
+def test_a_flood_of_unknown_kids_fetches_the_keys_at_most_once_per_interval(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    proxy = launch("jwks_refresh = 60")
+    token = provider.token("reader", proxy.url)
+    before = provider.jwks_fetches()
+    assert proxy.post(token).status_code == 200  # the first use loads the keys
+    header, claims = parts(token)
+    key = attacker_key()
+    for _ in range(40):
+        kid = secrets.token_hex(8)
+        refused(proxy.post(forge(claims, {**header, "kid": kid}, key)), 401, "token-key-unknown")
+    # One load at first use, at most one refresh for the first unknown kid, then none.
+    assert provider.jwks_fetches() - before <= 2
+    assert proxy.post(token).status_code == 200
+
+
+def _ec_key() -> Any:
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
+
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+# ---------------------------------------------------------------------------------------------
+# Start-up
+
+
+def test_a_network_listen_without_auth_is_refused(tmp_path: Path) -> None:
+    server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
+    result = CliRunner().invoke(proxy_command, ["--listen", "0.0.0.0:0", "--", *server])
+    assert result.exit_code == 2
+    assert "[auth]" in result.output
+    assert "--allow-unauthenticated" in result.output
+
+
+def test_an_auth_section_over_stdio_is_refused(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        '[auth]\nissuer = "https://as.example"\nresource = "https://mcp.example/mcp"\n',
+        encoding="utf-8",
+    )
+    server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
+    result = CliRunner().invoke(proxy_command, ["--policy", str(policy), "--", *server])
+    assert result.exit_code == 2
+    assert "--listen only" in result.output
