@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -9,10 +10,15 @@ import anyio
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from mcp import MCPError
 
+from strictmcp.enforce import Auditor, Enforcer
 from strictmcp.guards.policy import AuthSettings, Identity, Policy, PolicyError
 from strictmcp.identity import Jwks, KeySet, TokenError, TokenVerifier
 from strictmcp.identity.jwks import MAX_JWKS_BYTES, KeysUnavailable
+from strictmcp.integrations._server_core import ServerCore
+from strictmcp.protocol import Revision, ToolRegistry, check_call
+from strictmcp.proxy import ProxySession, Routed
 
 
 def public_jwk(key: Any, kid: str | None, **extra: Any) -> dict[str, Any]:
@@ -176,3 +182,128 @@ def test_an_identity_is_its_claims_and_never_prints_them() -> None:
     assert identity.audit() == {"subject": "ana", "clientId": "app"}
     assert "'x'" not in repr(identity)
     assert Identity.from_claims({"scp": ["a"], "azp": "app"}).scopes == frozenset({"a"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Access rules, in the one enforcement path
+
+ACCESS = Policy.from_dict(
+    {
+        "identity": {"subject": "ci-bot", "client_id": "ci"},
+        "access": [
+            {"tools": ["read_*"], "scopes": ["files"]},
+            {"tools": ["*"], "groups": ["ops", "sre"]},
+            {"tools": ["report"], "subject": "svc-*", "claims": {"tenant": ["acme", "globex"]}},
+        ],
+    }
+)
+TOOLS = [
+    {"name": name, "inputSchema": {"type": "object"}}
+    for name in ("read_file", "delete_file", "report")
+]
+
+
+def registry() -> ToolRegistry:
+    tools = ToolRegistry(Revision("2025-11-25"))
+    tools.update({"tools": TOOLS})
+    return tools
+
+
+def test_access_rules_match_on_scopes_groups_subjects_and_claims() -> None:
+    reader = Identity("ana", scopes=frozenset({"files"}))
+    ops = Identity("bob", groups=("sre",))
+    service = Identity.from_claims({"sub": "svc-report", "tenant": "acme"})
+    other_tenant = Identity.from_claims({"sub": "svc-report", "tenant": ["initech"]})
+    assert ACCESS.allows(reader, "read_file")
+    assert not ACCESS.allows(reader, "delete_file")
+    assert ACCESS.allows(ops, "delete_file")
+    assert ACCESS.allows(service, "report")
+    assert not ACCESS.allows(service, "read_file")
+    assert not ACCESS.allows(other_tenant, "report")
+    assert not ACCESS.allows(None, "read_file")  # once a rule exists, nobody unknown
+    assert Policy().allows(None, "anything")  # no rules: access is not restricted
+    assert ACCESS.identity == Identity("ci-bot", client_id="ci")
+
+
+def test_a_denied_call_is_an_unknown_tool_and_the_listing_hides_it() -> None:
+    log = io.StringIO()
+    enforcer = Enforcer(policy=ACCESS, auditor=Auditor(log))
+    reader = Identity("ana", "app", scopes=frozenset({"files"}))
+    tools = registry()
+    denied = enforcer.check_call(tools, "delete_file", {}, identity=reader)
+    unknown = check_call(tools, {"name": "no_such_tool", "arguments": {}})
+    assert denied.jsonrpc_error is not None
+    assert unknown.jsonrpc_error is not None
+    assert denied.jsonrpc_error[0] == unknown.jsonrpc_error[0] == -32602
+    assert denied.jsonrpc_error[1] == unknown.jsonrpc_error[1].replace(
+        "no_such_tool", "delete_file"
+    )
+    assert enforcer.check_call(tools, "read_file", {}, identity=reader).allowed
+    assert [t["name"] for t in enforcer.visible(TOOLS, reader)] == ["read_file"]
+    dry = anyio.run(enforcer.dry_run(tools, reader).check, "delete_file", {})
+    dry_unknown = anyio.run(enforcer.dry_run(tools, reader).check, "nope", {})
+    assert dry.errors == tuple(e.replace("nope", "delete_file") for e in dry_unknown.errors)
+    (record,) = [json.loads(line) for line in log.getvalue().splitlines()]
+    assert record["identity"] == {"subject": "ana", "clientId": "app"}
+    assert (record["stage"], record["action"], record["code"]) == (
+        "access",
+        "refused",
+        "access-denied",
+    )
+
+
+def test_in_audit_mode_access_is_logged_as_would_deny() -> None:
+    log = io.StringIO()
+    enforcer = Enforcer(policy=ACCESS, mode="audit", auditor=Auditor(log))
+    stranger = Identity("eve")
+    assert enforcer.check_call(registry(), "delete_file", {}, identity=stranger).allowed
+    assert len(enforcer.visible(TOOLS, stranger)) == 3
+    (record,) = [json.loads(line) for line in log.getvalue().splitlines()]
+    assert record["action"] == "would deny"
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"access": [{"scopes": ["a"]}]}, "missing options: tools"),
+        ({"access": [{"tools": ["*"], "role": "x"}]}, "unknown keys: role"),
+        ({"access": [{"tools": ["*"], "claims": {"tenant": 1}}]}, "claims.tenant"),
+        ({"access": {"tools": ["*"]}}, "list of"),
+        ({"identity": {"client_id": "x"}}, "missing options: subject"),
+    ],
+)
+def test_bad_access_sections_are_refused(section: dict[str, Any], message: str) -> None:
+    with pytest.raises(PolicyError, match=message):
+        Policy.from_dict(section)
+
+
+def test_over_stdio_the_policy_names_the_caller_for_the_proxy_and_the_sdk_alike() -> None:
+    proxy = ProxySession(Auditor(io.StringIO()), policy=ACCESS)
+    assert proxy.identity == ACCESS.identity
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
+    server = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s"}}
+    messages: list[tuple[dict[str, Any], Any]] = [
+        ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 0, "result": server}, "s2c"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, "c2s"),
+    ]
+    for message, direction in messages:
+        proxy.decide(json.dumps(message).encode(), direction)
+    listed = proxy.decide(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": TOOLS}}).encode(), "s2c"
+    )
+    assert isinstance(listed, Routed)
+    names = [t["name"] for t in json.loads(listed.forward[0])["result"]["tools"]]
+    assert names == ["validate"]  # ci-bot has no scope, no group: none of the server's tools
+    core = ServerCore(policy=ACCESS)
+    listing = core.listing("2025-11-25", TOOLS)
+
+    async def proceed() -> dict[str, Any]:
+        raise AssertionError("the tool must not run")
+
+    async def call() -> None:
+        with pytest.raises(MCPError) as refused:
+            await core.call(listing, "read_file", {}, proceed, lambda r: r)
+        assert refused.value.error.code == -32602
+
+    anyio.run(call)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..guards.codes import GuardCode
 from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
+from ..guards.policy import Identity, Mode, Policy
 from ..protocol import (
     CallCheck,
     CheckedTool,
@@ -18,8 +19,9 @@ from ..protocol import (
     check_result,
     errors,
 )
-from ..protocol.tool_calls import refused_arguments, withheld_result
+from ..protocol.tool_calls import refused_arguments, unknown_tool, withheld_result
 from ..protocol.violations import under
+from ..schema import quote_name
 from .audit import Auditor, Stage
 from .dry_run import DryRun
 
@@ -78,18 +80,26 @@ class Enforcer:
         name: str,
         arguments: Any,
         verdict: CallCheck | None = None,
+        *,
+        identity: Identity | None = None,
     ) -> CallCheck:
-        """The arguments of a call of ``name`` against its ``inputSchema``, then the policy.
+        """Whether ``identity`` may call ``name`` at all, then the arguments of the call
+        against its ``inputSchema``, then the policy's guards.
 
-        ``verdict`` is the schema's verdict when the caller has it already (a
+        A call the policy's access rules deny ``identity`` is answered exactly as a call of
+        an unknown tool (-32602), so that the tool's existence is not revealed. ``verdict``
+        is the schema's verdict when the caller has it already (a
         :class:`~strictmcp.protocol.Conversation` checks every call it observes); else the
         call is checked here. The policy sees ``arguments`` only when they are an object.
+        Decided afresh on every call: nothing is remembered from one identity to the next.
         """
+        if not self._permitted(name, identity):
+            return unknown_tool(registry, name)
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
         if verdict.violations:  # a verdict that refuses always says why
             refused = self.enforcing and not verdict.allowed
-            self._report(name, "arguments", verdict.violations, refused)
+            self._report(name, "arguments", verdict.violations, refused, identity)
             if refused:
                 return verdict
             if not verdict.allowed:  # audit mode: reported, and the call goes ahead
@@ -97,7 +107,7 @@ class Enforcer:
         if self.policy is None or not isinstance(arguments, _MAPPING):
             return verdict
         found, blocked = self._guarded(self.policy, name, arguments)
-        return self._after(registry, name, verdict, "policy", found, blocked)
+        return self._after(registry, name, verdict, "policy", found, blocked, identity)
 
     async def check_deep(
         self,
@@ -105,14 +115,16 @@ class Enforcer:
         name: str,
         arguments: Mapping[str, Any],
         decision: CallCheck,
+        *,
+        identity: Identity | None = None,
     ) -> CallCheck:
         """The deep checks registered for real calls of ``name``, after :meth:`check_call`
-        let the call go ahead with ``decision``."""
+        let the call of ``identity`` go ahead with ``decision``."""
         if self.deep is None or not decision.allowed:
             return decision
         found = await self.deep.run(name, arguments, real_call=True)
         blocked = self.enforcing and bool(errors(found))
-        return self._after(registry, name, decision, "deep", found, blocked)
+        return self._after(registry, name, decision, "deep", found, blocked, identity)
 
     def check_result(
         self,
@@ -120,13 +132,15 @@ class Enforcer:
         name: str,
         tool: CheckedTool | None,
         result: Mapping[str, Any],
+        *,
+        identity: Identity | None = None,
     ) -> dict[str, Any] | None:
-        """The ``isError`` result replacing ``result`` of a call checked against ``tool`` (the
-        decision's), or None to hand ``result`` on."""
+        """The ``isError`` result replacing ``result`` of a call (by ``identity``) checked
+        against ``tool`` (the decision's), or None to hand ``result`` on."""
         if tool is None:  # an unknown tool let through in audit mode: no schema to check
             return None
         found = under("/result", check_result(registry, name, result, tool=tool))
-        return self.judge_result(registry, name, found, tool)
+        return self.judge_result(registry, name, found, tool, identity=identity)
 
     def judge_result(
         self,
@@ -134,6 +148,8 @@ class Enforcer:
         name: str,
         found: list[Violation],
         tool: CheckedTool | None = None,
+        *,
+        identity: Identity | None = None,
     ) -> dict[str, Any] | None:
         """As :meth:`check_result`, for a response already checked: ``found`` is what the
         checks found in it (a :class:`~strictmcp.protocol.Conversation`'s). Without ``tool``
@@ -151,19 +167,46 @@ class Enforcer:
             tool=name,
             stage="result",
             action="replaced" if replaced else "allowed",
+            identity=identity,
         )
         if not replaced or tool is None:
             return None
         return withheld_result(registry.revision, tool, name, broken)
 
-    def dry_run(self, registry: ToolRegistry) -> DryRun:
-        """The Validation Protocol's ``validate`` tool for the tools in ``registry``."""
-        return DryRun(registry, self)
+    def dry_run(self, registry: ToolRegistry, identity: Identity | None = None) -> DryRun:
+        """The Validation Protocol's ``validate`` tool for the tools in ``registry``, as
+        ``identity`` calls it."""
+        return DryRun(registry, self, identity)
 
-    async def rehearse(self, registry: ToolRegistry, name: str, arguments: Any) -> list[Violation]:
-        """Everything a real call of ``name`` with ``arguments`` would meet, the tool not run
-        and nothing reported. Guard findings that would not refuse the call (the policy, or
-        this enforcer, in audit mode) are warnings; so are the deep checks' own warnings."""
+    def visible(self, tools: list[Any], identity: Identity | None) -> list[Any]:
+        """The tool definitions of a ``tools/list`` result that ``identity`` may call: the
+        others are not shown to it (all are, in audit mode)."""
+        if not self._enforces_access():
+            return tools
+        assert self.policy is not None  # enforcing access rules: there is a policy
+        policy = self.policy
+        return [
+            tool
+            for tool in tools
+            if not isinstance(tool, dict)
+            or not isinstance(tool.get("name"), str)
+            or policy.allows(identity, tool["name"])
+        ]
+
+    async def rehearse(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        arguments: Any,
+        *,
+        identity: Identity | None = None,
+    ) -> list[Violation]:
+        """Everything a real call of ``name`` with ``arguments`` by ``identity`` would meet,
+        the tool not run and nothing reported. A tool ``identity`` may not call is unknown
+        to it. Guard findings that would not refuse the call (the policy, or this enforcer,
+        in audit mode) are warnings; so are the deep checks' own warnings."""
+        if self._enforces_access() and not self._allows(identity, name):
+            return list(unknown_tool(registry, name).violations)
         verdict = self._schema(registry, name, arguments)
         violations = list(verdict.violations)
         if not verdict.allowed or not isinstance(arguments, _MAPPING):
@@ -174,6 +217,40 @@ class Enforcer:
         if self.deep is not None:
             violations += await self.deep.run(name, arguments)
         return violations
+
+    def _enforces_access(self) -> bool:
+        """Whether access rules hide tools and refuse calls (not in audit mode)."""
+        policy = self.policy
+        return policy is not None and bool(policy.access) and self._guards_block(policy)
+
+    def _allows(self, identity: Identity | None, name: str) -> bool:
+        return self.policy is None or self.policy.allows(identity, name)
+
+    def _guards_block(self, policy: Policy) -> bool:
+        return self.enforcing and policy.mode == "enforce"
+
+    def _permitted(self, name: str, identity: Identity | None) -> bool:
+        """Whether the call goes on as far as the access rules go; a denial is reported
+        (as "would deny" when the policy or this enforcer is in audit mode)."""
+        policy = self.policy
+        if policy is None or policy.allows(identity, name):
+            return True
+        refused = self._guards_block(policy)
+        denial = Violation(
+            GuardCode.ACCESS_DENIED,
+            f"the caller may not call tool {quote_name(name)}",
+            "/params/name",
+        )
+        self.auditor.record(
+            [denial],
+            direction="c2s",
+            method="tools/call",
+            tool=name,
+            stage="access",
+            action="refused" if refused else "would deny",
+            identity=identity,
+        )
+        return not refused
 
     def _guarded(
         self, policy: Policy, name: str, arguments: Mapping[str, Any]
@@ -194,11 +271,12 @@ class Enforcer:
         stage: Stage,
         found: list[Violation],
         blocked: bool,
+        identity: Identity | None,
     ) -> CallCheck:
         """The decision once ``stage`` found ``found``, which refuses the call if ``blocked``."""
         if not found:
             return decision
-        self._report(name, stage, found, blocked)
+        self._report(name, stage, found, blocked, identity)
         violations = decision.violations + tuple(found)
         tool = decision.tool
         if not blocked:
@@ -209,7 +287,12 @@ class Enforcer:
         return CallCheck(violations, error_result=refusal, tool=tool)
 
     def _report(
-        self, name: str, stage: Stage, violations: Sequence[Violation], refused: bool
+        self,
+        name: str,
+        stage: Stage,
+        violations: Sequence[Violation],
+        refused: bool,
+        identity: Identity | None,
     ) -> None:
         self.auditor.record(
             violations,
@@ -218,6 +301,7 @@ class Enforcer:
             tool=name,
             stage=stage,
             action="refused" if refused else "allowed",
+            identity=identity,
         )
 
 

@@ -43,7 +43,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("auth", "guard", "mode")
+_TOP_KEYS = ("access", "auth", "guard", "identity", "mode")
 _RULE_KEYS = ("tool", "argument", "kind")
 
 
@@ -271,9 +271,105 @@ class Identity:
         """What an audit record says about the caller: ``{subject, clientId}``."""
         return {"subject": self.subject, "clientId": self.client_id}
 
+    @property
+    def principal(self) -> tuple[str | None, str | None]:
+        """Who this is, whatever the token: its subject and client. A session is bound to
+        it, so that a client whose token was refreshed (other scopes, a later expiry) keeps
+        its session and another caller's token never reaches it."""
+        return self.subject, self.client_id
+
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+_IDENTITY_OPTIONS: dict[str, _Option] = {
+    "subject": _Option(str, required=True),
+    "client_id": _STR,
+    "scopes": _STRS,
+    "groups": _STRS,
+}
+_ACCESS_OPTIONS: dict[str, _Option] = {
+    "tools": _Option(str, array=True, required=True),
+    "subject": _STR,
+    "client_id": _STR,
+    "scopes": _STRS,
+    "groups": _STRS,
+}
+
+
+def _fixed_identity(entry: Any) -> Identity:
+    """The ``[identity]`` table: who the stdio proxy's client is, for its rules and audit."""
+    options = _options("[identity]", entry, _IDENTITY_OPTIONS)
+    return Identity(
+        subject=options["subject"],
+        client_id=options.get("client_id"),
+        scopes=frozenset(options.get("scopes", ())),
+        groups=options.get("groups", ()),
+    )
+
+
+@dataclass(frozen=True)
+class AccessRule:
+    """One ``[[access]]`` entry: the identities it matches may call the tools of ``tools``.
+
+    Every condition given must hold: ``subject`` and ``client_id`` are globs over the token's
+    ``sub`` and ``client_id``; the identity must hold every scope of ``scopes`` and at least
+    one group of ``groups``; each claim of ``claims`` must equal one of the values listed (or,
+    for a claim that is a list, contain one). A rule with no condition matches every
+    authenticated identity.
+    """
+
+    tools: tuple[str, ...]
+    subject: str | None = None
+    client_id: str | None = None
+    scopes: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    claims: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def matches(self, identity: Identity) -> bool:
+        """Whether ``identity`` is one this rule is about."""
+        if self.subject is not None and not _glob(identity.subject, self.subject):
+            return False
+        if self.client_id is not None and not _glob(identity.client_id, self.client_id):
+            return False
+        if not identity.scopes.issuperset(self.scopes):
+            return False
+        if self.groups and not set(self.groups).intersection(identity.groups):
+            return False
+        return all(_claim_holds(identity.claims.get(n), values) for n, values in self.claims)
+
+    def allows(self, tool: str) -> bool:
+        """Whether ``tool`` is among the tools this rule gives."""
+        return any(fnmatchcase(tool, pattern) for pattern in self.tools)
+
+
+def _glob(value: str | None, pattern: str) -> bool:
+    return value is not None and fnmatchcase(value, pattern)
+
+
+def _claim_holds(claim: Any, values: tuple[str, ...]) -> bool:
+    if isinstance(claim, list):
+        return any(isinstance(item, str) and item in values for item in claim)
+    return isinstance(claim, str) and claim in values
+
+
+def _access_rule(index: int, entry: Any) -> AccessRule:
+    where = f"[[access]] #{index}"
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    claims = entry.get("claims", {})
+    if not isinstance(claims, Mapping):
+        raise PolicyError(f"{where}: claims must be a table of claim names")
+    declared = {**_ACCESS_OPTIONS, "claims": _STR}  # checked below, as a table
+    options = _options(where, {k: v for k, v in entry.items() if k != "claims"}, declared)
+    wanted: list[tuple[str, tuple[str, ...]]] = []
+    for name, value in claims.items():
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise PolicyError(f"{where}: claims.{name} must be a string or an array of strings")
+        wanted.append((name, tuple(values)))
+    return AccessRule(**options, claims=tuple(wanted))
 
 
 @dataclass(frozen=True)
@@ -306,6 +402,20 @@ class Policy:
     mode: Mode = "enforce"
     #: The ``[auth]`` section: who may reach the HTTP proxy at all.
     auth: AuthSettings | None = None
+    #: The ``[[access]]`` rules: which identity may call which tools.
+    access: tuple[AccessRule, ...] = ()
+    #: The ``[identity]`` table: the caller over stdio, where no token says who it is.
+    identity: Identity | None = None
+
+    def allows(self, identity: Identity | None, tool: str) -> bool:
+        """Whether ``identity`` may call ``tool``: anyone may while there are no access
+        rules; once there is one, only an identity some rule both matches and gives the
+        tool to (an unknown caller, None, never)."""
+        if not self.access:
+            return True
+        if identity is None:
+            return False
+        return any(rule.allows(tool) and rule.matches(identity) for rule in self.access)
 
     def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
@@ -360,7 +470,17 @@ class Policy:
             raise PolicyError("guard must be a list of [[guard]] tables")
         rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
         auth = AuthSettings.from_dict(data["auth"]) if "auth" in data else None
-        return cls(rules=rules, mode=mode, auth=auth)
+        access = data.get("access", [])
+        if not isinstance(access, list):
+            raise PolicyError("access must be a list of [[access]] tables")
+        identity = _fixed_identity(data["identity"]) if "identity" in data else None
+        return cls(
+            rules=rules,
+            mode=mode,
+            auth=auth,
+            access=tuple(_access_rule(i, entry) for i, entry in enumerate(access, start=1)),
+            identity=identity,
+        )
 
 
 def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, Any]:

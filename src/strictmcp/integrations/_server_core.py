@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..enforce import AUDIT_LOGGER, Auditor, Enforcer
 from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
+from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..protocol import LATEST, Revision, ToolRegistry, errors
 
@@ -130,8 +130,10 @@ class ServerCore:
         arguments: dict[str, Any] | None,
         proceed: Callable[[], Awaitable[R]],
         dump: Callable[[R], Mapping[str, Any] | None],
+        identity: Identity | None = None,
     ) -> R | dict[str, Any]:
-        """Answer one ``tools/call``: ``proceed()`` runs the tool, unless a check refuses it.
+        """Answer one ``tools/call`` of ``identity`` (by default the policy's ``[identity]``):
+        ``proceed()`` runs the tool, unless a check refuses it.
 
         Returns what ``proceed`` returned, or a ``CallToolResult`` dict strictmcp made (a
         refusal, a withheld result, the validate tool's answer). ``dump`` gives a result's
@@ -141,11 +143,14 @@ class ServerCore:
         """
         registry = listing.registry
         enforcer = self.enforcer
+        policy = enforcer.policy
+        if identity is None and policy is not None:
+            identity = policy.identity
         if name == listing.validate_name:
-            return await enforcer.dry_run(registry).answer(arguments)
+            return await enforcer.dry_run(registry, identity).answer(arguments)
         given = arguments or {}
-        decision = enforcer.check_call(registry, name, given)
-        decision = await enforcer.check_deep(registry, name, given, decision)
+        decision = enforcer.check_call(registry, name, given, identity=identity)
+        decision = await enforcer.check_deep(registry, name, given, decision, identity=identity)
         if decision.jsonrpc_error is not None:
             code, message = decision.jsonrpc_error
             raise MCPError(code=code, message=message)
@@ -155,7 +160,7 @@ class ServerCore:
         dumped = dump(result)
         if dumped is None:
             return result
-        withheld = enforcer.check_result(registry, name, decision.tool, dumped)
+        withheld = enforcer.check_result(registry, name, decision.tool, dumped, identity=identity)
         return result if withheld is None else withheld
 
 

@@ -88,7 +88,7 @@ def check_call(
         return CallCheck((violation,), jsonrpc_error=(INVALID_PARAMS, f"Invalid params: {message}"))
     tool = registry.get(name)
     if tool is None:
-        return _unknown(registry, name)
+        return unknown_tool(registry, name)
     validator = tool.input_validator
     if not tool.usable or validator is None:
         return _unusable(registry.revision, tool, name)
@@ -126,8 +126,10 @@ def check_call(
     return _refusal(registry.revision, tool, violations, problems, heading, footer)
 
 
-def _unknown(registry: ToolRegistry, name: str) -> CallCheck:
-    """A call to a tool the listing does not have: a protocol error, not a tool error."""
+def unknown_tool(registry: ToolRegistry, name: str) -> CallCheck:
+    """A call to a tool the listing does not have: a protocol error, not a tool error. Also
+    the answer to a call of a tool the caller may not use, which must not reveal that it
+    exists."""
     if not registry.listed:
         why = "no tools/list result has been seen yet"
     elif registry.stale:

@@ -183,6 +183,14 @@ def proxy(
     auth = policy.auth if policy is not None else None
     if auth is not None and address is None:
         raise click.UsageError("--policy: the [auth] section applies to --listen only")
+    if policy is not None and policy.access:
+        _check_access(policy, listening=address is not None)
+        if mode == "audit" or policy.mode == "audit":
+            click.echo(
+                "strictmcp proxy: warning: audit mode: calls the [[access]] rules deny are "
+                'logged as "would deny" and go through',
+                err=True,
+            )
     if address is not None and auth is None and not is_loopback(address[0]):
         if not allow_unauthenticated:
             raise click.UsageError(
@@ -251,6 +259,18 @@ def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _check_access(policy: Policy, *, listening: bool) -> None:
+    """Access rules need to know who calls: from tokens over HTTP, else the policy's fixed
+    ``[identity]``; without either every call would be denied, which is surely a mistake."""
+    if policy.auth is None and policy.identity is None:
+        where = "the [auth] section (or an [identity])" if listening else "an [identity]"
+        raise click.UsageError(f"--policy: [[access]] rules need {where} to know who calls")
+    if policy.auth is not None and policy.identity is not None:
+        raise click.UsageError(
+            "--policy: [identity] names the caller over stdio; with [auth] tokens name it"
+        )
 
 
 def _address(listen: str) -> tuple[str, int]:

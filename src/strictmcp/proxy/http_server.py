@@ -34,7 +34,7 @@ from mcp_types.jsonrpc import INVALID_REQUEST
 from ..connect import http_headers as h
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
-from ..guards.policy import is_loopback
+from ..guards.policy import Identity, is_loopback
 from ..protocol import Decoded, Revision, decode, errors
 from ..protocol.jsonrpc import refusal_for
 from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
@@ -103,15 +103,18 @@ class App:
         if refused:
             await io.answer_status(send, refused)
             return
-        if self.gate is not None and await self.gate.admit(headers, send) is None:
-            return
+        identity = None
+        if self.gate is not None:
+            identity = await self.gate.admit(headers, send)
+            if identity is None:
+                return
         method = scope["method"]
         if method == "POST":
-            await self._post(headers, receive, send)
+            await self._post(headers, receive, send, identity)
         elif method == "GET":
-            await self._get(headers, receive, send)
+            await self._get(headers, receive, send, identity)
         elif method == "DELETE":
-            await self._delete(headers, send)
+            await self._delete(headers, send, identity)
         else:
             await io.answer_status(send, 405, [(b"allow", b"GET, POST, DELETE")])
 
@@ -148,7 +151,9 @@ class App:
 
     # --- POST --------------------------------------------------------------------------------
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             await io.answer_status(send, 415)
@@ -162,7 +167,7 @@ class App:
             if body:
                 await io.answer_status(send, body)
             return
-        post = _Post(headers, receive, send, body, sse_ok)
+        post = _Post(headers, receive, send, body, sse_ok, identity)
         version = headers.get(h.PROTOCOL_VERSION)
         # As the official SDK routes: a version of no handshake revision is the stateless
         # wire's to answer, an unknown one included (it is told which are supported).
@@ -182,7 +187,7 @@ class App:
     async def _legacy(self, post: _Post) -> None:
         session_id = post.headers.get(h.SESSION_ID)
         if session_id is not None:
-            channel = self.sessions.get(session_id)
+            channel = self.sessions.get(session_id, post.identity)
             if channel is None:
                 await io.answer_error(post.send, 404, None, INVALID_REQUEST, "Session not found")
                 return
@@ -206,6 +211,8 @@ class App:
                 await io.answer_error(post.send, 503, first.id, TOO_MANY_IN_FLIGHT, busy)
                 return
             session_id, channel = made
+            if post.identity is not None:
+                channel.owner = post.identity.principal
         channel.touch()
         extra = [(h.SESSION_ID.encode(), session_id.encode())]
         requests = [m for m in decoded.messages if m.kind == "request"] if decoded.valid else []
@@ -321,7 +328,7 @@ class App:
             replies: list[bytes] = []
             sent: set[RequestId] = set()
             for line, decoded in lines:
-                routed = await channel.relay.from_client(line, decoded)
+                routed = await channel.relay.from_client(line, decoded, post.identity)
                 replies += routed.reply
                 sent.update(routed.sent)
             if not exchange.ids:
@@ -354,7 +361,9 @@ class App:
 
     # --- GET and DELETE ----------------------------------------------------------------------
 
-    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _get(
+        self, headers: dict[str, str], receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
         session_id = headers.get(h.SESSION_ID)
         if session_id is None:
             await io.answer_status(
@@ -364,7 +373,7 @@ class App:
         if not io.accepts(headers.get("accept"))[1]:
             await io.answer_status(send, 406)
             return
-        channel = self.sessions.get(session_id)
+        channel = self.sessions.get(session_id, identity)
         if channel is None:
             await io.answer_status(send, 404)
             return
@@ -380,14 +389,15 @@ class App:
             channel.router.unlisten(stream)
             channel.touch()
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+    async def _delete(self, headers: dict[str, str], send: Send, identity: Identity | None) -> None:
         session_id = headers.get(h.SESSION_ID)
         if session_id is None:
             await io.answer_status(
                 send, 405 if headers.get(h.PROTOCOL_VERSION) in STATELESS_VERSIONS else 400
             )
             return
-        await io.answer_status(send, 200 if await self.sessions.end(session_id) else 404)
+        ended = await self.sessions.end(session_id, identity)
+        await io.answer_status(send, 200 if ended else 404)
 
 
 _INITIALIZED = "notifications/initialized"
@@ -402,6 +412,7 @@ class _Post:
     send: Send
     body: bytes
     sse: bool
+    identity: Identity | None
 
 
 _PRIMING_SINCE = Revision.V2025_11_25

@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..connect.upstream import Upstream, long_lived
+from ..guards.policy import Identity
 from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
 from .session import ProxySession, Routed, settled
@@ -47,12 +48,15 @@ class Relay:
         self._tasks: set[asyncio.Task[None]] = set()
         self.closed = False
 
-    async def from_client(self, line: bytes, decoded: Decoded | None = None) -> Routed:
-        """Decide about one client line (``decoded``, if the transport read it already) and
-        send on what goes on; the decision: ``reply`` answers the client now, ``sent`` are
-        the requests now waiting for the server."""
+    async def from_client(
+        self, line: bytes, decoded: Decoded | None = None, identity: Identity | None = None
+    ) -> Routed:
+        """Decide about one client line (``decoded``, if the transport read it already; sent
+        by ``identity``, if it authenticated the client) and send on what goes on; the
+        decision: ``reply`` answers the client now, ``sent`` are the requests now waiting for
+        the server."""
         await self.learn_tools(line, decoded)
-        return await self._decided(line, decoded)
+        return await self._decided(line, decoded, identity)
 
     async def learn_tools(self, line: bytes, decoded: Decoded | None = None) -> None:
         """List the tools first when ``line`` is a tool call the session has no current
@@ -61,9 +65,11 @@ class Relay:
             async with self._listing:
                 await list_before(line, self.session, self.ask, decoded)
 
-    async def _decided(self, line: bytes, decoded: Decoded | None = None) -> Routed:
+    async def _decided(
+        self, line: bytes, decoded: Decoded | None = None, identity: Identity | None = None
+    ) -> Routed:
         async with self._order:
-            routed = await settled(self.session.decide(line, "c2s", decoded))
+            routed = await settled(self.session.decide(line, "c2s", decoded, identity))
             if routed.sent:
                 self._untimed.update(long_lived(line))
             self._time(routed)

@@ -32,7 +32,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..enforce import Auditor, Enforcer
-from ..guards.policy import Mode, Policy
+from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..protocol import (
     Conversation,
@@ -100,6 +100,9 @@ class ProxySession:
         max_in_flight: int = 10_000,
     ) -> None:
         self.enforcer = Enforcer(policy=policy, strict=strict, mode=mode, auditor=auditor)
+        #: Who the client is when its transport does not say (stdio: the policy's
+        #: ``[identity]``); a transport that authenticates passes each message's caller.
+        self.identity = policy.identity if policy is not None else None
         self.auditor = self.enforcer.auditor
         self.enforcing = self.enforcer.enforcing
         self.max_size = max_size
@@ -111,6 +114,8 @@ class ProxySession:
         # Requests given up on (timed out, or cancelled by the client), with what happened
         # to them: the server's late answer is dropped.
         self._given_up: OrderedDict[int | str, str] = OrderedDict()
+        # Who asked for each tools/list still waiting: its answer shows them only their tools.
+        self._listers: dict[int | str, Identity | None] = {}
 
     # --- lines -------------------------------------------------------------------------------
 
@@ -123,7 +128,11 @@ class ProxySession:
         return await settled(self.decide(line, "s2c"))
 
     def decide(
-        self, line: bytes, direction: Direction, decoded: Decoded | None = None
+        self,
+        line: bytes,
+        direction: Direction,
+        decoded: Decoded | None = None,
+        identity: Identity | None = None,
     ) -> Routed | Awaitable[Routed]:
         """Decide about one line sent in ``direction``, at once when nothing needs awaiting.
 
@@ -133,7 +142,8 @@ class ProxySession:
 
         ``decoded`` is ``line`` as :func:`~strictmcp.protocol.decode` read it at the session's
         revision, for a transport that had to read it first (HTTP routes by what a body
-        holds): the one reading every decision is made on.
+        holds): the one reading every decision is made on. ``identity`` is who sent a client
+        line, when the transport authenticated it; else the session's :attr:`identity`.
         """
         if decoded is None:
             if not line or line.isspace():
@@ -141,8 +151,11 @@ class ProxySession:
             decoded = self.read(line)
         if decoded.violations and errors(decoded.violations):
             return self._unreadable(decoded.error_id, decoded.violations, direction)
-        one = self._client_message if direction == "c2s" else self._server_message
-        items = [one(message, decoded.size) for message in decoded.messages]
+        if direction == "c2s":
+            caller = identity if identity is not None else self.identity
+            items = [self._client_message(m, decoded.size, caller) for m in decoded.messages]
+        else:
+            items = [self._server_message(m, decoded.size) for m in decoded.messages]
         for item in items:
             if item.dry_run is not None:
                 return self._after_dry_runs(line, direction, decoded, items)
@@ -223,12 +236,12 @@ class ProxySession:
 
     # --- messages ----------------------------------------------------------------------------
 
-    def _client_message(self, message: Message, size: int) -> _Item:
+    def _client_message(self, message: Message, size: int, caller: Identity | None) -> _Item:
         params = message.params or {}
         name = params.get("name") if message.method == "tools/call" else None
         if message.kind == "request" and name == self.validate_name and self._listed():
             # Ours, not the server's: the name was chosen so as not to shadow any of its tools.
-            dry_run = self.enforcer.dry_run(self.conversation.tools)
+            dry_run = self.enforcer.dry_run(self.conversation.tools, caller)
             return _Item(dry_run=_answer(message, dry_run.answer(params.get("arguments"))))
         if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
             busy = "Too many requests are waiting for the server"
@@ -246,9 +259,11 @@ class ProxySession:
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
+                if message.method == "tools/list":
+                    self._listers[message.id] = caller
             return _Item(forward=message.raw)
         decision = self.enforcer.check_call(
-            self.conversation.tools, tool, params.get("arguments"), call
+            self.conversation.tools, tool, params.get("arguments"), call, identity=caller
         )
         if decision.error_result is not None:
             reply = _result(message, decision.error_result)
@@ -278,8 +293,9 @@ class ProxySession:
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
         changed: dict[str, Any] | None = None
+        lister = self._listers.pop(message.id, None) if message.id is not None else None
         if isinstance(result, dict) and method == "tools/list":
-            changed = self._listing(result, found)
+            changed = self._listing(result, found, lister)
             found = []
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
@@ -292,9 +308,12 @@ class ProxySession:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
 
-    def _listing(self, result: dict[str, Any], found: list[Violation]) -> dict[str, Any]:
-        """The ``tools/list`` result the client gets: unusable tools withheld when enforcing,
-        and the validate tool added to the listing's last page."""
+    def _listing(
+        self, result: dict[str, Any], found: list[Violation], lister: Identity | None
+    ) -> dict[str, Any]:
+        """The ``tools/list`` result the client (``lister``) gets: unusable tools withheld
+        when enforcing, tools it may not call left out, and the validate tool added to the
+        listing's last page."""
         # A definition strictmcp cannot check calls against would have every call refused.
         withheld = (
             [v for v in errors(found) if _tool_index(v.pointer) is not None]
@@ -314,6 +333,7 @@ class ProxySession:
         if self.enforcing:
             broken = {_tool_index(v.pointer) for v in withheld}
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
+        tools = self.enforcer.visible(tools, lister)
         if result.get("nextCursor") is None:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
@@ -353,6 +373,7 @@ class ProxySession:
         operator ``said`` (with the method), the server to cancel it, and drop its answer,
         which the operator is then told came for a request that ``why``."""
         method = self._waiting.pop(request_id, None)
+        self._listers.pop(request_id, None)
         if method is None:
             return Routed()
         self._given_up[request_id] = why
@@ -374,6 +395,7 @@ class ProxySession:
         """Error replies for every request still waiting, when the server is gone."""
         replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
         self._waiting.clear()
+        self._listers.clear()
         return replies
 
 
