@@ -37,7 +37,13 @@ from auth_support import (
     unsigned,
 )
 from strictmcp.proxy.cli import proxy as proxy_command
-from test_proxy_http import FIXTURES, Process, processes, run  # noqa: F401 - a fixture
+from test_proxy_http import (  # noqa: F401 - processes is a fixture
+    FIXTURES,
+    Process,
+    processes,
+    run,
+    sdk_http_server,
+)
 
 _ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 _INIT = {
@@ -86,13 +92,14 @@ def launch(
 ) -> Launch:
     """Starts a proxy whose policy's ``[auth]`` trusts the provider's first issuer, with
     ``extra`` TOML lines added to the section, ``tail`` after it, and ``options`` on the
-    command line."""
+    command line; the server is the stdio fixture, or the HTTP one at ``upstream``."""
 
     def start(
         *extra: str,
         scopes: tuple[str, ...] = ("mcp:read",),
         tail: str = "",
         options: tuple[str, ...] = (),
+        upstream: str | None = None,
     ) -> Protected:
         port = free_port()
         url = f"http://127.0.0.1:{port}/mcp"
@@ -107,7 +114,8 @@ def launch(
         policy.write_text("\n".join(lines) + "\n" + tail, encoding="utf-8")
         server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
         args = [sys.executable, "-m", "strictmcp.proxy", "--listen", f"127.0.0.1:{port}"]
-        command = [*args, "--policy", str(policy), *options, "--", *server]
+        where = ["--upstream", upstream] if upstream is not None else ["--", *server]
+        command = [*args, "--policy", str(policy), *options, *where]
         process = Process(command, tmp_path, "stderr")
         processes.append(process)
         process.wait_for("listening on")
@@ -611,3 +619,81 @@ def test_access_rules_without_a_way_to_know_the_caller_are_refused(tmp_path: Pat
         )
         assert result.exit_code == 2, result.output
         assert "[[access]] rules need" in result.output
+
+
+# ---------------------------------------------------------------------------------------------
+# Upstream credentials: the proxy's own, never the client's token
+
+
+def _upstream_authorizations(workspace: Path) -> list[str]:
+    log = workspace / "calls.authorization"
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_upstream_gets_a_static_bearer_and_never_the_clients_token(
+    launch: Launch,
+    provider: AuthorizationServer,
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("UPSTREAM_TOKEN", "upstream-static-token-42")
+    upstream = sdk_http_server(tmp_path, processes)
+    proxy = launch(tail='[upstream]\nbearer_env = "UPSTREAM_TOKEN"\n', upstream=upstream)
+    caller = Caller(proxy, provider.token("reader", proxy.url))
+    caller.open()
+    assert caller.call("echo", {"text": "hi"})["result"]["isError"] is False
+    seen = _upstream_authorizations(tmp_path)
+    assert seen
+    assert set(seen) == {"Bearer upstream-static-token-42"}
+    assert not any(caller.token in value for value in seen)
+    assert "upstream-static-token-42" not in proxy.process.output()
+
+
+def test_the_upstream_gets_a_client_credentials_token_fetched_once(
+    launch: Launch,
+    provider: AuthorizationServer,
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    secret = tmp_path / "client-secret"
+    secret.write_text("introspector-secret-0123456789abcdef\n", encoding="utf-8")
+    upstream = sdk_http_server(tmp_path, processes)
+    section = "\n".join(
+        [
+            "[upstream]",
+            f'token_url = "{provider.issuer}/token"',
+            'client_id = "introspector"',
+            f'client_secret_file = "{secret}"',
+            'scope = "mcp:read"',
+            f'resource = "{upstream}"',
+        ]
+    )
+    proxy = launch(tail=section + "\n", upstream=upstream)
+    caller = Caller(proxy, provider.token("reader", proxy.url))
+    caller.open()
+    for _ in range(3):
+        assert caller.call("echo", {"text": "hi"})["result"]["isError"] is False
+    seen = set(_upstream_authorizations(tmp_path))
+    assert len(seen) == 1  # one token, cached across requests and sessions
+    (value,) = seen
+    _, claims = parts(value.removeprefix("Bearer "))
+    assert claims["client_id"] == "introspector"
+    assert claims["aud"] == upstream  # issued for the upstream, not for the proxy
+    assert caller.token not in value
+
+
+def test_upstream_credentials_that_cannot_be_read_stop_the_proxy_at_start_up(
+    tmp_path: Path,
+) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[upstream]\nbearer_env = "NO_SUCH_VARIABLE_SET"\n', encoding="utf-8")
+    result = CliRunner().invoke(
+        proxy_command, ["--policy", str(policy), "--upstream", "http://127.0.0.1:9/mcp"]
+    )
+    assert result.exit_code == 2
+    assert "NO_SUCH_VARIABLE_SET" in result.output
+    server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
+    spawned = CliRunner().invoke(proxy_command, ["--policy", str(policy), "--", *server])
+    assert spawned.exit_code == 2
+    assert "--upstream URL only" in spawned.output

@@ -43,7 +43,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("access", "auth", "guard", "identity", "mode")
+_TOP_KEYS = ("access", "auth", "guard", "identity", "mode", "upstream")
 _RULE_KEYS = ("tool", "argument", "kind")
 
 
@@ -203,6 +203,60 @@ class AuthSettings:
             raise PolicyError(f"{where}: leeway must be between 0 and 300 seconds")
         if settings.jwks_refresh < 1:
             raise PolicyError(f"{where}: jwks_refresh must be at least 1 second")
+        return settings
+
+
+_UPSTREAM_OPTIONS: dict[str, _Option] = {
+    "bearer_env": _STR,
+    "bearer_file": _STR,
+    "token_url": _STR,
+    "client_id": _STR,
+    "client_secret_env": _STR,
+    "client_secret_file": _STR,
+    "scope": _STR,
+    "resource": _STR,
+}
+
+
+@dataclass(frozen=True)
+class UpstreamSettings:
+    """The ``[upstream]`` section: the proxy's own credentials toward an HTTP upstream.
+
+    Either a static bearer token (``bearer_env`` or ``bearer_file``) or an OAuth client (the
+    client credentials grant at ``token_url`` with ``client_id`` and a secret from
+    ``client_secret_env`` or ``client_secret_file``, asking for ``scope`` and ``resource``).
+    Secrets are named, never written here. The client's own token is never passed on.
+    """
+
+    bearer_env: str | None = None
+    bearer_file: str | None = None
+    token_url: str | None = None
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    client_secret_file: str | None = None
+    scope: str | None = None
+    resource: str | None = None
+
+    @classmethod
+    def from_dict(cls, entry: Any) -> UpstreamSettings:
+        """The section from its TOML table."""
+        where = "[upstream]"
+        settings = cls(**_options(where, entry, _UPSTREAM_OPTIONS))
+        ways = [settings.bearer_env, settings.bearer_file, settings.token_url]
+        if sum(way is not None for way in ways) != 1:
+            raise PolicyError(f"{where}: give one of bearer_env, bearer_file or token_url")
+        if settings.token_url is None:
+            return settings
+        if not _is_safe_url(settings.token_url):
+            raise PolicyError(
+                f"{where}: token_url must be an https:// URL (http:// only on loopback)"
+            )
+        secrets = [settings.client_secret_env, settings.client_secret_file]
+        if settings.client_id is None or sum(s is not None for s in secrets) != 1:
+            raise PolicyError(
+                f"{where}: token_url needs client_id and one of client_secret_env or "
+                "client_secret_file"
+            )
         return settings
 
 
@@ -406,6 +460,8 @@ class Policy:
     access: tuple[AccessRule, ...] = ()
     #: The ``[identity]`` table: the caller over stdio, where no token says who it is.
     identity: Identity | None = None
+    #: The ``[upstream]`` section: the proxy's own credentials toward an HTTP upstream.
+    upstream: UpstreamSettings | None = None
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
@@ -480,6 +536,7 @@ class Policy:
             auth=auth,
             access=tuple(_access_rule(i, entry) for i, entry in enumerate(access, start=1)),
             identity=identity,
+            upstream=UpstreamSettings.from_dict(data["upstream"]) if "upstream" in data else None,
         )
 
 

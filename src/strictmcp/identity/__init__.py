@@ -10,10 +10,12 @@ never quotes the token. The policy's ``[auth]`` section
 
 It sits between the transport (``connect``) and the enforcement path (``enforce``): the proxy
 and the SDK integrations both verify with it, and the enforcer authorizes the identity it
-gives.
+gives. Toward the upstream the proxy uses credentials of its own (:class:`UpstreamAuth`), never
+the client's token.
 """
 
 from .jwks import Jwks, KeySet
 from .tokens import TokenError, TokenVerifier
+from .upstream import CredentialsError, UpstreamAuth
 
-__all__ = ["Jwks", "KeySet", "TokenError", "TokenVerifier"]
+__all__ = ["CredentialsError", "Jwks", "KeySet", "TokenError", "TokenVerifier", "UpstreamAuth"]

@@ -183,6 +183,9 @@ def proxy(
     auth = policy.auth if policy is not None else None
     if auth is not None and address is None:
         raise click.UsageError("--policy: the [auth] section applies to --listen only")
+    credentials = policy.upstream if policy is not None else None
+    if credentials is not None and upstream is None:
+        raise click.UsageError("--policy: the [upstream] section applies to --upstream URL only")
     if policy is not None and policy.access:
         _check_access(policy, listening=address is not None)
         if mode == "audit" or policy.mode == "audit":
@@ -220,9 +223,15 @@ def proxy(
         else:
             # Imported only here: the HTTP client and server take a while to load, and the
             # stdio proxy, which starts with its client, needs neither.
+            from ..identity import CredentialsError  # noqa: PLC0415
             from . import http_main  # noqa: PLC0415
 
-            reach = http_main.upstreams(command, upstream, max_size=max_size, timeout=timeout)
+            try:
+                reach = http_main.upstreams(
+                    command, upstream, max_size=max_size, timeout=timeout, credentials=credentials
+                )
+            except CredentialsError as error:
+                raise click.UsageError(f"--policy: [upstream]: {error}") from None
             if address is None:
                 main = http_main.stdio_to(new_session(), reach, timeout=timeout)
             else:

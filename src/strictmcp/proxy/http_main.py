@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from ..connect.http_upstream import HttpUpstream
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import Upstream
-from ..guards.policy import AuthSettings, is_loopback
-from ..identity import TokenVerifier
+from ..guards.policy import AuthSettings, UpstreamSettings, is_loopback
+from ..identity import TokenVerifier, UpstreamAuth
 from .http_auth import Gate
 from .http_server import App, Limits, serve
 from .http_sessions import Channel, NewSession, NewUpstream
@@ -24,9 +24,21 @@ __all__ = ["Limits", "listen", "stdio_to", "upstreams"]
 
 
 def upstreams(
-    command: Sequence[str], url: str | None, *, max_size: int, timeout: float
+    command: Sequence[str],
+    url: str | None,
+    *,
+    max_size: int,
+    timeout: float,
+    credentials: UpstreamSettings | None = None,
 ) -> NewUpstream:
-    """How each proxy session reaches a server of its own: ``command`` spawned, or ``url``."""
+    """How each proxy session reaches a server of its own: ``command`` spawned, or ``url``
+    (with the proxy's own ``credentials``; never the client's).
+
+    :class:`~strictmcp.identity.CredentialsError` at once when a static token named by
+    ``credentials`` cannot be read.
+    """
+    # One for every session: a client-credentials token is fetched once and shared.
+    auth = UpstreamAuth(credentials) if credentials is not None else None
 
     async def http(session: ProxySession) -> Upstream:
         assert url is not None
@@ -35,6 +47,7 @@ def upstreams(
             max_size=max_size,
             timeout=timeout,
             input_schema=functools.partial(input_schema, session),
+            auth=auth,
         )
 
     async def spawned(session: ProxySession) -> Upstream:
