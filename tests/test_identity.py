@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mcp import MCPError
 
-from strictmcp.enforce import Auditor, Enforcer
+from strictmcp.enforce import RATE_LIMITED, Auditor, Enforcer, RateLimiter
 from strictmcp.guards.policy import AuthSettings, Identity, Policy, PolicyError
 from strictmcp.identity import Jwks, KeySet, TokenError, TokenVerifier
 from strictmcp.identity.jwks import MAX_JWKS_BYTES, KeysUnavailable
@@ -307,3 +307,47 @@ def test_over_stdio_the_policy_names_the_caller_for_the_proxy_and_the_sdk_alike(
         assert refused.value.error.code == -32602
 
     anyio.run(call)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limits
+
+
+def test_a_token_bucket_per_identity_and_tool() -> None:
+    now = [0.0]
+    limits = Policy.from_dict(
+        {"rate_limit": [{"tools": ["search*"], "calls": 3, "period": 6}]}
+    ).rate_limits
+    limiter = RateLimiter(limits, clock=lambda: now[0])
+    ana, bob = Identity("ana"), Identity("bob")
+    assert [limiter.take(ana, "search") for _ in range(3)] == [None, None, None]
+    assert limiter.take(ana, "search") == 2  # one token every 2 seconds
+    assert limiter.take(ana, "search_more") is None  # another tool: another bucket
+    assert limiter.take(bob, "search") is None  # another identity: another bucket
+    assert limiter.take(ana, "other") is None  # no limit applies
+    now[0] += 2
+    assert limiter.take(ana, "search") is None
+    assert limiter.take(ana, "search") == 2
+
+
+def test_over_the_limit_is_its_own_error_with_the_delay_and_audit_mode_only_logs() -> None:
+    policy = Policy.from_dict({"rate_limit": [{"tools": ["*"], "calls": 1, "period": 60}]})
+    log = io.StringIO()
+    enforcer = Enforcer(policy=policy, auditor=Auditor(log))
+    ana = Identity("ana", "app")
+    assert enforcer.check_call(registry(), "report", {}, identity=ana).allowed
+    over = enforcer.check_call(registry(), "report", {}, identity=ana)
+    assert over.jsonrpc_error is not None
+    assert over.jsonrpc_error[0] == RATE_LIMITED == -32029
+    assert over.jsonrpc_data == {"retryAfter": 60}
+    (record,) = [json.loads(line) for line in log.getvalue().splitlines()]
+    assert (record["stage"], record["code"], record["action"]) == (
+        "rate",
+        "rate-limited",
+        "refused",
+    )
+    audit = Enforcer(policy=policy, mode="audit", auditor=Auditor(io.StringIO()))
+    for _ in range(3):
+        assert audit.check_call(registry(), "report", {}, identity=ana).allowed
+    with pytest.raises(PolicyError, match="at least 1"):
+        Policy.from_dict({"rate_limit": [{"tools": ["*"], "calls": 0}]})

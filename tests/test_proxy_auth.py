@@ -697,3 +697,87 @@ def test_upstream_credentials_that_cannot_be_read_stop_the_proxy_at_start_up(
     spawned = CliRunner().invoke(proxy_command, ["--policy", str(policy), "--", *server])
     assert spawned.exit_code == 2
     assert "--upstream URL only" in spawned.output
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limits
+
+
+def test_a_rate_limit_is_reached_and_recovered_per_identity(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    # One call, then one more every 8 seconds: long enough that a loaded machine's delays
+    # between the steps below do not refill the bucket.
+    limit = '[[rate_limit]]\ntools = ["echo"]\ncalls = 1\nperiod = 8\n'
+    proxy = launch(tail=limit)
+    reader = Caller(proxy, provider.token("reader", proxy.url))
+    admin = Caller(proxy, provider.token("admin", proxy.url, scope="mcp:read mcp:admin"))
+    call = {"name": "echo", "arguments": {"text": "hi"}}
+    assert reader.call("echo", {"text": "hi"}, alone=True)["result"]["isError"] is False
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": _MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    message = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {**call, "_meta": meta}}
+    headers = {
+        **_ACCEPT,
+        "authorization": f"Bearer {reader.token}",
+        "mcp-protocol-version": _MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "echo",
+    }
+    over = httpx2.post(proxy.url, json=message, headers=headers, timeout=20)
+    assert over.status_code == 429
+    assert over.headers["retry-after"] in ("7", "8")
+    error = over.json()["error"]
+    assert error["code"] == -32029
+    assert error["data"] == {"retryAfter": int(over.headers["retry-after"])}
+    # Another identity has its own bucket; a session-based client gets the same error.
+    assert admin.call("echo", {"text": "hi"}, alone=True)["result"]["isError"] is False
+    reader.open()
+    assert reader.call("echo", {"text": "hi"})["error"]["code"] == -32029
+    time.sleep(8.2)  # one token back
+    assert reader.call("echo", {"text": "hi"})["result"]["isError"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# Opaque tokens: introspection (RFC 7662) at the provider
+
+
+def test_opaque_tokens_are_checked_by_introspection(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    secret = tmp_path / "introspection-secret"
+    secret.write_text("introspector-secret-0123456789abcdef\n", encoding="utf-8")
+    proxy = launch(
+        f'introspection_url = "{provider.issuer}/token/introspection"',
+        'client_id = "introspector"',
+        f'client_secret_file = "{secret}"',
+    )
+    opaque = provider.token("opaque", proxy.url)
+    assert opaque.count(".") == 0  # really opaque: not a JWT
+    assert proxy.post(opaque).status_code == 200
+    elsewhere = provider.token("opaque", f"http://127.0.0.1:{free_port()}/mcp")
+    refused(proxy.post(elsewhere), 401, "token-audience")
+    refused(proxy.post(secrets.token_urlsafe(32)), 401, "token-inactive")
+    assert proxy.post(provider.token("reader", proxy.url)).status_code == 200  # JWTs as before
+    assert_never_leaked(proxy, opaque, elsewhere)
+
+
+def test_an_unreadable_introspection_secret_stops_the_proxy_at_start_up(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    lines = [
+        "[auth]",
+        'issuer = "https://as.example"',
+        'resource = "https://mcp.example/mcp"',
+        'introspection_url = "https://as.example/introspect"',
+        'client_id = "proxy"',
+        f'client_secret_file = "{tmp_path / "missing"}"',
+    ]
+    policy.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
+    result = CliRunner().invoke(
+        proxy_command, ["--policy", str(policy), "--listen", "127.0.0.1:0", "--", *server]
+    )
+    assert result.exit_code == 2, result.output
+    assert "client secret" in result.output

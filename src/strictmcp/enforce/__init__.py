@@ -29,14 +29,17 @@ they cannot be checked).
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
+from .limits import RATE_LIMITED, RateLimiter
 
 __all__ = [
     "AUDIT_LOGGER",
+    "RATE_LIMITED",
     "Action",
     "Auditor",
     "DryRun",
     "DryRunResult",
     "Enforcer",
+    "RateLimiter",
     "Stage",
     "audit_records",
 ]

@@ -28,10 +28,10 @@ Action = Literal["allowed", "refused", "withheld", "replaced", "would deny"]
 or dropped an unreadable one), removed a tool definition from a listing, replaced a tool
 result, or let through a call the access rules deny because the policy is in audit mode."""
 
-Stage = Literal["message", "access", "arguments", "policy", "deep", "result", "listing"]
+Stage = Literal["message", "access", "rate", "arguments", "policy", "deep", "result", "listing"]
 """Which check found something: the message itself (envelope, method), the policy's access
-rules (may this identity call this tool), a ``tools/call``'s arguments against the
-``inputSchema``, the policy's guards, the deep checks, a tool result against the
+rules (may this identity call this tool), its rate limits, a ``tools/call``'s arguments
+against the ``inputSchema``, the policy's guards, the deep checks, a tool result against the
 ``outputSchema``, or the tool definitions of a ``tools/list`` result."""
 
 

@@ -24,6 +24,7 @@ from ..protocol.violations import under
 from ..schema import quote_name
 from .audit import Auditor, Stage
 from .dry_run import DryRun
+from .limits import RATE_LIMITED, RateLimiter
 
 # The findings on a result that make it unfit to hand on; the others only get reported.
 _RESULT_RULES = frozenset(
@@ -45,7 +46,9 @@ class Enforcer:
     mode never refuses), and a result that breaks its ``outputSchema`` is replaced; in
     ``audit`` mode everything goes through. Every stage reports its findings to ``auditor``
     (bound to ``mode``). ``strict`` also refuses arguments a tool's ``inputSchema`` does not
-    declare. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
+    declare. ``limiter`` applies the policy's rate limits: give every enforcer of a
+    process the same one (the proxy makes one per session), else each counts on its own.
+    Calls are checked in two steps: :meth:`check_call` (schema and policy) is
     synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
@@ -63,6 +66,7 @@ class Enforcer:
         strict: bool = False,
         mode: Mode = "enforce",
         auditor: Auditor | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
@@ -73,6 +77,10 @@ class Enforcer:
         #: Whether findings refuse calls (``enforce``) rather than only being reported.
         self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
+        limits = policy.rate_limits if policy is not None else ()
+        if limiter is None and limits:
+            limiter = RateLimiter(limits)
+        self._limiter = limiter
 
     def check_call(
         self,
@@ -83,8 +91,9 @@ class Enforcer:
         *,
         identity: Identity | None = None,
     ) -> CallCheck:
-        """Whether ``identity`` may call ``name`` at all, then the arguments of the call
-        against its ``inputSchema``, then the policy's guards.
+        """Whether ``identity`` may call ``name`` at all, and now (the policy's rate
+        limits), then the arguments of the call against its ``inputSchema``, then the
+        policy's guards.
 
         A call the policy's access rules deny ``identity`` is answered exactly as a call of
         an unknown tool (-32602), so that the tool's existence is not revealed. ``verdict``
@@ -95,6 +104,9 @@ class Enforcer:
         """
         if not self._permitted(name, identity):
             return unknown_tool(registry, name)
+        limited = self._limited(name, identity)
+        if limited is not None:
+            return limited
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
         if verdict.violations:  # a verdict that refuses always says why
@@ -251,6 +263,35 @@ class Enforcer:
             identity=identity,
         )
         return not refused
+
+    def _limited(self, name: str, identity: Identity | None) -> CallCheck | None:
+        """The refusal of a call over a rate limit (:data:`RATE_LIMITED`, with the seconds
+        to wait as ``retryAfter``); None when the call may go on (or, in audit mode, when
+        the "would deny" has been reported)."""
+        if self._limiter is None:
+            return None
+        wait = self._limiter.take(identity, name)
+        if wait is None:
+            return None
+        assert self.policy is not None  # the limiter comes from it
+        refused = self._guards_block(self.policy)
+        quoted = quote_name(name)
+        over = Violation(GuardCode.RATE_LIMITED, f"rate limit reached for tool {quoted}")
+        self.auditor.record(
+            [over],
+            direction="c2s",
+            method="tools/call",
+            tool=name,
+            stage="rate",
+            action="refused" if refused else "would deny",
+            identity=identity,
+        )
+        if not refused:
+            return None
+        text = f"Rate limit reached for tool {quoted}; retry in {wait} s"
+        return CallCheck(
+            (over,), jsonrpc_error=(RATE_LIMITED, text), jsonrpc_data={"retryAfter": wait}
+        )
 
     def _guarded(
         self, policy: Policy, name: str, arguments: Mapping[str, Any]

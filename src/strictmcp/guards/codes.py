@@ -12,6 +12,7 @@ class GuardCode(str, Enum):
 
     # identity
     ACCESS_DENIED = "access-denied"
+    RATE_LIMITED = "rate-limited"
 
     # path
     PATH_OUTSIDE_ROOTS = "path-outside-roots"

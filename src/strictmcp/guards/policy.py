@@ -43,7 +43,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("access", "auth", "guard", "identity", "mode", "upstream")
+_TOP_KEYS = ("access", "auth", "guard", "identity", "mode", "rate_limit", "upstream")
 _RULE_KEYS = ("tool", "argument", "kind")
 
 
@@ -156,6 +156,10 @@ _AUTH_OPTIONS: dict[str, _Option] = {
     "leeway": _INT,
     "jwks_refresh": _INT,
     "token_header": _STR,
+    "introspection_url": _STR,
+    "client_id": _STR,
+    "client_secret_env": _STR,
+    "client_secret_file": _STR,
 }
 
 
@@ -169,7 +173,10 @@ class AuthSettings:
     RFC 8707), which has not expired (``leeway`` seconds of clock skew either way), and which
     grants every scope of ``scopes``. ``jwks_refresh`` is the fewest seconds between two
     fetches of the JWKS for a ``kid`` it does not hold; ``token_header`` is where the token
-    is read (``authorization``, or a gateway's header that forwards it).
+    is read (``authorization``, or a gateway's header that forwards it). With
+    ``introspection_url``, a token that is not a JWT (an opaque one) is checked there (RFC
+    7662) with the proxy's ``client_id`` and its secret (``client_secret_env`` or
+    ``client_secret_file``).
     """
 
     issuer: str
@@ -181,6 +188,10 @@ class AuthSettings:
     leeway: int = 30
     jwks_refresh: int = 60
     token_header: str = "authorization"
+    introspection_url: str | None = None
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    client_secret_file: str | None = None
 
     @classmethod
     def from_dict(cls, entry: Any) -> AuthSettings:
@@ -188,7 +199,7 @@ class AuthSettings:
         where = "[auth]"
         options = _options(where, entry, _AUTH_OPTIONS)
         settings = cls(**options)
-        for name in ("issuer", "resource", "jwks_url"):
+        for name in ("issuer", "resource", "jwks_url", "introspection_url"):
             url = getattr(settings, name)
             if url is not None and not _is_safe_url(url):
                 raise PolicyError(
@@ -203,6 +214,14 @@ class AuthSettings:
             raise PolicyError(f"{where}: leeway must be between 0 and 300 seconds")
         if settings.jwks_refresh < 1:
             raise PolicyError(f"{where}: jwks_refresh must be at least 1 second")
+        secrets = [settings.client_secret_env, settings.client_secret_file]
+        if settings.introspection_url is not None and (
+            settings.client_id is None or sum(s is not None for s in secrets) != 1
+        ):
+            raise PolicyError(
+                f"{where}: introspection_url needs client_id and one of client_secret_env or "
+                "client_secret_file"
+            )
         return settings
 
 
@@ -408,6 +427,36 @@ def _claim_holds(claim: Any, values: tuple[str, ...]) -> bool:
     return isinstance(claim, str) and claim in values
 
 
+_RATE_OPTIONS: dict[str, _Option] = {
+    "tools": _Option(str, array=True, required=True),
+    "calls": _Option(int, required=True),
+    "period": _INT,
+}
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """One ``[[rate_limit]]`` entry: each identity may call each tool of ``tools`` at most
+    ``calls`` times per ``period`` seconds (a token bucket: ``calls`` at once, then one more
+    every ``period / calls`` seconds)."""
+
+    tools: tuple[str, ...]
+    calls: int
+    period: int = 60
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether ``tool`` is among this limit's tools."""
+        return any(fnmatchcase(tool, pattern) for pattern in self.tools)
+
+
+def _rate_limit(index: int, entry: Any) -> RateLimit:
+    where = f"[[rate_limit]] #{index}"
+    limit = RateLimit(**_options(where, entry, _RATE_OPTIONS))
+    if limit.calls < 1 or limit.period < 1:
+        raise PolicyError(f"{where}: calls and period must be at least 1")
+    return limit
+
+
 def _access_rule(index: int, entry: Any) -> AccessRule:
     where = f"[[access]] #{index}"
     if not isinstance(entry, Mapping):
@@ -462,6 +511,8 @@ class Policy:
     identity: Identity | None = None
     #: The ``[upstream]`` section: the proxy's own credentials toward an HTTP upstream.
     upstream: UpstreamSettings | None = None
+    #: The ``[[rate_limit]]`` entries: calls per identity and tool.
+    rate_limits: tuple[RateLimit, ...] = ()
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
@@ -521,14 +572,10 @@ class Policy:
         mode = data.get("mode", "enforce")
         if mode not in ("enforce", "audit"):
             raise PolicyError('mode must be "enforce" or "audit"')
-        entries = data.get("guard", [])
-        if not isinstance(entries, list):
-            raise PolicyError("guard must be a list of [[guard]] tables")
+        entries = _tables(data, "guard")
         rules = tuple(_rule(index, entry) for index, entry in enumerate(entries, start=1))
         auth = AuthSettings.from_dict(data["auth"]) if "auth" in data else None
-        access = data.get("access", [])
-        if not isinstance(access, list):
-            raise PolicyError("access must be a list of [[access]] tables")
+        access = _tables(data, "access")
         identity = _fixed_identity(data["identity"]) if "identity" in data else None
         return cls(
             rules=rules,
@@ -537,7 +584,18 @@ class Policy:
             access=tuple(_access_rule(i, entry) for i, entry in enumerate(access, start=1)),
             identity=identity,
             upstream=UpstreamSettings.from_dict(data["upstream"]) if "upstream" in data else None,
+            rate_limits=tuple(
+                _rate_limit(i, entry) for i, entry in enumerate(_tables(data, "rate_limit"), 1)
+            ),
         )
+
+
+def _tables(data: Mapping[str, Any], key: str) -> list[Any]:
+    """The entries of an array of tables (``[[key]]``), none when absent."""
+    entries = data.get(key, [])
+    if not isinstance(entries, list):
+        raise PolicyError(f"{key} must be a list of [[{key}]] tables")
+    return entries
 
 
 def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, Any]:

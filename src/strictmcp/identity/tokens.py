@@ -25,6 +25,11 @@ from jwt.exceptions import (
 
 from ..guards.policy import AuthSettings, Identity
 from .jwks import MAX_JWKS_BYTES, Jwks, KeysUnavailable, Load
+from .upstream import secret
+
+_INTROSPECTED_SECONDS = 60.0
+"""The longest an introspection answer is trusted: a token revoked at the authorization
+server stops working here within a minute."""
 
 MAX_TOKEN_BYTES = 16 * 1024
 """The longest token looked at: real access tokens are a few kilobytes at most, and a longer
@@ -41,8 +46,9 @@ class TokenError(Exception):
     """A token refused: ``code`` is stable (``token-missing``, ``token-malformed``,
     ``token-too-large``, ``token-algorithm``, ``token-key-unknown``, ``token-signature``,
     ``token-expired``, ``token-not-yet-valid``, ``token-issuer``, ``token-audience``,
-    ``token-claims``, ``token-keys-unavailable``), ``description`` says why in words fit
-    for the client and never quotes the token."""
+    ``token-claims``, ``token-inactive``, and ``token-keys-unavailable`` and
+    ``token-introspection-unavailable`` when the issuer cannot be asked), ``description``
+    says why in words fit for the client and never quotes the token."""
 
     def __init__(self, code: str, description: str) -> None:
         super().__init__(f"{description} [{code}]")
@@ -56,7 +62,11 @@ class TokenVerifier:
 
     ``keys`` are the issuer's keys; by default they come from ``jwks_file``, ``jwks_url`` or
     the ``jwks_uri`` of the issuer's metadata (RFC 8414, else OpenID discovery), fetched with
-    ``client``. A token verified once is remembered (by its hash) until it expires.
+    ``client``. A token that is not a JWT is introspected (RFC 7662) when the settings give
+    an ``introspection_url``; the client secret for it is read now, so that a missing one
+    stops the proxy at start-up (:class:`~.upstream.CredentialsError`). A token verified
+    once is remembered (by its hash) until it expires (an introspected one, a minute at
+    most).
     """
 
     def __init__(
@@ -72,6 +82,11 @@ class TokenVerifier:
         self.keys = keys or Jwks(self._jwks_loader(), refresh=settings.jwks_refresh)
         self._clock = clock
         self._verified: dict[bytes, tuple[Identity, float]] = {}
+        self._introspection_secret = (
+            secret(settings.client_secret_env, settings.client_secret_file, "client secret")
+            if settings.introspection_url is not None
+            else None
+        )
 
     async def verify(self, token: str) -> Identity:
         """The identity ``token`` proves; :class:`TokenError` when it proves none."""
@@ -84,11 +99,16 @@ class TokenVerifier:
             if self._clock() <= expires + self.settings.leeway:
                 return identity
             del self._verified[digest]
-        claims = await self._claims(token)
+        if self._introspection_secret is not None and not _JWS.fullmatch(token):
+            claims = await self._introspect(token, self._introspection_secret)
+            trusted = min(float(claims["exp"]), self._clock() + _INTROSPECTED_SECONDS)
+        else:
+            claims = await self._claims(token)
+            trusted = float(claims["exp"])
         identity = Identity.from_claims(claims)
         if len(self._verified) >= _CACHED:
             del self._verified[next(iter(self._verified))]  # the oldest
-        self._verified[digest] = (identity, float(claims["exp"]))
+        self._verified[digest] = (identity, trusted)
         return identity
 
     async def aclose(self) -> None:
@@ -132,10 +152,54 @@ class TokenVerifier:
                 options={"require": ["exp", "iss", "aud"]},
             )
         except PyJWTError as error:
-            code, description = _refusal(error)
-            raise TokenError(code, description) from None
+            raise refused(_code(error)) from None
         if not isinstance(claims.get("exp"), (int, float)) or isinstance(claims["exp"], bool):
+            raise refused("token-claims")
+        return claims
+
+    async def _introspect(self, token: str, client_secret: str) -> dict[str, Any]:
+        """The claims the issuer's introspection endpoint gives for an opaque token, held to
+        the same rules as a JWT's: active, our issuer, our audience, not expired."""
+        settings = self.settings
+        assert settings.introspection_url is not None  # the caller checked
+        assert settings.client_id is not None  # required with it when loaded
+        form = {
+            "token": token,
+            "token_type_hint": "access_token",
+            "client_id": settings.client_id,
+            "client_secret": client_secret,
+        }
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(_FETCH_SECONDS), follow_redirects=False
+            )
+        claims: Any = None
+        try:
+            response = await self._client.post(settings.introspection_url, data=form)
+            if response.status_code == 200 and len(response.content) <= MAX_JWKS_BYTES:
+                claims = json.loads(response.content)
+        except (httpx2.HTTPError, ValueError, RecursionError):
+            pass  # answered below, as an endpoint that cannot be asked
+        if not isinstance(claims, dict):
+            raise TokenError(
+                "token-introspection-unavailable", "The issuer cannot check the token; retry later"
+            )
+        if claims.get("active") is not True:
+            raise TokenError("token-inactive", "The access token is not active")
+        now, leeway = self._clock(), settings.leeway
+        audience = claims.get("aud")
+        audiences = audience if isinstance(audience, list) else [audience]
+        expires = claims.get("exp")
+        if claims.get("iss", settings.issuer) != settings.issuer:
+            raise TokenError(
+                "token-issuer", "The access token was not issued by the trusted issuer"
+            )
+        if settings.resource not in audiences:
+            raise TokenError("token-audience", "The access token was not issued for this resource")
+        if not isinstance(expires, (int, float)) or isinstance(expires, bool):
             raise TokenError("token-claims", "The access token's expiry is not a number")
+        if expires + leeway < now:
+            raise TokenError("token-expired", "The access token has expired")
         return claims
 
     def _jwks_loader(self) -> Load:
@@ -208,19 +272,35 @@ def _metadata_urls(issuer: str) -> list[str]:
     ]
 
 
-def _refusal(error: PyJWTError) -> tuple[str, str]:
-    """A code and a description for what PyJWT found; its own messages are not passed on,
-    since some quote parts of the token or the key."""
+_DESCRIPTIONS = {
+    "token-expired": "The access token has expired",
+    "token-not-yet-valid": "The access token is not valid yet",
+    "token-audience": "The access token was not issued for this resource",
+    "token-issuer": "The access token was not issued by the trusted issuer",
+    "token-signature": "The access token's signature does not verify",
+    "token-claims": "The access token lacks a required claim (exp, iss or aud) or one is wrong",
+    "token-malformed": "The access token is malformed",
+}
+
+
+def refused(code: str) -> TokenError:
+    """The refusal of a token for a claim that does not hold, described in its own words."""
+    return TokenError(code, _DESCRIPTIONS[code])
+
+
+def _code(error: PyJWTError) -> str:
+    """The code for what PyJWT found; its own messages are not passed on, since some quote
+    parts of the token or the key."""
     if isinstance(error, ExpiredSignatureError):
-        return "token-expired", "The access token has expired"
+        return "token-expired"
     if isinstance(error, ImmatureSignatureError):
-        return "token-not-yet-valid", "The access token is not valid yet"
+        return "token-not-yet-valid"
     if isinstance(error, InvalidAudienceError):
-        return "token-audience", "The access token was not issued for this resource"
+        return "token-audience"
     if isinstance(error, InvalidIssuerError):
-        return "token-issuer", "The access token was not issued by the trusted issuer"
+        return "token-issuer"
     if isinstance(error, InvalidSignatureError):
-        return "token-signature", "The access token's signature does not verify"
+        return "token-signature"
     if isinstance(error, MissingRequiredClaimError):
-        return "token-claims", "The access token lacks a required claim (exp, iss or aud)"
-    return "token-malformed", "The access token is malformed"
+        return "token-claims"
+    return "token-malformed"

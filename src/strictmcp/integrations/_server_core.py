@@ -153,7 +153,7 @@ class ServerCore:
         decision = await enforcer.check_deep(registry, name, given, decision, identity=identity)
         if decision.jsonrpc_error is not None:
             code, message = decision.jsonrpc_error
-            raise MCPError(code=code, message=message)
+            raise MCPError(code=code, message=message, data=decision.jsonrpc_data)
         if decision.error_result is not None:
             return decision.error_result
         result = await proceed()

@@ -51,7 +51,9 @@ class CallCheck:
 
     At most one of ``error_result`` (answer the call with this ``CallToolResult`` instead of
     forwarding it) and ``jsonrpc_error`` (answer with this JSON-RPC error code and message) is
-    set; neither means the call may go ahead. ``tool`` is the listed tool the call was checked
+    set; neither means the call may go ahead. ``jsonrpc_data`` is the error's ``data``, when
+    it has one (value-free, like every error strictmcp answers). ``tool`` is the listed tool
+    the call was checked
     against: hand it to :func:`check_result` so the result is checked against the same
     listing, even if the tools are listed again meanwhile.
     """
@@ -60,6 +62,7 @@ class CallCheck:
     error_result: dict[str, Any] | None = None
     jsonrpc_error: tuple[int, str] | None = None
     tool: CheckedTool | None = None
+    jsonrpc_data: Any = None
 
     @property
     def allowed(self) -> bool:

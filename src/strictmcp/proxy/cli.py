@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..enforce import Auditor
+from ..enforce import Auditor, RateLimiter
 from ..guards.policy import Policy, PolicyError, is_loopback
 from .session import ProxySession
 from .stdio import TransportError, run
@@ -205,6 +205,9 @@ def proxy(
             "anyone who reaches the port can call every tool",
             err=True,
         )
+    # One for every session: an identity's calls count together, whichever session they use.
+    rate_limits = policy.rate_limits if policy is not None else ()
+    limiter = RateLimiter(rate_limits) if rate_limits else None
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
 
@@ -215,6 +218,7 @@ def proxy(
                 mode="audit" if mode == "audit" else "enforce",
                 strict=strict,
                 max_size=max_size,
+                limiter=limiter,
             )
 
         main: Coroutine[Any, Any, int]
@@ -230,8 +234,9 @@ def proxy(
                 reach = http_main.upstreams(
                     command, upstream, max_size=max_size, timeout=timeout, credentials=credentials
                 )
+                gate = http_main.gate(auth) if auth is not None else None
             except CredentialsError as error:
-                raise click.UsageError(f"--policy: [upstream]: {error}") from None
+                raise click.UsageError(f"--policy: {error}") from None
             if address is None:
                 main = http_main.stdio_to(new_session(), reach, timeout=timeout)
             else:
@@ -250,7 +255,7 @@ def proxy(
                     limits=limits,
                     timeout=timeout,
                     announce=announce,
-                    auth=auth,
+                    gate=gate,
                 )
         sys.exit(_status(main, command))
 

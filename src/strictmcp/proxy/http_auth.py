@@ -75,7 +75,7 @@ class Gate:
         try:
             identity = await self.verifier.verify(token.strip())
         except TokenError as error:
-            if error.code == "token-keys-unavailable":
+            if error.code.endswith("-unavailable"):  # the issuer, not the token, failed
                 await self._challenge(send, 503, None, error.code, error.description)
             else:
                 await self._challenge(send, 401, "invalid_token", error.code, error.description)

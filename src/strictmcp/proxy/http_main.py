@@ -20,7 +20,7 @@ from .listing import input_schema
 from .session import ProxySession
 from .stdio import run_upstream
 
-__all__ = ["Limits", "listen", "stdio_to", "upstreams"]
+__all__ = ["Limits", "gate", "listen", "stdio_to", "upstreams"]
 
 
 def upstreams(
@@ -59,6 +59,12 @@ def upstreams(
     return http if url is not None else spawned
 
 
+def gate(auth: AuthSettings) -> Gate:
+    """The protected-resource step for ``auth``; :class:`~strictmcp.identity.CredentialsError`
+    at once when the introspection secret it names cannot be read."""
+    return Gate(TokenVerifier(auth))
+
+
 async def stdio_to(session: ProxySession, reach: NewUpstream, *, timeout: float) -> int:
     """Our stdio in front of the server ``reach`` gives; the exit status."""
     return await run_upstream(session, await reach(session), timeout=timeout)
@@ -73,10 +79,10 @@ async def listen(
     limits: Limits,
     timeout: float,
     announce: Callable[[str], None],
-    auth: AuthSettings | None = None,
+    gate: Gate | None = None,
 ) -> int:
     """Streamable HTTP on ``address`` at ``path`` until interrupted, as a protected resource
-    when ``auth`` is given; 0."""
+    when ``gate`` is given; 0."""
     host, port = address
 
     async def start(shared: bool) -> Channel:
@@ -84,7 +90,6 @@ async def listen(
             new_session, reach, timeout=timeout, buffered=limits.buffered, shared=shared
         )
 
-    gate = Gate(TokenVerifier(auth)) if auth is not None else None
     app = App(start, path=path, loopback=is_loopback(host), limits=limits, gate=gate)
     await serve(app, host, port, announce)
     return 0

@@ -31,7 +31,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer
+from ..enforce import Auditor, Enforcer, RateLimiter
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..protocol import (
@@ -86,7 +86,9 @@ class ProxySession:
 
     ``mode`` is the proxy's (``audit`` blocks and changes nothing but the validate tool); a
     policy in audit mode never blocks either. ``max_in_flight`` bounds the client requests
-    waiting for the server, and with them everything kept per request.
+    waiting for the server, and with them everything kept per request. ``limiter`` holds
+    the policy's rate limits: the same for every session of a proxy, so that a limit holds
+    across an identity's sessions.
     """
 
     def __init__(
@@ -98,8 +100,11 @@ class ProxySession:
         strict: bool = False,
         max_size: int = DEFAULT_MAX_SIZE,
         max_in_flight: int = 10_000,
+        limiter: RateLimiter | None = None,
     ) -> None:
-        self.enforcer = Enforcer(policy=policy, strict=strict, mode=mode, auditor=auditor)
+        self.enforcer = Enforcer(
+            policy=policy, strict=strict, mode=mode, auditor=auditor, limiter=limiter
+        )
         #: Who the client is when its transport does not say (stdio: the policy's
         #: ``[identity]``); a transport that authenticates passes each message's caller.
         self.identity = policy.identity if policy is not None else None
@@ -269,7 +274,7 @@ class ProxySession:
             reply = _result(message, decision.error_result)
         elif decision.jsonrpc_error is not None:
             code, text = decision.jsonrpc_error
-            reply = error_response(message.id, code, text)
+            reply = error_response(message.id, code, text, decision.jsonrpc_data)
         else:
             self._waiting[message.id] = "tools/call"
             return _Item(forward=message.raw)
