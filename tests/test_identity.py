@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -11,8 +13,11 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mcp import MCPError
+from mcp.server.auth.middleware.auth_context import auth_context_var
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 
-from strictmcp.enforce import RATE_LIMITED, Auditor, Enforcer, RateLimiter
+from strictmcp.enforce import AUDIT_LOGGER, RATE_LIMITED, Auditor, Enforcer, RateLimiter
 from strictmcp.guards.policy import AuthSettings, Identity, Policy, PolicyError
 from strictmcp.identity import Jwks, KeySet, TokenError, TokenVerifier
 from strictmcp.identity.jwks import MAX_JWKS_BYTES, KeysUnavailable
@@ -351,3 +356,48 @@ def test_over_the_limit_is_its_own_error_with_the_delay_and_audit_mode_only_logs
         assert audit.check_call(registry(), "report", {}, identity=ana).allowed
     with pytest.raises(PolicyError, match="at least 1"):
         Policy.from_dict({"rate_limit": [{"tools": ["*"], "calls": 0}]})
+
+
+def test_the_sdk_integrations_authorize_the_sdks_authenticated_caller_like_the_proxy(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    token = AccessToken(
+        token="sdk-token-never-logged",
+        client_id="app",
+        scopes=["files"],
+        subject="ana",
+        claims={"groups": []},
+    )
+    core = ServerCore(policy=ACCESS)
+    listing = core.listing("2025-11-25", TOOLS)
+    ran: list[str] = []
+
+    def proceed(name: str) -> Callable[[], Awaitable[dict[str, Any]]]:
+        async def run() -> dict[str, Any]:
+            ran.append(name)
+            return {"content": []}
+
+        return run
+
+    async def calls() -> None:
+        await core.call(listing, "read_file", {}, proceed("read_file"), lambda r: r)
+        with pytest.raises(MCPError) as refused:
+            await core.call(listing, "delete_file", {}, proceed("delete_file"), lambda r: r)
+        assert refused.value.error.code == -32602
+        assert refused.value.error.message == 'Unknown tool: "delete_file"'
+
+    caplog.set_level(logging.INFO, logger=AUDIT_LOGGER)
+    reset = auth_context_var.set(AuthenticatedUser(token))
+    try:
+        anyio.run(calls)
+    finally:
+        auth_context_var.reset(reset)
+    assert ran == ["read_file"]
+    (record,) = [r.__dict__["strictmcp"] for r in caplog.records if r.name == AUDIT_LOGGER]
+    assert record["identity"] == {"subject": "ana", "clientId": "app"}
+    assert "sdk-token-never-logged" not in caplog.text
+    # The proxy gives the same identity the same verdict.
+    proxy = Enforcer(policy=ACCESS)
+    ana = Identity("ana", "app", scopes=frozenset({"files"}))
+    assert proxy.check_call(registry(), "read_file", {}, identity=ana).allowed
+    assert not proxy.check_call(registry(), "delete_file", {}, identity=ana).allowed

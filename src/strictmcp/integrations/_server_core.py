@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.shared.exceptions import MCPError
 
 from ..enforce import AUDIT_LOGGER, Auditor, Enforcer
@@ -132,8 +133,9 @@ class ServerCore:
         dump: Callable[[R], Mapping[str, Any] | None],
         identity: Identity | None = None,
     ) -> R | dict[str, Any]:
-        """Answer one ``tools/call`` of ``identity`` (by default the policy's ``[identity]``):
-        ``proceed()`` runs the tool, unless a check refuses it.
+        """Answer one ``tools/call`` of ``identity`` (by default the SDK's authenticated
+        caller, :func:`authenticated`, else the policy's ``[identity]``): ``proceed()`` runs
+        the tool, unless a check refuses it.
 
         Returns what ``proceed`` returned, or a ``CallToolResult`` dict strictmcp made (a
         refusal, a withheld result, the validate tool's answer). ``dump`` gives a result's
@@ -144,6 +146,8 @@ class ServerCore:
         registry = listing.registry
         enforcer = self.enforcer
         policy = enforcer.policy
+        if identity is None:
+            identity = authenticated()
         if identity is None and policy is not None:
             identity = policy.identity
         if name == listing.validate_name:
@@ -162,6 +166,22 @@ class ServerCore:
             return result
         withheld = enforcer.check_result(registry, name, decision.tool, dumped, identity=identity)
         return result if withheld is None else withheld
+
+
+def authenticated() -> Identity | None:
+    """The caller of the request in progress as the official SDK's auth middleware verified
+    it (its access token's subject, client id, scopes and claims; FastMCP's HTTP transport
+    sets the same), or None when the request is not authenticated. The token itself is left
+    behind."""
+    token = get_access_token()
+    if token is None:
+        return None
+    claims = dict(token.claims or {})
+    claims["client_id"] = token.client_id
+    claims["scope"] = " ".join(token.scopes)  # what the SDK's verifier granted
+    if token.subject is not None:
+        claims["sub"] = token.subject
+    return Identity.from_claims(claims)
 
 
 def _revision(version: str) -> Revision:
