@@ -82,6 +82,7 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/guards.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/proxy_auth.py
 
 clean:
 	rm -rf $(VENV) $(OLD_CLIENT) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules
