@@ -287,7 +287,7 @@ def test_dpop_is_401_with_a_clear_message(launch: Launch, provider: Authorizatio
 def test_behind_a_gateway_the_token_header_is_still_verified(
     launch: Launch, provider: AuthorizationServer
 ) -> None:
-    proxy = launch('token_header = "x-forwarded-access-token"')
+    proxy = launch('token_header = "X-Forwarded-Access-Token"')  # any case, as HTTP allows
     token = provider.token("reader", proxy.url)
     # An unsigned identity header, or the token where the gateway does not put it: refused.
     refused(proxy.post(headers={"x-user": "admin"}), 401, "token-missing", None)

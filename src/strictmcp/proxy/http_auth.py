@@ -58,7 +58,8 @@ class Gate:
     async def admit(self, headers: dict[str, str], send: Send) -> Identity | None:
         """The caller's identity; None once the request has been refused."""
         settings = self.verifier.settings
-        raw = headers.get(settings.token_header)
+        header = settings.token_header.lower()  # the request's are read by lower-case name
+        raw = headers.get(header)
         if raw is None:
             await self._challenge(send, 401, None, "token-missing", "An access token is needed")
             return None
@@ -67,7 +68,7 @@ class Gate:
             await self._challenge(send, 401, "invalid_request", "token-dpop", _DPOP)
             return None
         if scheme.lower() != "bearer":
-            if settings.token_header == "authorization":
+            if header == "authorization":
                 what = "The Authorization header must be: Bearer <access token>"
                 await self._challenge(send, 401, "invalid_request", "token-malformed", what)
                 return None
