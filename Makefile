@@ -100,6 +100,7 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/guards.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/proxy_auth.py
 	$(MAKE) bench-peers
 
 # Other MCP proxies next to strictmcp's, each installed (pinned) on first use in its own

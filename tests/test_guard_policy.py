@@ -311,8 +311,8 @@ def test_a_required_option_left_out_is_named() -> None:
 
 
 def test_an_unknown_top_level_table_is_named_with_the_known_ones() -> None:
-    with pytest.raises(PolicyError, match=re.escape("unknown top-level keys: identity (known: ")):
-        Policy.from_dict({"identity": {}})
+    with pytest.raises(PolicyError, match=re.escape("unknown top-level keys: output (known: ")):
+        Policy.from_dict({"output": {}})
 
 
 def test_the_example_in_docs_policy_md_loads(tmp_path: Path) -> None:

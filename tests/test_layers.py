@@ -1,8 +1,9 @@
 """strictmcp's layers, bottom up, each importing only those below it.
 
 ``schema`` < ``protocol`` < ``guards`` < lint's rules < ``connect`` (the transport) <
-``enforce`` < the leaves (``proxy``, ``check``, ``integrations`` and lint's command side) <
-the command line (``cli``, ``__main__``). Leaves never import each other. Every import counts:
+``identity`` (verified access tokens) < ``enforce`` < the leaves (``proxy``, ``check``,
+``integrations`` and lint's command side) < the command line (``cli``, ``__main__``). Leaves
+never import each other. Every import counts:
 inside functions and ``TYPE_CHECKING`` blocks too, since either can still tie one layer to
 another.
 """
@@ -18,21 +19,22 @@ import pytest
 PACKAGE = "strictmcp"
 SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 
-LEAF = 6
+LEAF = 7
 LAYERS = {
     "schema": 0,
     "protocol": 1,
     "guards": 2,
     "lint": 3,
     "connect": 4,
-    "enforce": 5,
+    "identity": 5,
+    "enforce": 6,
     "proxy": LEAF,
     "check": LEAF,
     "integrations": LEAF,
     "policy_cmd": LEAF,
     "pin": LEAF,
-    "cli": 7,
-    "__main__": 7,
+    "cli": 8,
+    "__main__": 8,
 }
 """The layer of each part of the package, by its name under ``strictmcp``."""
 

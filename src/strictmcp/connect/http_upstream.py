@@ -62,7 +62,8 @@ class HttpUpstream:
     a :data:`~.upstream.LONG_LIVED` request's stream), and the connection; ``client`` (an
     ``httpx2.AsyncClient``) is made when not given and then closed with this upstream.
     ``input_schema`` gives the schemas tool calls' ``Mcp-Param-*``
-    headers are made from (none are sent without it).
+    headers are made from (none are sent without it). ``auth`` gives every request the
+    proxy's own credentials (on the client made here).
     """
 
     def __init__(
@@ -73,6 +74,7 @@ class HttpUpstream:
         timeout: float = 300.0,
         client: httpx2.AsyncClient | None = None,
         input_schema: h.SchemaOf | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         self.url = url
         self._input_schema = input_schema
@@ -80,7 +82,7 @@ class HttpUpstream:
         self._own_client = client is None
         connect = min(timeout, _CONNECT_SECONDS)
         self._client = client or httpx2.AsyncClient(
-            timeout=httpx2.Timeout(timeout, connect=connect), follow_redirects=False
+            timeout=httpx2.Timeout(timeout, connect=connect), follow_redirects=False, auth=auth
         )
         self._endless = httpx2.Timeout(None, connect=connect)
         self._received: asyncio.Queue[bytes | None] = asyncio.Queue()

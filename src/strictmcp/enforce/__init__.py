@@ -42,12 +42,14 @@ asks of the user or the model. Two opt-in rewrites per tool (:mod:`.rewrites`):
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
+from .limits import RATE_LIMITED, RateLimiter
 from .listing import DEFAULT_LISTING_RULES, LintCode, listing_rules
 from .pins import PinError, PinFile, PinRule
 
 __all__ = [
     "AUDIT_LOGGER",
     "DEFAULT_LISTING_RULES",
+    "RATE_LIMITED",
     "Action",
     "Auditor",
     "DryRun",
@@ -57,6 +59,7 @@ __all__ = [
     "PinError",
     "PinFile",
     "PinRule",
+    "RateLimiter",
     "Stage",
     "audit_records",
     "listing_rules",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import IO, Any, Literal
 
-from ..guards.policy import Mode
+from ..guards.policy import Identity, Mode
 from ..protocol import Severity, Violation
 from ..schema import quote_name
 
@@ -23,15 +23,17 @@ AUDIT_LOGGER = "strictmcp.audit"
 """The logger the SDK integrations report on: one record per finding, its ``strictmcp``
 attribute holding the finding's :func:`audit_records` entry."""
 
-Action = Literal["allowed", "refused", "withheld", "replaced"]
+Action = Literal["allowed", "refused", "withheld", "replaced", "would deny"]
 """What strictmcp did at a stage: let the message through, refused it (answered it itself,
-or dropped an unreadable one), removed a tool definition from a listing, or replaced part of a
-message (a tool result, cleaned text, decoded arguments)."""
+or dropped an unreadable one), removed a tool definition from a listing, replaced part of a
+message (a tool result, cleaned text, decoded arguments), or let through a call the access
+rules deny because the policy is in audit mode."""
 
-Stage = Literal["message", "arguments", "policy", "deep", "result", "listing"]
-"""Which check found something: the message itself (envelope, method), a ``tools/call``'s
-arguments against the ``inputSchema``, the policy's guards, the deep checks, a tool result
-against the ``outputSchema``, or the tool definitions of a ``tools/list`` result."""
+Stage = Literal["message", "access", "rate", "arguments", "policy", "deep", "result", "listing"]
+"""Which check found something: the message itself (envelope, method), the policy's access
+rules (may this identity call this tool), its rate limits, a ``tools/call``'s arguments
+against the ``inputSchema``, the policy's guards, the deep checks, a tool result against the
+``outputSchema``, or the tool definitions of a ``tools/list`` result."""
 
 
 def audit_records(
@@ -44,9 +46,11 @@ def audit_records(
     action: Action,
     mode: Mode,
     time: str,
+    identity: Identity | None = None,
 ) -> list[dict[str, Any]]:
     """The audit record of each violation: ``{time, direction, method, tool, stage, action,
-    mode, code, severity, pointer}``, and ``issues`` (``[{code, pointer}]``) for a schema
+    mode, code, severity, pointer}``, ``identity`` (``{subject, clientId}``, never a token)
+    when the caller is known, and ``issues`` (``[{code, pointer}]``) for a schema
     violation."""
     records = []
     for violation in violations:
@@ -62,6 +66,8 @@ def audit_records(
             "severity": violation.severity.value,
             "pointer": violation.pointer,
         }
+        if identity is not None:
+            record["identity"] = identity.audit()
         if violation.issues:
             record["issues"] = [
                 {"code": i.code.value, "pointer": violation.pointer + i.instance_path}
@@ -110,8 +116,10 @@ class Auditor:
         action: Action,
         tool: str | None = None,
         stage: Stage = "message",
+        identity: Identity | None = None,
     ) -> None:
-        """Report each violation; say on stderr what happened to a message that had errors."""
+        """Report each violation (made by ``identity``, when known); say on stderr what
+        happened to a message that had errors."""
         if not violations:
             return
         if self._log is not None or self._logger is not None:
@@ -125,6 +133,7 @@ class Auditor:
                 action=action,
                 mode=self.mode,
                 time=now,
+                identity=identity,
             )
             if self._log is not None:
                 self._log.write("".join(json.dumps(r) + "\n" for r in records))

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..guards.policy import Identity
 from ..protocol import Revision, Rule, Severity, ToolRegistry, Violation
 from ..protocol.tool_calls import ARGUMENTS
 from ..schema import quote_name
@@ -36,16 +37,21 @@ class DryRunResult:
 
 class DryRun:
     """Answers the validate tool for the tools in ``registry``, as ``enforcer`` would decide
-    (see :meth:`~strictmcp.enforce.Enforcer.rehearse`); made by
+    for ``identity`` (see :meth:`~strictmcp.enforce.Enforcer.rehearse`); made by
     :meth:`~strictmcp.enforce.Enforcer.dry_run`."""
 
-    def __init__(self, registry: ToolRegistry, enforcer: Enforcer) -> None:
+    def __init__(
+        self, registry: ToolRegistry, enforcer: Enforcer, identity: Identity | None = None
+    ) -> None:
         self.registry = registry
         self.enforcer = enforcer
+        self.identity = identity
 
     async def check(self, tool: str, arguments: Any) -> DryRunResult:
         """Everything a real call to ``tool`` with ``arguments`` would be refused for."""
-        violations = await self.enforcer.rehearse(self.registry, tool, arguments)
+        violations = await self.enforcer.rehearse(
+            self.registry, tool, arguments, identity=self.identity
+        )
         errors = tuple(
             line for v in violations if v.severity is Severity.ERROR for line in _lines(v)
         )

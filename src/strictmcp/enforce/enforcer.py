@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from ..guards.codes import GuardCode
 from ..guards.deep import DeepValidators
-from ..guards.policy import DEFAULT_RESULT_RULE, DEFAULT_TOOL_RULE, Mode, Policy, ToolRule
+from ..guards.policy import (
+    DEFAULT_RESULT_RULE,
+    DEFAULT_TOOL_RULE,
+    Identity,
+    Mode,
+    Policy,
+    ToolRule,
+)
 from ..lint.model import LintRule
 from ..protocol import (
     CallCheck,
@@ -20,11 +28,18 @@ from ..protocol import (
     check_result,
     errors,
 )
-from ..protocol.tool_calls import refused_arguments, withheld_result, withheld_tool_result
+from ..protocol.tool_calls import (
+    refused_arguments,
+    unknown_tool,
+    withheld_result,
+    withheld_tool_result,
+)
 from ..protocol.violations import under
+from ..schema import quote_name
 from .audit import Action, Auditor, Stage
 from .dry_run import DryRun
 from .hygiene import clean_request, clean_result
+from .limits import RATE_LIMITED, RateLimiter
 from .listing import check_listing, listing_rules
 from .pins import PinFile
 from .rewrites import decode_json_strings, inline_refs
@@ -53,8 +68,10 @@ class Enforcer:
     :func:`~strictmcp.enforce.listing_rules`, hidden characters): a tool with an error-level
     finding is withheld (:meth:`check_listing`) and its calls refused until it is listed
     clean; so is, with ``pins`` (a lock file), a tool whose definition changed or that
-    appeared since pinning. Calls are checked in two steps: :meth:`check_call` (schema and
-    policy) is synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
+    appeared since pinning. ``limiter`` applies the policy's rate limits: give every
+    enforcer of a process the same one (the proxy makes one per session), else each counts
+    on its own. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
+    synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
     extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
@@ -73,6 +90,7 @@ class Enforcer:
         auditor: Auditor | None = None,
         listing: Sequence[LintRule] | None = None,
         pins: PinFile | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
@@ -88,6 +106,10 @@ class Enforcer:
         #: Whether findings refuse calls (``enforce``) rather than only being reported.
         self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
+        limits = policy.rate_limits if policy is not None else ()
+        if limiter is None and limits:
+            limiter = RateLimiter(limits)
+        self._limiter = limiter
 
     def check_call(
         self,
@@ -95,24 +117,36 @@ class Enforcer:
         name: str,
         arguments: Any,
         verdict: CallCheck | None = None,
+        *,
+        identity: Identity | None = None,
     ) -> CallCheck:
-        """The arguments of a call of ``name`` against its ``inputSchema``, then the policy.
+        """Whether ``identity`` may call ``name`` at all, and now (the policy's rate
+        limits), then the arguments of the call against its ``inputSchema``, then the
+        policy's guards.
 
-        ``verdict`` is the schema's verdict when the caller has it already (a
+        A call the policy's access rules deny ``identity`` is answered exactly as a call of
+        an unknown tool (-32602), so that the tool's existence is not revealed. ``verdict``
+        is the schema's verdict when the caller has it already (a
         :class:`~strictmcp.protocol.Conversation` checks every call it observes); else the
         call is checked here. The policy sees ``arguments`` only when they are an object.
+        Decided afresh on every call: nothing is remembered from one identity to the next.
         """
+        if not self._permitted(name, identity):
+            return unknown_tool(registry, name)
         withheld = self._withheld.get(name) if self.enforcing else None
         listed = registry.get(name)
         if withheld is not None and listed is not None:
-            self._report(name, "listing", withheld, True)
+            self._report(name, "listing", withheld, True, identity)
             refusal = withheld_tool_result(registry.revision, listed, name, list(withheld))
             return CallCheck(withheld, error_result=refusal, tool=listed)
+        limited = self._limited(name, identity)
+        if limited is not None:
+            return limited
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
         if verdict.violations:  # a verdict that refuses always says why
             refused = self.enforcing and not verdict.allowed
-            self._report(name, "arguments", verdict.violations, refused)
+            self._report(name, "arguments", verdict.violations, refused, identity)
             if refused:
                 return verdict
             if not verdict.allowed:  # audit mode: reported, and the call goes ahead
@@ -120,7 +154,7 @@ class Enforcer:
         if self.policy is None or not isinstance(arguments, _MAPPING):
             return verdict
         found, blocked = self._guarded(self.policy, name, arguments)
-        return self._after(registry, name, verdict, "policy", found, blocked)
+        return self._after(registry, name, verdict, "policy", found, blocked, identity)
 
     def has_deep(self, name: str) -> bool:
         """Whether a real call of ``name`` has deep checks to await (:meth:`check_deep`): the
@@ -242,10 +276,13 @@ class Enforcer:
         name: str,
         arguments: Mapping[str, Any],
         decision: CallCheck,
+        *,
+        identity: Identity | None = None,
     ) -> CallCheck:
         """The deep checks for real calls of ``name`` (the policy's declared ``on_calls``, and
-        the tool author's registered for calls), after :meth:`check_call` let the call go
-        ahead with ``decision``. A policy in audit mode never refuses for its own."""
+        the tool author's registered for calls), after :meth:`check_call` let the call of
+        ``identity`` go ahead with ``decision``. A policy in audit mode never refuses for its
+        own."""
         if not decision.allowed or not isinstance(arguments, _MAPPING):
             return decision
         found: list[Violation] = []
@@ -258,7 +295,9 @@ class Enforcer:
             written = await self.deep.run(name, arguments, real_call=True)
             found += written
             blocked = blocked or bool(errors(written))
-        return self._after(registry, name, decision, "deep", found, self.enforcing and blocked)
+        return self._after(
+            registry, name, decision, "deep", found, self.enforcing and blocked, identity
+        )
 
     def check_result(
         self,
@@ -266,13 +305,15 @@ class Enforcer:
         name: str,
         tool: CheckedTool | None,
         result: Mapping[str, Any],
+        *,
+        identity: Identity | None = None,
     ) -> dict[str, Any] | None:
-        """The ``isError`` result replacing ``result`` of a call checked against ``tool`` (the
-        decision's), or None to hand ``result`` on."""
+        """The ``isError`` result replacing ``result`` of a call (by ``identity``) checked
+        against ``tool`` (the decision's), or None to hand ``result`` on."""
         if tool is None:  # an unknown tool let through in audit mode: no schema to check
             return None
         found = under("/result", check_result(registry, name, result, tool=tool))
-        return self.judge_result(registry, name, found, tool)
+        return self.judge_result(registry, name, found, tool, identity=identity)
 
     def judge_result(
         self,
@@ -280,6 +321,8 @@ class Enforcer:
         name: str,
         found: list[Violation],
         tool: CheckedTool | None = None,
+        *,
+        identity: Identity | None = None,
     ) -> dict[str, Any] | None:
         """As :meth:`check_result`, for a response already checked: ``found`` is what the
         checks found in it (a :class:`~strictmcp.protocol.Conversation`'s). Without ``tool``
@@ -297,6 +340,7 @@ class Enforcer:
             tool=name,
             stage="result",
             action="replaced" if replaced else "allowed",
+            identity=identity,
         )
         if not replaced or tool is None:
             return None
@@ -360,15 +404,41 @@ class Enforcer:
             found, direction="s2c", method="tools/call", tool=name, stage="result", action=action
         )
 
-    def dry_run(self, registry: ToolRegistry) -> DryRun:
-        """The Validation Protocol's ``validate`` tool for the tools in ``registry``."""
-        return DryRun(registry, self)
+    def dry_run(self, registry: ToolRegistry, identity: Identity | None = None) -> DryRun:
+        """The Validation Protocol's ``validate`` tool for the tools in ``registry``, as
+        ``identity`` calls it."""
+        return DryRun(registry, self, identity)
 
-    async def rehearse(self, registry: ToolRegistry, name: str, arguments: Any) -> list[Violation]:
-        """Everything a real call of ``name`` with ``arguments`` would meet, the tool not run
-        and nothing reported. Guard findings that would not refuse the call (the policy, or
-        this enforcer, in audit mode) are warnings; so are the deep checks' own warnings. A
-        tool withheld from the listing is refused whatever the arguments, as its calls are."""
+    def visible(self, tools: list[Any], identity: Identity | None) -> list[Any]:
+        """The tool definitions of a ``tools/list`` result that ``identity`` may call: the
+        others are not shown to it (all are, in audit mode)."""
+        if not self._enforces_access():
+            return tools
+        assert self.policy is not None  # enforcing access rules: there is a policy
+        policy = self.policy
+        return [
+            tool
+            for tool in tools
+            if not isinstance(tool, dict)
+            or not isinstance(tool.get("name"), str)
+            or policy.allows(identity, tool["name"])
+        ]
+
+    async def rehearse(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        arguments: Any,
+        *,
+        identity: Identity | None = None,
+    ) -> list[Violation]:
+        """Everything a real call of ``name`` with ``arguments`` by ``identity`` would meet,
+        the tool not run and nothing reported. A tool ``identity`` may not call is unknown
+        to it. Guard findings that would not refuse the call (the policy, or this enforcer,
+        in audit mode) are warnings; so are the deep checks' own warnings. A tool withheld
+        from the listing is refused whatever the arguments, as its calls are."""
+        if self._enforces_access() and not self._allows(identity, name):
+            return list(unknown_tool(registry, name).violations)
         withheld = self._withheld.get(name) if self.enforcing else None
         if withheld is not None:
             return list(withheld)
@@ -386,6 +456,69 @@ class Enforcer:
             violations += await self.deep.run(name, arguments)
         # A deep path or sql check starts with the guard a [[guard]] entry may also run.
         return list(dict.fromkeys(violations))
+
+    def _enforces_access(self) -> bool:
+        """Whether access rules hide tools and refuse calls (not in audit mode)."""
+        policy = self.policy
+        return policy is not None and bool(policy.access) and self._guards_block(policy)
+
+    def _allows(self, identity: Identity | None, name: str) -> bool:
+        return self.policy is None or self.policy.allows(identity, name)
+
+    def _guards_block(self, policy: Policy) -> bool:
+        return self.enforcing and policy.mode == "enforce"
+
+    def _permitted(self, name: str, identity: Identity | None) -> bool:
+        """Whether the call goes on as far as the access rules go; a denial is reported
+        (as "would deny" when the policy or this enforcer is in audit mode)."""
+        policy = self.policy
+        if policy is None or policy.allows(identity, name):
+            return True
+        refused = self._guards_block(policy)
+        denial = Violation(
+            GuardCode.ACCESS_DENIED,
+            f"the caller may not call tool {quote_name(name)}",
+            "/params/name",
+        )
+        self.auditor.record(
+            [denial],
+            direction="c2s",
+            method="tools/call",
+            tool=name,
+            stage="access",
+            action="refused" if refused else "would deny",
+            identity=identity,
+        )
+        return not refused
+
+    def _limited(self, name: str, identity: Identity | None) -> CallCheck | None:
+        """The refusal of a call over a rate limit (:data:`RATE_LIMITED`, with the seconds
+        to wait as ``retryAfter``); None when the call may go on (or, in audit mode, when
+        the "would deny" has been reported)."""
+        if self._limiter is None:
+            return None
+        wait = self._limiter.take(identity, name)
+        if wait is None:
+            return None
+        assert self.policy is not None  # the limiter comes from it
+        refused = self._guards_block(self.policy)
+        quoted = quote_name(name)
+        over = Violation(GuardCode.RATE_LIMITED, f"rate limit reached for tool {quoted}")
+        self.auditor.record(
+            [over],
+            direction="c2s",
+            method="tools/call",
+            tool=name,
+            stage="rate",
+            action="refused" if refused else "would deny",
+            identity=identity,
+        )
+        if not refused:
+            return None
+        text = f"Rate limit reached for tool {quoted}; retry in {wait} s"
+        return CallCheck(
+            (over,), jsonrpc_error=(RATE_LIMITED, text), jsonrpc_data={"retryAfter": wait}
+        )
 
     def _guarded(
         self, policy: Policy, name: str, arguments: Mapping[str, Any]
@@ -406,11 +539,12 @@ class Enforcer:
         stage: Stage,
         found: list[Violation],
         blocked: bool,
+        identity: Identity | None,
     ) -> CallCheck:
         """The decision once ``stage`` found ``found``, which refuses the call if ``blocked``."""
         if not found:
             return decision
-        self._report(name, stage, found, blocked)
+        self._report(name, stage, found, blocked, identity)
         violations = decision.violations + tuple(found)
         tool = decision.tool
         if not blocked:
@@ -421,7 +555,12 @@ class Enforcer:
         return CallCheck(violations, error_result=refusal, tool=tool)
 
     def _report(
-        self, name: str, stage: Stage, violations: Sequence[Violation], refused: bool
+        self,
+        name: str,
+        stage: Stage,
+        violations: Sequence[Violation],
+        refused: bool,
+        identity: Identity | None,
     ) -> None:
         self.auditor.record(
             violations,
@@ -430,6 +569,7 @@ class Enforcer:
             tool=name,
             stage=stage,
             action="refused" if refused else "allowed",
+            identity=identity,
         )
 
 

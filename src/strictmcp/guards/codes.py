@@ -10,6 +10,10 @@ class GuardCode(str, Enum):
 
     NOT_A_STRING = "guard-not-a-string"
 
+    # identity
+    ACCESS_DENIED = "access-denied"
+    RATE_LIMITED = "rate-limited"
+
     # path
     PATH_OUTSIDE_ROOTS = "path-outside-roots"
     PATH_TRAVERSAL = "path-traversal"

@@ -27,13 +27,15 @@ file (``..._env``, ``..._file``), never as literal values.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from ..protocol import Severity, Violation
 from ..protocol.tool_calls import ARGUMENTS
@@ -49,7 +51,20 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["enforce", "audit"]
-_TOP_KEYS = ("deep", "guard", "listing", "mode", "result", "server_requests", "tool")
+_TOP_KEYS = (
+    "access",
+    "auth",
+    "deep",
+    "guard",
+    "identity",
+    "listing",
+    "mode",
+    "rate_limit",
+    "result",
+    "server_requests",
+    "tool",
+    "upstream",
+)
 _RULE_KEYS = ("tool", "argument", "kind")
 _DEEP_KEYS = ("on_calls", "timeout")
 DEFAULT_DEEP_TIMEOUT = 5.0
@@ -194,6 +209,351 @@ class PolicyError(ValueError):
     """A policy that cannot be loaded; the message says which entry and which key."""
 
 
+ASYMMETRIC_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""The JWS algorithms an ``[auth]`` section may accept: signatures checked with a public key.
+HMAC (``HS*``) is left out on purpose: its key is a shared secret, and accepting it next to
+public keys is how a token "signed" with the public key gets through."""
+
+_AUTH_OPTIONS: dict[str, _Option] = {
+    "issuer": _Option(str, required=True),
+    "resource": _Option(str, required=True),
+    "jwks_url": _STR,
+    "jwks_file": _STR,
+    "algorithms": _Option(str, array=True, choices=ASYMMETRIC_ALGORITHMS),
+    "scopes": _STRS,
+    "leeway": _INT,
+    "jwks_refresh": _INT,
+    "token_header": _STR,
+    "introspection_url": _STR,
+    "client_id": _STR,
+    "client_secret_env": _STR,
+    "client_secret_file": _STR,
+}
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """The ``[auth]`` section: the HTTP proxy as an OAuth 2.1 protected resource.
+
+    Every request needs an access token (a JWT) signed by a key of ``issuer``'s JWKS (found
+    from its metadata, or ``jwks_url``/``jwks_file``) with one of ``algorithms``, whose
+    ``iss`` is ``issuer``, whose ``aud`` includes ``resource`` (the proxy's canonical URL,
+    RFC 8707), which has not expired (``leeway`` seconds of clock skew either way), and which
+    grants every scope of ``scopes``. ``jwks_refresh`` is the fewest seconds between two
+    fetches of the JWKS for a ``kid`` it does not hold; ``token_header`` is where the token
+    is read (``authorization``, or a gateway's header that forwards it). With
+    ``introspection_url``, a token that is not a JWT (an opaque one) is checked there (RFC
+    7662) with the proxy's ``client_id`` and its secret (``client_secret_env`` or
+    ``client_secret_file``).
+    """
+
+    issuer: str
+    resource: str
+    jwks_url: str | None = None
+    jwks_file: str | None = None
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    scopes: tuple[str, ...] = ()
+    leeway: int = 30
+    jwks_refresh: int = 60
+    token_header: str = "authorization"
+    introspection_url: str | None = None
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    client_secret_file: str | None = None
+
+    @classmethod
+    def from_dict(cls, entry: Any) -> AuthSettings:
+        """The section from its TOML table."""
+        where = "[auth]"
+        options = _options(where, entry, _AUTH_OPTIONS)
+        settings = cls(**options)
+        for name in ("issuer", "resource", "jwks_url", "introspection_url"):
+            url = getattr(settings, name)
+            if url is not None and not _is_safe_url(url):
+                raise PolicyError(
+                    f"{where}: {name} must be an https:// URL without a fragment "
+                    "(http:// only on a loopback address)"
+                )
+        if settings.jwks_url is not None and settings.jwks_file is not None:
+            raise PolicyError(f"{where}: give jwks_url or jwks_file, not both")
+        if not settings.algorithms:
+            raise PolicyError(f"{where}: algorithms must name at least one algorithm")
+        if settings.leeway < 0 or settings.leeway > 300:
+            raise PolicyError(f"{where}: leeway must be between 0 and 300 seconds")
+        if settings.jwks_refresh < 1:
+            raise PolicyError(f"{where}: jwks_refresh must be at least 1 second")
+        secrets = [settings.client_secret_env, settings.client_secret_file]
+        if settings.introspection_url is not None and (
+            settings.client_id is None or sum(s is not None for s in secrets) != 1
+        ):
+            raise PolicyError(
+                f"{where}: introspection_url needs client_id and one of client_secret_env or "
+                "client_secret_file"
+            )
+        return settings
+
+
+_UPSTREAM_OPTIONS: dict[str, _Option] = {
+    "bearer_env": _STR,
+    "bearer_file": _STR,
+    "token_url": _STR,
+    "client_id": _STR,
+    "client_secret_env": _STR,
+    "client_secret_file": _STR,
+    "scope": _STR,
+    "resource": _STR,
+}
+
+
+@dataclass(frozen=True)
+class UpstreamSettings:
+    """The ``[upstream]`` section: the proxy's own credentials toward an HTTP upstream.
+
+    Either a static bearer token (``bearer_env`` or ``bearer_file``) or an OAuth client (the
+    client credentials grant at ``token_url`` with ``client_id`` and a secret from
+    ``client_secret_env`` or ``client_secret_file``, asking for ``scope`` and ``resource``).
+    Secrets are named, never written here. The client's own token is never passed on.
+    """
+
+    bearer_env: str | None = None
+    bearer_file: str | None = None
+    token_url: str | None = None
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    client_secret_file: str | None = None
+    scope: str | None = None
+    resource: str | None = None
+
+    @classmethod
+    def from_dict(cls, entry: Any) -> UpstreamSettings:
+        """The section from its TOML table."""
+        where = "[upstream]"
+        settings = cls(**_options(where, entry, _UPSTREAM_OPTIONS))
+        ways = [settings.bearer_env, settings.bearer_file, settings.token_url]
+        if sum(way is not None for way in ways) != 1:
+            raise PolicyError(f"{where}: give one of bearer_env, bearer_file or token_url")
+        if settings.token_url is None:
+            return settings
+        if not _is_safe_url(settings.token_url):
+            raise PolicyError(
+                f"{where}: token_url must be an https:// URL (http:// only on loopback)"
+            )
+        secrets = [settings.client_secret_env, settings.client_secret_file]
+        if settings.client_id is None or sum(s is not None for s in secrets) != 1:
+            raise PolicyError(
+                f"{where}: token_url needs client_id and one of client_secret_env or "
+                "client_secret_file"
+            )
+        return settings
+
+
+def _is_safe_url(url: str) -> bool:
+    """An https URL, or an http one on loopback (a test's or a sidecar's): anything else
+    would let a network attacker swap the keys or read the metadata."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    if parts.fragment or not parts.hostname:
+        return False
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and is_loopback(parts.hostname)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback; of names only
+    ``localhost`` is (RFC 6761), any other can resolve anywhere."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is calling: what a verified access token says about its holder, never the token.
+
+    ``claims`` are the token's verified claims, for rules that match on any of them; they are
+    neither compared nor printed, so an identity can be logged by its ``subject`` and
+    ``client_id`` only (:meth:`audit`).
+    """
+
+    subject: str | None
+    client_id: str | None = None
+    scopes: frozenset[str] = frozenset()
+    groups: tuple[str, ...] = ()
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_claims(cls, claims: Mapping[str, Any]) -> Identity:
+        """The identity a verified JWT access token (RFC 9068) or an introspection answer
+        (RFC 7662) describes: ``sub``, ``client_id`` (or ``azp``), ``scope`` (a string, or a
+        list as in ``scp``) and ``groups``."""
+        scope = claims.get("scope", claims.get("scp", ""))
+        scopes = scope.split() if isinstance(scope, str) else scope
+        groups = claims.get("groups", ())
+        client = claims.get("client_id", claims.get("azp"))
+        return cls(
+            subject=_text(claims.get("sub")),
+            client_id=_text(client),
+            scopes=frozenset(s for s in scopes if isinstance(s, str))
+            if isinstance(scopes, list)
+            else frozenset(),
+            groups=tuple(g for g in groups if isinstance(g, str))
+            if isinstance(groups, list)
+            else (),
+            claims=dict(claims),
+        )
+
+    def audit(self) -> dict[str, str | None]:
+        """What an audit record says about the caller: ``{subject, clientId}``."""
+        return {"subject": self.subject, "clientId": self.client_id}
+
+    @property
+    def principal(self) -> tuple[str | None, str | None]:
+        """Who this is, whatever the token: its subject and client. A session is bound to
+        it, so that a client whose token was refreshed (other scopes, a later expiry) keeps
+        its session and another caller's token never reaches it."""
+        return self.subject, self.client_id
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+_IDENTITY_OPTIONS: dict[str, _Option] = {
+    "subject": _Option(str, required=True),
+    "client_id": _STR,
+    "scopes": _STRS,
+    "groups": _STRS,
+}
+_ACCESS_OPTIONS: dict[str, _Option] = {
+    "tools": _Option(str, array=True, required=True),
+    "subject": _STR,
+    "client_id": _STR,
+    "scopes": _STRS,
+    "groups": _STRS,
+}
+
+
+def _fixed_identity(entry: Any) -> Identity:
+    """The ``[identity]`` table: who the stdio proxy's client is, for its rules and audit."""
+    options = _options("[identity]", entry, _IDENTITY_OPTIONS)
+    return Identity(
+        subject=options["subject"],
+        client_id=options.get("client_id"),
+        scopes=frozenset(options.get("scopes", ())),
+        groups=options.get("groups", ()),
+    )
+
+
+@dataclass(frozen=True)
+class AccessRule:
+    """One ``[[access]]`` entry: the identities it matches may call the tools of ``tools``.
+
+    Every condition given must hold: ``subject`` and ``client_id`` are globs over the token's
+    ``sub`` and ``client_id``; the identity must hold every scope of ``scopes`` and at least
+    one group of ``groups``; each claim of ``claims`` must equal one of the values listed (or,
+    for a claim that is a list, contain one). A rule with no condition matches every
+    authenticated identity.
+    """
+
+    tools: tuple[str, ...]
+    subject: str | None = None
+    client_id: str | None = None
+    scopes: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    claims: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def matches(self, identity: Identity) -> bool:
+        """Whether ``identity`` is one this rule is about."""
+        if self.subject is not None and not _glob(identity.subject, self.subject):
+            return False
+        if self.client_id is not None and not _glob(identity.client_id, self.client_id):
+            return False
+        if not identity.scopes.issuperset(self.scopes):
+            return False
+        if self.groups and not set(self.groups).intersection(identity.groups):
+            return False
+        return all(_claim_holds(identity.claims.get(n), values) for n, values in self.claims)
+
+    def allows(self, tool: str) -> bool:
+        """Whether ``tool`` is among the tools this rule gives."""
+        return any(fnmatchcase(tool, pattern) for pattern in self.tools)
+
+
+def _glob(value: str | None, pattern: str) -> bool:
+    return value is not None and fnmatchcase(value, pattern)
+
+
+def _claim_holds(claim: Any, values: tuple[str, ...]) -> bool:
+    if isinstance(claim, list):
+        return any(isinstance(item, str) and item in values for item in claim)
+    return isinstance(claim, str) and claim in values
+
+
+_RATE_OPTIONS: dict[str, _Option] = {
+    "tools": _Option(str, array=True, required=True),
+    "calls": _Option(int, required=True),
+    "period": _INT,
+}
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """One ``[[rate_limit]]`` entry: each identity may call each tool of ``tools`` at most
+    ``calls`` times per ``period`` seconds (a token bucket: ``calls`` at once, then one more
+    every ``period / calls`` seconds)."""
+
+    tools: tuple[str, ...]
+    calls: int
+    period: int = 60
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether ``tool`` is among this limit's tools."""
+        return any(fnmatchcase(tool, pattern) for pattern in self.tools)
+
+
+def _rate_limit(index: int, entry: Any) -> RateLimit:
+    where = f"[[rate_limit]] #{index}"
+    limit = RateLimit(**_options(where, entry, _RATE_OPTIONS))
+    if limit.calls < 1 or limit.period < 1:
+        raise PolicyError(f"{where}: calls and period must be at least 1")
+    return limit
+
+
+def _access_rule(index: int, entry: Any) -> AccessRule:
+    where = f"[[access]] #{index}"
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    claims = entry.get("claims", {})
+    if not isinstance(claims, Mapping):
+        raise PolicyError(f"{where}: claims must be a table of claim names")
+    declared = {**_ACCESS_OPTIONS, "claims": _STR}  # checked below, as a table
+    options = _options(where, {k: v for k, v in entry.items() if k != "claims"}, declared)
+    wanted: list[tuple[str, tuple[str, ...]]] = []
+    for name, value in claims.items():
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise PolicyError(f"{where}: claims.{name} must be a string or an array of strings")
+        wanted.append((name, tuple(values)))
+    return AccessRule(**options, claims=tuple(wanted))
+
+
 @dataclass(frozen=True)
 class GuardRule:
     """One guard on the arguments of the tools whose names match ``tool``."""
@@ -307,6 +667,27 @@ class Policy:
                 return rule
         return DEFAULT_RESULT_RULE
 
+    #: The ``[auth]`` section: who may reach the HTTP proxy at all.
+    auth: AuthSettings | None = None
+    #: The ``[[access]]`` rules: which identity may call which tools.
+    access: tuple[AccessRule, ...] = ()
+    #: The ``[identity]`` table: the caller over stdio, where no token says who it is.
+    identity: Identity | None = None
+    #: The ``[upstream]`` section: the proxy's own credentials toward an HTTP upstream.
+    upstream: UpstreamSettings | None = None
+    #: The ``[[rate_limit]]`` entries: calls per identity and tool.
+    rate_limits: tuple[RateLimit, ...] = ()
+
+    def allows(self, identity: Identity | None, tool: str) -> bool:
+        """Whether ``identity`` may call ``tool``: anyone may while there are no access
+        rules; once there is one, only an identity some rule both matches and gives the
+        tool to (an unknown caller, None, never)."""
+        if not self.access:
+            return True
+        if identity is None:
+            return False
+        return any(rule.allows(tool) and rule.matches(identity) for rule in self.access)
+
     def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
         """Every finding of every guard that applies to this call, pointing into the message.
 
@@ -399,25 +780,54 @@ class Policy:
             _deep_rule,
         )
         results = _array("result", data)
+        identity = _fixed_identity(data["identity"]) if "identity" in data else None
         return cls(
             rules=rules,
             mode=mode,
             deep=deep,
+            auth=AuthSettings.from_dict(data["auth"]) if "auth" in data else None,
+            access=tuple(
+                _access_rule(i, entry) for i, entry in enumerate(_array("access", data), 1)
+            ),
+            identity=identity,
+            upstream=UpstreamSettings.from_dict(data["upstream"]) if "upstream" in data else None,
+            rate_limits=tuple(
+                _rate_limit(i, entry) for i, entry in enumerate(_array("rate_limit", data), 1)
+            ),
             listing_rules=_listing(data.get("listing")),
             results=tuple(_result(index, entry) for index, entry in enumerate(results, start=1)),
             server_requests=_server_requests(data.get("server_requests")),
             tools=tuple(
-                ToolRule(**_table(f"[[tool]] #{index}", entry, _TOOL_KEYS))
+                ToolRule(**_options(f"[[tool]] #{index}", entry, _TOOL_KEYS))
                 for index, entry in enumerate(_array("tool", data), start=1)
             ),
         )
+
+
+def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, Any]:
+    """The options of a table, each checked against its declaration (lists become tuples)."""
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    unknown = sorted(key for key in entry if key not in known)
+    if unknown:
+        raise PolicyError(
+            f"{where}: unknown keys: {', '.join(unknown)} (known: {', '.join(known)})"
+        )
+    missing = [name for name, option in known.items() if option.required and name not in entry]
+    if missing:
+        raise PolicyError(f"{where}: missing options: {', '.join(missing)}")
+    for name, option in known.items():
+        problem = option.problem(entry[name]) if name in entry else None
+        if problem is not None:
+            raise PolicyError(f"{where}: {name} {problem}")
+    return {name: _frozen(entry[name]) for name in known if name in entry}
 
 
 def _listing(table: Any) -> tuple[str, ...] | None:
     """The ``[listing]`` table's rule selectors, or None when it does not set them."""
     if table is None:
         return None
-    rules = _table("[listing]", table, _LISTING_KEYS).get("rules")
+    rules = _options("[listing]", table, _LISTING_KEYS).get("rules")
     return tuple(rules) if rules is not None else None
 
 
@@ -429,30 +839,9 @@ def _array(key: str, data: Mapping[str, Any]) -> list[Any]:
     return entries
 
 
-def _table(where: str, table: Any, known: Mapping[str, _Option]) -> dict[str, Any]:
-    """``table`` checked against its ``known`` keys: a table, no unknown key, every value of
-    its type, every required key given."""
-    if not isinstance(table, Mapping):
-        raise PolicyError(f"{where} must be a table")
-    unknown = sorted(set(table) - set(known))
-    if unknown:
-        raise PolicyError(
-            f"{where}: unknown keys: {', '.join(unknown)} (known: {', '.join(known)})"
-        )
-    for name, option in known.items():
-        if name not in table:
-            if option.required:
-                raise PolicyError(f"{where}: missing key: {name}")
-            continue
-        problem = option.problem(table[name])
-        if problem is not None:
-            raise PolicyError(f"{where}: {name} {problem}")
-    return dict(table)
-
-
 def _result(index: int, entry: Any) -> ResultRule:
     where = f"[[result]] #{index}"
-    table = _table(where, entry, _RESULT_KEYS)
+    table = _options(where, entry, _RESULT_KEYS)
     delimiter = table.get("delimiter")
     if delimiter is not None and delimiter.count(_TEXT_SLOT) != 1:
         raise PolicyError(f"{where}: delimiter must hold {_TEXT_SLOT} exactly once")
@@ -465,7 +854,7 @@ def _result(index: int, entry: Any) -> ResultRule:
 def _server_requests(table: Any) -> Hygiene:
     if table is None:
         return "flag"
-    hygiene: Hygiene = _table("[server_requests]", table, _SERVER_REQUEST_KEYS).get(
+    hygiene: Hygiene = _options("[server_requests]", table, _SERVER_REQUEST_KEYS).get(
         "hygiene", "flag"
     )
     return hygiene
@@ -579,21 +968,10 @@ def _entry(
         raise PolicyError(f"{where}: unknown kind {kind!r} (known: {', '.join(kinds)})")
     where = f"{where} ({kind})"
     known = {**common, **kinds[kind]}
-    unknown = sorted(key for key in entry if key not in _RULE_KEYS and key not in known)
-    if unknown:
-        raise PolicyError(
-            f"{where}: unknown keys: {', '.join(unknown)} "
-            f"(known: {', '.join((*_RULE_KEYS, *known))})"
-        )
-    missing = [name for name, option in known.items() if option.required and name not in entry]
-    if missing:
-        raise PolicyError(f"{where}: missing options: {', '.join(missing)}")
-    for name, option in known.items():
-        problem = option.problem(entry[name]) if name in entry else None
-        if problem is not None:
-            raise PolicyError(f"{where}: {name} {problem}")
-    options = {name: _frozen(entry[name]) for name in kinds[kind] if name in entry}
-    return entry["tool"], argument, kind, options
+    # The rule's own keys are declared with the kind's options, so that an unknown key's
+    # message lists them all; they were checked above.
+    options = _options(where, entry, dict.fromkeys(_RULE_KEYS, _STR) | known)
+    return entry["tool"], argument, kind, {k: v for k, v in options.items() if k in kinds[kind]}
 
 
 def _frozen(value: Any) -> Any:

@@ -28,11 +28,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.shared.exceptions import MCPError
 
 from ..enforce import AUDIT_LOGGER, Auditor, Enforcer
 from ..guards.deep import DeepValidators
-from ..guards.policy import Mode, Policy
+from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..protocol import LATEST, Revision, ToolRegistry, errors
 
@@ -130,8 +131,11 @@ class ServerCore:
         arguments: dict[str, Any] | None,
         proceed: Callable[[], Awaitable[R]],
         dump: Callable[[R], Mapping[str, Any] | None],
+        identity: Identity | None = None,
     ) -> R | dict[str, Any]:
-        """Answer one ``tools/call``: ``proceed()`` runs the tool, unless a check refuses it.
+        """Answer one ``tools/call`` of ``identity`` (by default the SDK's authenticated
+        caller, :func:`authenticated`, else the policy's ``[identity]``): ``proceed()`` runs
+        the tool, unless a check refuses it.
 
         Returns what ``proceed`` returned, or a ``CallToolResult`` dict strictmcp made (a
         refusal, a withheld result, the validate tool's answer). ``dump`` gives a result's
@@ -141,26 +145,47 @@ class ServerCore:
         """
         registry = listing.registry
         enforcer = self.enforcer
+        policy = enforcer.policy
+        if identity is None:
+            identity = authenticated()
+        if identity is None and policy is not None:
+            identity = policy.identity
         if name == listing.validate_name:
-            return await enforcer.dry_run(registry).answer(arguments)
+            return await enforcer.dry_run(registry, identity).answer(arguments)
         given = arguments or {}
-        decision = enforcer.check_call(registry, name, given)
-        decision = await enforcer.check_deep(registry, name, given, decision)
+        decision = enforcer.check_call(registry, name, given, identity=identity)
+        decision = await enforcer.check_deep(registry, name, given, decision, identity=identity)
         if decision.jsonrpc_error is not None:
             code, message = decision.jsonrpc_error
-            raise MCPError(code=code, message=message)
+            raise MCPError(code=code, message=message, data=decision.jsonrpc_data)
         if decision.error_result is not None:
             return decision.error_result
         result = await proceed()
         dumped = dump(result)
         if dumped is None:
             return result
-        withheld = enforcer.check_result(registry, name, decision.tool, dumped)
+        withheld = enforcer.check_result(registry, name, decision.tool, dumped, identity=identity)
         if withheld is not None:
             return withheld
         # Hygiene (flags by default) rewrites only a result it found something in.
         cleaned = enforcer.clean_result(registry, name, decision.tool, dict(dumped))
         return result if cleaned is None else cleaned
+
+
+def authenticated() -> Identity | None:
+    """The caller of the request in progress as the official SDK's auth middleware verified
+    it (its access token's subject, client id, scopes and claims; FastMCP's HTTP transport
+    sets the same), or None when the request is not authenticated. The token itself is left
+    behind."""
+    token = get_access_token()
+    if token is None:
+        return None
+    claims = dict(token.claims or {})
+    claims["client_id"] = token.client_id
+    claims["scope"] = " ".join(token.scopes)  # what the SDK's verifier granted
+    if token.subject is not None:
+        claims["sub"] = token.subject
+    return Identity.from_claims(claims)
 
 
 def _revision(version: str) -> Revision:

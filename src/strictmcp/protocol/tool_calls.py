@@ -51,7 +51,9 @@ class CallCheck:
 
     At most one of ``error_result`` (answer the call with this ``CallToolResult`` instead of
     forwarding it) and ``jsonrpc_error`` (answer with this JSON-RPC error code and message) is
-    set; neither means the call may go ahead. ``tool`` is the listed tool the call was checked
+    set; neither means the call may go ahead. ``jsonrpc_data`` is the error's ``data``, when
+    it has one (value-free, like every error strictmcp answers). ``tool`` is the listed tool
+    the call was checked
     against: hand it to :func:`check_result` so the result is checked against the same
     listing, even if the tools are listed again meanwhile.
     """
@@ -60,6 +62,7 @@ class CallCheck:
     error_result: dict[str, Any] | None = None
     jsonrpc_error: tuple[int, str] | None = None
     tool: CheckedTool | None = None
+    jsonrpc_data: Any = None
 
     @property
     def allowed(self) -> bool:
@@ -88,7 +91,7 @@ def check_call(
         return CallCheck((violation,), jsonrpc_error=(INVALID_PARAMS, f"Invalid params: {message}"))
     tool = registry.get(name)
     if tool is None:
-        return _unknown(registry, name)
+        return unknown_tool(registry, name)
     validator = tool.input_validator
     if not tool.usable or validator is None:
         return _unusable(registry.revision, tool, name)
@@ -126,8 +129,10 @@ def check_call(
     return _refusal(registry.revision, tool, violations, problems, heading, footer)
 
 
-def _unknown(registry: ToolRegistry, name: str) -> CallCheck:
-    """A call to a tool the listing does not have: a protocol error, not a tool error."""
+def unknown_tool(registry: ToolRegistry, name: str) -> CallCheck:
+    """A call to a tool the listing does not have: a protocol error, not a tool error. Also
+    the answer to a call of a tool the caller may not use, which must not reveal that it
+    exists."""
     if not registry.listed:
         why = "no tools/list result has been seen yet"
     elif registry.stale:

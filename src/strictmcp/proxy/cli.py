@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from ..enforce import Auditor, PinError, PinFile, listing_rules
-from ..guards.policy import Policy, PolicyError
+from ..enforce import Auditor, PinError, PinFile, RateLimiter, listing_rules
+from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
 from .session import ProxySession
 from .stdio import TransportError, run
@@ -49,6 +49,12 @@ did not answer within --timeout, -32002 its answer was not a valid message, -320
 requests are waiting for it (over HTTP, also: too many sessions, with status 503). Exit
 status: the server's, or 1 when it left requests unanswered. Over HTTP: 403 for a foreign
 Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
+\b
+With an [auth] section in the policy (docs/policy.md), every HTTP request needs an OAuth
+access token for the proxy's resource URL: 401 without a valid one (WWW-Authenticate names
+the metadata document at /.well-known/oauth-protected-resource), 403 when it lacks a scope.
+Listening on an address other than loopback without one is refused, unless
+--allow-unauthenticated says so.
 """
 
 
@@ -149,6 +155,14 @@ Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
         "appeared, since pinning is withheld and its calls refused (audit mode: reported)."
     ),
 )
+@click.option(
+    "--allow-unauthenticated",
+    is_flag=True,
+    help=(
+        "With --listen on an address other than loopback: serve without the policy's [auth] "
+        "section (anyone who reaches the port can call every tool)."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -165,6 +179,7 @@ def proxy(
     session_init: float,
     listing_rules: str | None,
     pin_file: str | None,
+    allow_unauthenticated: bool,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -191,6 +206,12 @@ def proxy(
         pins = PinFile.load(pin_file) if pin_file is not None else None
     except PinError as error:
         raise click.UsageError(f"--pin: {error} [{error.code}]") from None
+    auth = policy.auth if policy is not None else None
+    credentials = policy.upstream if policy is not None else None
+    _check_identity(policy, address, upstream, mode, allow_unauthenticated)
+    # One for every session: an identity's calls count together, whichever session they use.
+    rate_limits = policy.rate_limits if policy is not None else ()
+    limiter = RateLimiter(rate_limits) if rate_limits else None
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
 
@@ -203,6 +224,7 @@ def proxy(
                 max_size=max_size,
                 listing_rules=listing,
                 pins=pins,
+                limiter=limiter,
             )
 
         main: Coroutine[Any, Any, int]
@@ -211,9 +233,16 @@ def proxy(
         else:
             # Imported only here: the HTTP client and server take a while to load, and the
             # stdio proxy, which starts with its client, needs neither.
+            from ..identity import CredentialsError  # noqa: PLC0415
             from . import http_main  # noqa: PLC0415
 
-            reach = http_main.upstreams(command, upstream, max_size=max_size, timeout=timeout)
+            try:
+                reach = http_main.upstreams(
+                    command, upstream, max_size=max_size, timeout=timeout, credentials=credentials
+                )
+                gate = http_main.gate(auth) if auth is not None else None
+            except CredentialsError as error:
+                raise click.UsageError(f"--policy: {error}") from None
             if address is None:
                 main = http_main.stdio_to(new_session(), reach, timeout=timeout)
             else:
@@ -232,8 +261,44 @@ def proxy(
                     limits=limits,
                     timeout=timeout,
                     announce=announce,
+                    gate=gate,
                 )
         sys.exit(_status(main, command))
+
+
+def _check_identity(
+    policy: Policy | None,
+    address: tuple[str, int] | None,
+    upstream: str | None,
+    mode: str,
+    allow_unauthenticated: bool,
+) -> None:
+    """Refuse, before anything starts, identity settings that cannot apply to how the proxy
+    runs, and a network listener nobody authenticates unless that was asked for."""
+    if policy is not None and policy.auth is not None and address is None:
+        raise click.UsageError("--policy: the [auth] section applies to --listen only")
+    if policy is not None and policy.upstream is not None and upstream is None:
+        raise click.UsageError("--policy: the [upstream] section applies to --upstream URL only")
+    if policy is not None and policy.access:
+        _check_access(policy, listening=address is not None)
+        if mode == "audit" or policy.mode == "audit":
+            click.echo(
+                "strictmcp proxy: warning: audit mode: calls the [[access]] rules deny are "
+                'logged as "would deny" and go through',
+                err=True,
+            )
+    authenticated = policy is not None and policy.auth is not None
+    if address is not None and not authenticated and not is_loopback(address[0]):
+        if not allow_unauthenticated:
+            raise click.UsageError(
+                "--listen on an address other than loopback needs the policy's [auth] section "
+                "(or --allow-unauthenticated)"
+            )
+        click.echo(
+            "strictmcp proxy: warning: listening on a network without authentication; "
+            "anyone who reaches the port can call every tool",
+            err=True,
+        )
 
 
 def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
@@ -249,6 +314,18 @@ def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _check_access(policy: Policy, *, listening: bool) -> None:
+    """Access rules need to know who calls: from tokens over HTTP, else the policy's fixed
+    ``[identity]``; without either every call would be denied, which is surely a mistake."""
+    if policy.auth is None and policy.identity is None:
+        where = "the [auth] section (or an [identity])" if listening else "an [identity]"
+        raise click.UsageError(f"--policy: [[access]] rules need {where} to know who calls")
+    if policy.auth is not None and policy.identity is not None:
+        raise click.UsageError(
+            "--policy: [identity] names the caller over stdio; with [auth] tokens name it"
+        )
 
 
 def _address(listen: str) -> tuple[str, int]:

@@ -26,6 +26,7 @@ from mcp_types.jsonrpc import (
 
 from ..connect.lines import line_of
 from ..connect.sse import event, priming
+from ..enforce import RATE_LIMITED
 from .http_streams import RequestId
 
 Scope = MutableMapping[str, Any]
@@ -43,7 +44,7 @@ BODY_SECONDS = 30.0
 RETRY_MILLISECONDS = 1000
 """How long a client whose event stream broke waits before it reconnects (SEP-1699)."""
 
-LEGACY_STATUS: dict[int, int] = {PARSE_ERROR: 400, INVALID_REQUEST: 400}
+LEGACY_STATUS: dict[int, int] = {PARSE_ERROR: 400, INVALID_REQUEST: 400, RATE_LIMITED: 429}
 """The HTTP status of a JSON answer carrying these errors, before 2026-07-28; else 200."""
 MODERN_STATUS: dict[int, int] = {
     **LEGACY_STATUS,
@@ -214,6 +215,11 @@ async def answer_json(
     error = message.get("error") if isinstance(message, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     status = statuses.get(code, 200) if isinstance(code, int) else 200
+    if status == 429:
+        data = error.get("data") if isinstance(error, dict) else None
+        wait = data.get("retryAfter") if isinstance(data, dict) else None
+        if isinstance(wait, int):
+            extra = [*extra, (b"retry-after", str(wait).encode())]
     await answer(send, status, body, b"application/json", extra)
 
 

@@ -13,13 +13,15 @@ before the response.
 
 Guards, before anything is read: a browser page's ``Origin`` must be local when the proxy
 listens on a loopback address (DNS rebinding), and so must ``Host``; a body over the size
-limit is 413. Answers never carry a stack trace or a value from a message.
+limit is 413. With the policy's ``[auth]`` section, a :class:`~.http_auth.Gate` comes first:
+it serves the Protected Resource Metadata document and refuses a request without a valid
+access token (401, or 403 for a missing scope). Answers never carry a stack trace or a value
+from a message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,11 +34,13 @@ from mcp_types.jsonrpc import INVALID_REQUEST
 from ..connect import http_headers as h
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
+from ..guards.policy import Identity, is_loopback
 from ..protocol import Decoded, Revision, decode, errors
 from ..protocol.jsonrpc import refusal_for
 from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
+from .http_auth import Gate
 from .http_sessions import Channel, SessionTable, Shared
 from .http_streams import Exchange, RequestId
 from .listing import input_schema
@@ -56,7 +60,8 @@ class Limits:
 
 class App:
     """The ASGI application; ``start`` makes a channel (a proxy session and its upstream),
-    ``path`` is where it answers, ``loopback`` whether it listens on a loopback address."""
+    ``path`` is where it answers, ``loopback`` whether it listens on a loopback address,
+    ``gate`` who may use it (anyone when None)."""
 
     def __init__(
         self,
@@ -65,8 +70,10 @@ class App:
         path: str,
         loopback: bool,
         limits: Limits,
+        gate: Gate | None = None,
     ) -> None:
         self.path = path
+        self.gate = gate
         self.loopback = loopback
         self.limits = limits
         self.sessions = SessionTable(
@@ -85,6 +92,9 @@ class App:
             return
         if scope["type"] != "http":
             return
+        if self.gate is not None and scope["path"] in self.gate.paths:
+            await self.gate.metadata_answer(scope["method"], send)
+            return
         if scope["path"] != self.path:
             await io.answer_status(send, 404)
             return
@@ -93,13 +103,18 @@ class App:
         if refused:
             await io.answer_status(send, refused)
             return
+        identity = None
+        if self.gate is not None:
+            identity = await self.gate.admit(headers, send)
+            if identity is None:
+                return
         method = scope["method"]
         if method == "POST":
-            await self._post(headers, receive, send)
+            await self._post(headers, receive, send, identity)
         elif method == "GET":
-            await self._get(headers, receive, send)
+            await self._get(headers, receive, send, identity)
         elif method == "DELETE":
-            await self._delete(headers, send)
+            await self._delete(headers, send, identity)
         else:
             await io.answer_status(send, 405, [(b"allow", b"GET, POST, DELETE")])
 
@@ -111,6 +126,8 @@ class App:
             elif message["type"] == "lifespan.shutdown":
                 await self.sessions.close()
                 await self.shared.close()
+                if self.gate is not None:
+                    await self.gate.verifier.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -125,16 +142,18 @@ class App:
         origin = headers.get("origin")
         if origin is not None:
             origin_host = urlsplit(origin).hostname or ""
-            allowed = is_local(origin_host) or (not self.loopback and origin_host == host)
+            allowed = is_loopback(origin_host) or (not self.loopback and origin_host == host)
             if not allowed:
                 return 403
-        if self.loopback and not is_local(host):
+        if self.loopback and not is_loopback(host):
             return 421
         return 0
 
     # --- POST --------------------------------------------------------------------------------
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             await io.answer_status(send, 415)
@@ -148,7 +167,7 @@ class App:
             if body:
                 await io.answer_status(send, body)
             return
-        post = _Post(headers, receive, send, body, sse_ok)
+        post = _Post(headers, receive, send, body, sse_ok, identity)
         version = headers.get(h.PROTOCOL_VERSION)
         # As the official SDK routes: a version of no handshake revision is the stateless
         # wire's to answer, an unknown one included (it is told which are supported).
@@ -168,7 +187,7 @@ class App:
     async def _legacy(self, post: _Post) -> None:
         session_id = post.headers.get(h.SESSION_ID)
         if session_id is not None:
-            channel = self.sessions.get(session_id)
+            channel = self.sessions.get(session_id, post.identity)
             if channel is None:
                 await io.answer_error(post.send, 404, None, INVALID_REQUEST, "Session not found")
                 return
@@ -192,6 +211,8 @@ class App:
                 await io.answer_error(post.send, 503, first.id, TOO_MANY_IN_FLIGHT, busy)
                 return
             session_id, channel = made
+            if post.identity is not None:
+                channel.owner = post.identity.principal
         channel.touch()
         extra = [(h.SESSION_ID.encode(), session_id.encode())]
         requests = [m for m in decoded.messages if m.kind == "request"] if decoded.valid else []
@@ -307,7 +328,7 @@ class App:
             replies: list[bytes] = []
             sent: set[RequestId] = set()
             for line, decoded in lines:
-                routed = await channel.relay.from_client(line, decoded)
+                routed = await channel.relay.from_client(line, decoded, post.identity)
                 replies += routed.reply
                 sent.update(routed.sent)
             if not exchange.ids:
@@ -340,7 +361,9 @@ class App:
 
     # --- GET and DELETE ----------------------------------------------------------------------
 
-    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _get(
+        self, headers: dict[str, str], receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
         session_id = headers.get(h.SESSION_ID)
         if session_id is None:
             await io.answer_status(
@@ -350,7 +373,7 @@ class App:
         if not io.accepts(headers.get("accept"))[1]:
             await io.answer_status(send, 406)
             return
-        channel = self.sessions.get(session_id)
+        channel = self.sessions.get(session_id, identity)
         if channel is None:
             await io.answer_status(send, 404)
             return
@@ -366,14 +389,15 @@ class App:
             channel.router.unlisten(stream)
             channel.touch()
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+    async def _delete(self, headers: dict[str, str], send: Send, identity: Identity | None) -> None:
         session_id = headers.get(h.SESSION_ID)
         if session_id is None:
             await io.answer_status(
                 send, 405 if headers.get(h.PROTOCOL_VERSION) in STATELESS_VERSIONS else 400
             )
             return
-        await io.answer_status(send, 200 if await self.sessions.end(session_id) else 404)
+        ended = await self.sessions.end(session_id, identity)
+        await io.answer_status(send, 200 if ended else 404)
 
 
 _INITIALIZED = "notifications/initialized"
@@ -388,6 +412,7 @@ class _Post:
     send: Send
     body: bytes
     sse: bool
+    identity: Identity | None
 
 
 _PRIMING_SINCE = Revision.V2025_11_25
@@ -453,16 +478,6 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
 
 def _hostname(host: str) -> str:
     return urlsplit(f"//{host}").hostname or ""
-
-
-def is_local(host: str) -> bool:
-    """Whether ``host`` (a name or an address) is this machine's loopback."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _messages(parsed: Any) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..connect.upstream import Upstream
+from ..guards.policy import Identity
 from .http_streams import Router
 from .relay import Relay
 from .session import ProxySession
@@ -37,6 +38,9 @@ class Channel:
         # request old, and an unfinished handshake must not hold a server for long.
         self.initialized = False
         self.gone = asyncio.Event()
+        #: The principal of the identity that opened the session (with authentication):
+        #: only the same may use it.
+        self.owner: tuple[str | None, str | None] | None = None
         self._running: asyncio.Task[None] | None = None
 
     @classmethod
@@ -131,13 +135,23 @@ class SessionTable:
             self._sweeper = asyncio.create_task(self._sweep())
         return session_id, channel
 
-    def get(self, session_id: str) -> Channel | None:
-        """The live session of that id."""
+    def get(self, session_id: str, identity: Identity | None = None) -> Channel | None:
+        """The live session of that id, if ``identity`` may use it: the one that opened it
+        (another's is told there is no such session, which reveals nothing)."""
         channel = self._sessions.get(session_id)
-        return channel if channel is not None and not channel.gone.is_set() else None
+        if channel is None or channel.gone.is_set():
+            return None
+        if channel.owner is not None and (identity is None or identity.principal != channel.owner):
+            return None
+        return channel
 
-    async def end(self, session_id: str) -> bool:
-        """End a session (its server is stopped); whether there was one."""
+    async def end(self, session_id: str, identity: Identity | None = None) -> bool:
+        """End a session (its server is stopped) if ``identity`` may use it; whether it did."""
+        if self.get(session_id, identity) is None:
+            return False
+        return await self._end(session_id)
+
+    async def _end(self, session_id: str) -> bool:
         channel = self._sessions.pop(session_id, None)
         if channel is None:
             return False
@@ -177,7 +191,7 @@ class SessionTable:
                     if channel.initialized
                     else "closed a session whose client never finished initializing"
                 )
-                await self.end(session_id)
+                await self._end(session_id)
 
 
 class Shared:

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..connect.lines import OVERSIZED, Lines
 from ..connect.upstream import Sink, Upstream, long_lived
+from ..guards.policy import Identity
 from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
 from .session import ProxySession, Routed, settled
@@ -68,24 +69,29 @@ class Relay:
 
     # --- the client's side -----------------------------------------------------------------
 
-    def decide(self, line: bytes, decoded: Decoded | None = None) -> Routed | Awaitable[Routed]:
-        """Decide about one client line (``decoded``, if the transport read it already) and
-        hold what goes on to the server for :meth:`flush`; the decision, at once when
-        nothing had to be awaited. ``reply`` is for the caller to answer the client with,
-        ``sent`` are the requests now waiting for the server."""
+    def decide(
+        self, line: bytes, decoded: Decoded | None = None, identity: Identity | None = None
+    ) -> Routed | Awaitable[Routed]:
+        """Decide about one client line (``decoded``, if the transport read it already; sent
+        by ``identity``, if the transport authenticated the client) and hold what goes on to
+        the server for :meth:`flush`; the decision, at once when nothing had to be awaited.
+        ``reply`` is for the caller to answer the client with, ``sent`` are the requests now
+        waiting for the server."""
         session = self.session
         if self._turn is not None or may_need_listing(line, session):
-            return self._in_turn(self._listed_then_decided(line, decoded))
-        routed = session.decide(line, "c2s", decoded)
+            return self._in_turn(self._listed_then_decided(line, decoded, identity))
+        routed = session.decide(line, "c2s", decoded, identity)
         if not isinstance(routed, Routed):
             return self._in_turn(self._awaited(line, routed))
         self._onward(line, routed)
         return routed
 
-    async def from_client(self, line: bytes, decoded: Decoded | None = None) -> Routed:
+    async def from_client(
+        self, line: bytes, decoded: Decoded | None = None, identity: Identity | None = None
+    ) -> Routed:
         """:meth:`decide`, and the lines held written at once, as for a transport that
         handles each of its client's messages on its own: once they are on their way."""
-        routed = await settled(self.decide(line, decoded))
+        routed = await settled(self.decide(line, decoded, identity))
         self.flush()
         # Not only while blocked: an HTTP server is sent a message with a POST of its own.
         await self.upstream.drain()
@@ -241,9 +247,11 @@ class Relay:
         await list_before(line, self.session, self.ask, decoded)
         return Routed()
 
-    async def _listed_then_decided(self, line: bytes, decoded: Decoded | None) -> Routed:
+    async def _listed_then_decided(
+        self, line: bytes, decoded: Decoded | None, identity: Identity | None
+    ) -> Routed:
         await list_before(line, self.session, self.ask, decoded)
-        return await self._awaited(line, self.session.decide(line, "c2s", decoded))
+        return await self._awaited(line, self.session.decide(line, "c2s", decoded, identity))
 
     async def _awaited(self, line: bytes, decided: Routed | Awaitable[Routed]) -> Routed:
         routed = await settled(decided)

@@ -33,8 +33,8 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer, PinFile
-from ..guards.policy import Mode, Policy
+from ..enforce import Auditor, Enforcer, PinFile, RateLimiter
+from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
 from ..protocol import (
@@ -97,7 +97,8 @@ class ProxySession:
     waiting for the server, and with them everything kept per request. ``listing_rules`` are
     the lint rules run on every listing (default: hidden characters; see
     :mod:`strictmcp.enforce.listing`); ``pins`` a lock file the listed tools must match
-    (:mod:`strictmcp.enforce.pins`).
+    (:mod:`strictmcp.enforce.pins`). ``limiter`` holds the policy's rate limits: the same
+    for every session of a proxy, so that a limit holds across an identity's sessions.
     """
 
     def __init__(
@@ -111,6 +112,7 @@ class ProxySession:
         max_in_flight: int = 10_000,
         listing_rules: tuple[LintRule, ...] | None = None,
         pins: PinFile | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.enforcer = Enforcer(
             policy=policy,
@@ -119,7 +121,11 @@ class ProxySession:
             auditor=auditor,
             listing=listing_rules,
             pins=pins,
+            limiter=limiter,
         )
+        #: Who the client is when its transport does not say (stdio: the policy's
+        #: ``[identity]``); a transport that authenticates passes each message's caller.
+        self.identity = policy.identity if policy is not None else None
         self.auditor = self.enforcer.auditor
         self.enforcing = self.enforcer.enforcing
         self.max_size = max_size
@@ -131,6 +137,8 @@ class ProxySession:
         # Requests given up on (timed out, or cancelled by the client), with what happened
         # to them: the server's late answer is dropped.
         self._given_up: OrderedDict[int | str, str] = OrderedDict()
+        # Who asked for each tools/list still waiting: its answer shows them only their tools.
+        self._listers: dict[int | str, Identity | None] = {}
 
     # --- lines -------------------------------------------------------------------------------
 
@@ -143,7 +151,11 @@ class ProxySession:
         return await settled(self.decide(line, "s2c"))
 
     def decide(
-        self, line: bytes, direction: Direction, decoded: Decoded | None = None
+        self,
+        line: bytes,
+        direction: Direction,
+        decoded: Decoded | None = None,
+        identity: Identity | None = None,
     ) -> Routed | Awaitable[Routed]:
         """Decide about one line sent in ``direction``, at once when nothing needs awaiting.
 
@@ -154,7 +166,8 @@ class ProxySession:
 
         ``decoded`` is ``line`` as :func:`~strictmcp.protocol.decode` read it at the session's
         revision, for a transport that had to read it first (HTTP routes by what a body
-        holds): the one reading every decision is made on.
+        holds): the one reading every decision is made on. ``identity`` is who sent a client
+        line, when the transport authenticated it; else the session's :attr:`identity`.
         """
         if decoded is None:
             if not line or line.isspace():
@@ -162,8 +175,11 @@ class ProxySession:
             decoded = self.read(line)
         if decoded.violations and errors(decoded.violations):
             return self._unreadable(decoded.error_id, decoded.violations, direction)
-        one = self._client_message if direction == "c2s" else self._server_message
-        items = [one(message, decoded.size) for message in decoded.messages]
+        if direction == "c2s":
+            caller = identity if identity is not None else self.identity
+            items = [self._client_message(m, decoded.size, caller) for m in decoded.messages]
+        else:
+            items = [self._server_message(m, decoded.size) for m in decoded.messages]
         for item in items:
             if item.dry_run is not None or item.deep is not None:
                 return self._after_dry_runs(line, direction, decoded, items)
@@ -248,12 +264,12 @@ class ProxySession:
 
     # --- messages ----------------------------------------------------------------------------
 
-    def _client_message(self, message: Message, size: int) -> _Item:
+    def _client_message(self, message: Message, size: int, caller: Identity | None) -> _Item:
         params = message.params or {}
         name = params.get("name") if message.method == "tools/call" else None
         if message.kind == "request" and name == self.validate_name and self._listed():
             # Ours, not the server's: the name was chosen so as not to shadow any of its tools.
-            dry_run = self.enforcer.dry_run(self.conversation.tools)
+            dry_run = self.enforcer.dry_run(self.conversation.tools, caller)
             return _Item(dry_run=_answer(message, dry_run.answer(params.get("arguments"))))
         if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
             busy = "Too many requests are waiting for the server"
@@ -281,15 +297,17 @@ class ProxySession:
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
+                if message.method == "tools/list":
+                    self._listers[message.id] = caller
             return _Item(forward=message.raw, changed=rewritten)
         decision = self.enforcer.check_call(
-            self.conversation.tools, tool, params.get("arguments"), call
+            self.conversation.tools, tool, params.get("arguments"), call, identity=caller
         )
         if decision.error_result is not None:
             reply = _result(message, decision.error_result)
         elif decision.jsonrpc_error is not None:
             code, text = decision.jsonrpc_error
-            reply = error_response(message.id, code, text)
+            reply = error_response(message.id, code, text, decision.jsonrpc_data)
         elif self.enforcer.has_deep(tool):
             deep = self._deep(message, tool, params.get("arguments"), decision)
             return _Item(forward=message.raw, changed=rewritten, deep=deep)
@@ -333,8 +351,9 @@ class ProxySession:
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
         changed: dict[str, Any] | None = None
+        lister = self._listers.pop(message.id, None) if message.id is not None else None
         if isinstance(result, dict) and method == "tools/list":
-            changed = self._listing(result, found)
+            changed = self._listing(result, found, lister)
             found = []
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
@@ -360,10 +379,13 @@ class ProxySession:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
 
-    def _listing(self, result: dict[str, Any], found: list[Violation]) -> dict[str, Any]:
-        """The ``tools/list`` result the client gets: unusable tools withheld when enforcing,
-        and tools the enforcer's listing checks withhold (hidden characters), and the validate
-        tool added to the listing's last page."""
+    def _listing(
+        self, result: dict[str, Any], found: list[Violation], lister: Identity | None
+    ) -> dict[str, Any]:
+        """The ``tools/list`` result the client (``lister``) gets: unusable tools withheld
+        when enforcing, tools the enforcer's listing checks withhold (hidden characters, pins),
+        tools the lister may not call left out, and the validate tool added to the listing's
+        last page."""
         # A definition strictmcp cannot check calls against would have every call refused.
         withheld = (
             [v for v in errors(found) if _tool_index(v.pointer) is not None]
@@ -386,6 +408,7 @@ class ProxySession:
         if self.enforcing:
             broken = {_tool_index(v.pointer) for v in withheld} | poisoned
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
+        tools = self.enforcer.visible(tools, lister)
         if result.get("nextCursor") is None:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
@@ -425,6 +448,7 @@ class ProxySession:
         operator ``said`` (with the method), the server to cancel it, and drop its answer,
         which the operator is then told came for a request that ``why``."""
         method = self._waiting.pop(request_id, None)
+        self._listers.pop(request_id, None)
         if method is None:
             return Routed()
         self._given_up[request_id] = why
@@ -446,6 +470,7 @@ class ProxySession:
         """Error replies for every request still waiting, when the server is gone."""
         replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
         self._waiting.clear()
+        self._listers.clear()
         return replies
 
 
