@@ -140,14 +140,20 @@ class Auditor:
                 self._log.flush()
             if self._logger is not None:
                 for r in records:
+                    # A schema finding stands for its issues: the line names them too.
+                    issues = "".join(
+                        f"; {issue['code']} at {issue['pointer'] or '(arguments)'}"
+                        for issue in r.get("issues", ())
+                    )
                     self._logger.warning(
-                        "%s %s %s at the %s stage: %s at %s",
+                        "%s %s %s at the %s stage: %s at %s%s",
                         direction,
                         _what(method, tool),
                         action,
                         stage,
                         r["code"],
                         r["pointer"] or "(message)",
+                        issues,
                         extra={"strictmcp": r},
                     )
         found = [v for v in violations if v.severity is Severity.ERROR]
