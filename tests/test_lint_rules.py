@@ -525,3 +525,17 @@ def test_docs_are_generated_from_the_rules() -> None:
     assert DOCS.read_text(encoding="utf-8") == render_markdown(), (
         "docs/lint-rules.md is out of date: python -m strictmcp.lint.docs > docs/lint-rules.md"
     )
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
+def test_every_rule_reports_its_bad_example_and_not_its_good_one(rule: Any) -> None:
+    def codes(example: Any) -> list[str]:
+        guards = Policy.from_dict(example.policy) if example.policy is not None else None
+        report = lint_tools(
+            list(example.tools), results=example.results, policy=guards, rules=[rule]
+        )
+        return [finding.code for finding in report.findings]
+
+    assert codes(rule.bad), f"{rule.code} does not report its bad example"
+    assert set(codes(rule.bad)) == {rule.code}
+    assert codes(rule.good) == [], f"{rule.code} reports its good example"

@@ -18,7 +18,7 @@ from ..guards.policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
 from .engine import lint_tools
 from .locate import PointerIndex
-from .model import LintFinding, printable
+from .model import LintFinding, printable, render_json
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
@@ -269,6 +269,9 @@ def _explain(code: str, fmt: str) -> None:
     click.echo(textwrap.fill("Why: " + rule.why, width=88))
     click.echo()
     click.echo(textwrap.fill("Fix: " + rule.fix, width=88))
+    for label, example in (("Bad", rule.bad), ("Good", rule.good)):
+        click.echo(f"\n{label}:\n")
+        click.echo(render_json(example.document()))
 
 
 def _list(fmt: str) -> None:

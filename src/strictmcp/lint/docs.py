@@ -6,7 +6,7 @@ file and the rules disagree.
 
 from __future__ import annotations
 
-from .model import LintRule
+from .model import Example, LintRule, render_json
 from .rules import RULES
 
 _FAMILIES = {
@@ -30,7 +30,10 @@ def render_markdown(rules: tuple[LintRule, ...] = RULES) -> str:
         "`--select` it runs the default selection (marked below): what a user must act on, "
         "correctness and security. Select the rest with `--select`/`--extend-select`/"
         "`--ignore` (codes or code prefixes, `ALL`, `DEFAULT`, like ruff), explain one with "
-        "`strictmcp lint --explain CODE`.",
+        "`strictmcp lint --explain CODE`. Each rule shows a tool it reports (Bad) and the "
+        "same tool fixed (Good); where the rule judges more than the definition, the example "
+        "is a `tools/list` result with the observed `tools/call` `results` per tool name, or "
+        "the guard `policy` (the `--policy` file, as JSON).",
         "",
         "| Code | Name | Severity | Default | Summary |",
         "| --- | --- | --- | --- | --- |",
@@ -56,8 +59,15 @@ def render_markdown(rules: tuple[LintRule, ...] = RULES) -> str:
                 f"**Why.** {rule.why}",
                 "",
                 f"**Fix.** {rule.fix}",
+                *_example("Bad", rule.bad),
+                *_example("Good", rule.good),
             ]
     return "\n".join(lines) + "\n"
+
+
+def _example(label: str, example: Example) -> list[str]:
+    """An example as a labelled JSON block."""
+    return ["", f"**{label}.**", "", "```json", render_json(example.document()), "```"]
 
 
 def _cell(text: str) -> str:

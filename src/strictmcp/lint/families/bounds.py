@@ -12,7 +12,7 @@ from typing import Any
 
 from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, LintRule
+from ..model import Example, Hit, LintRule
 from ..walk import Node, argument_label
 
 # Subschemas that constrain no argument value by themselves.
@@ -98,6 +98,13 @@ def _no_required(tool: ToolView) -> Iterator[Hit]:
         yield Hit(node.pointer, f"{argument_label(node)} declares properties but no required list")
 
 
+def _tool(properties: dict[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A tool for the examples: an object schema with these ``properties``, plus the
+    ``extra`` keywords at its root."""
+    schema = {"type": "object", "properties": properties}
+    return {"name": "search", "inputSchema": {**schema, **(extra or {})}}
+
+
 RULES = (
     LintRule(
         code="SMT201",
@@ -111,6 +118,8 @@ RULES = (
             "it calls. A bound states what the argument is for."
         ),
         fix="Add maxLength (and a pattern, format or enum where the value has a shape).",
+        bad=Example((_tool({"query": {"type": "string"}}),)),
+        good=Example((_tool({"query": {"type": "string", "maxLength": 200}}),)),
         check=_strings,
     ),
     LintRule(
@@ -124,6 +133,10 @@ RULES = (
             "files to read, URLs to fetch or rows to write."
         ),
         fix="Add maxItems with the most the tool should handle in one call.",
+        bad=Example((_tool({"ids": {"type": "array", "items": {"type": "integer"}}}),)),
+        good=Example(
+            (_tool({"ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 50}}),)
+        ),
         check=_arrays,
     ),
     LintRule(
@@ -138,6 +151,8 @@ RULES = (
             "every code path to check."
         ),
         fix="Add minimum and maximum (or exclusiveMinimum/exclusiveMaximum).",
+        bad=Example((_tool({"limit": {"type": "integer", "minimum": 1}}),)),
+        good=Example((_tool({"limit": {"type": "integer", "minimum": 1, "maximum": 100}}),)),
         check=_numbers,
     ),
     LintRule(
@@ -155,6 +170,8 @@ RULES = (
             'List the arguments the tool needs in "required" (an empty list says "none"). '
             "Objects whose properties all declare a default are not reported."
         ),
+        bad=Example((_tool({"city": {"type": "string"}}),)),
+        good=Example((_tool({"city": {"type": "string"}}, {"required": ["city"]}),)),
         check=_no_required,
     ),
 )

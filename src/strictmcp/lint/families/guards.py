@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, LintRule
+from ..model import Example, Hit, LintRule
 from ..walk import Node, argument_label, declared_types
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -174,7 +175,23 @@ def _unguarded(kind: _Kind) -> Callable[[ToolView], Iterator[Hit]]:
     return check
 
 
-def _rule(code: str, kind: _Kind, name: str, summary: str, why: str) -> LintRule:
+def _examples(tool: str, argument: str, **options: Any) -> tuple[Example, Example]:
+    """A tool with one string ``argument``, alone (bad) and with a policy whose guard
+    (``options``, its kind among them) covers the argument (good)."""
+    schema = {"type": "object", "properties": {argument: {"type": "string"}}}
+    definition = {"name": tool, "inputSchema": schema}
+    guard = {"tool": tool, "argument": "/" + argument, **options}
+    return Example((definition,)), Example((definition,), policy={"guard": [guard]})
+
+
+def _rule(
+    code: str,
+    kind: _Kind,
+    name: str,
+    summary: str,
+    why: str,
+    examples: tuple[Example, Example],
+) -> LintRule:
     return LintRule(
         code=code,
         name=name,
@@ -186,6 +203,8 @@ def _rule(code: str, kind: _Kind, name: str, summary: str, why: str) -> LintRule
             f'Add a [[guard]] with kind = "{kind.kind}" for this tool and argument to the '
             "policy (strictmcp proxy --policy), or rename the argument if the guess is wrong."
         ),
+        bad=examples[0],
+        good=examples[1],
         check=_unguarded(kind),
         # An unguarded path, URL, command or SQL argument is the attack surface itself.
         default=True,
@@ -201,6 +220,7 @@ RULES = (
         "A path argument is how a model, or text injected into it, reads ~/.ssh/id_rsa or "
         "writes outside the directory the tool was meant for: '..', absolute paths and "
         "symlinks all pass a schema. A path guard confines it to allowed roots.",
+        _examples("read_file", "path", kind="path", roots=["/tmp"]),
     ),
     _rule(
         "SMT302",
@@ -210,6 +230,7 @@ RULES = (
         "A URL argument makes the server fetch whatever it is given: the cloud metadata "
         "service, localhost admin ports, internal hosts (server-side request forgery). A "
         "url guard allows schemes and hosts and refuses private addresses.",
+        _examples("fetch_page", "url", kind="url"),
     ),
     _rule(
         "SMT303",
@@ -219,6 +240,7 @@ RULES = (
         "A command argument is remote code execution by design; at the least, arguments "
         "starting with '-' inject options (--output=..., -oProxyCommand=...). An argv guard "
         "restricts executables and options.",
+        _examples("run", "command", kind="argv", executables=["git"], first_is_executable=True),
     ),
     _rule(
         "SMT304",
@@ -228,5 +250,6 @@ RULES = (
         "A SQL argument runs whatever statement the model writes: DROP TABLE, writes to a "
         "read-only tool's database, or functions that read files. A sql guard allows one "
         "read-only statement and denies dangerous functions.",
+        _examples("query_db", "sql", kind="sql", read_only=True),
     ),
 )

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from ...protocol import Rule, Severity
 from ...schema import quote_name
 from ..context import ToolView
-from ..model import Hit, LintRule
+from ..model import Example, Hit, LintRule
+
+
+def _tool(name: str) -> dict[str, Any]:
+    """A tool named ``name``, for the examples."""
+    return {"name": name, "description": "Searches.", "inputSchema": {"type": "object"}}
 
 
 def _invalid(tool: ToolView) -> Iterator[Hit]:
@@ -49,6 +55,8 @@ RULES = (
             "the revision, but newer clients may still refuse it."
         ),
         fix="Rename the tool using only A-Za-z0-9._- (at most 128 characters).",
+        bad=Example((_tool("read file"),)),
+        good=Example((_tool("read_file"),)),
         check=_invalid,
         default=True,
     ),
@@ -65,6 +73,8 @@ RULES = (
             "just this tool."
         ),
         fix="Use only letters, digits, '_' and '-', at most 64 characters (no dots).",
+        bad=Example((_tool("files.read"),)),
+        good=Example((_tool("files_read"),)),
         check=_not_portable,
         default=True,
     ),
@@ -80,6 +90,8 @@ RULES = (
             "two (which one varies) and validate the arguments against the wrong schema."
         ),
         fix="Give every tool a unique name.",
+        bad=Example((_tool("search"), _tool("search"))),
+        good=Example((_tool("search_web"), _tool("search_files"))),
         check=_duplicate,
         default=True,
     ),

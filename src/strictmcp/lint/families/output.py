@@ -6,11 +6,13 @@ passes them); without any they find nothing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from typing import Any
 
 from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, LintRule
+from ..model import Example, Hit, LintRule
 
 
 def _structured(tool: ToolView) -> list[int]:
@@ -45,6 +47,30 @@ def _mismatch(tool: ToolView) -> Iterator[Hit]:
             )
 
 
+_WEATHER = {
+    "name": "get_weather",
+    "description": "The temperature in a city, in degrees Celsius.",
+    "inputSchema": {"type": "object"},
+}
+_OUTPUT = {
+    "type": "object",
+    "properties": {"temperature": {"type": "number"}},
+    "required": ["temperature"],
+}
+
+
+def _result(temperature: Any) -> dict[str, Any]:
+    """A result of get_weather, for the examples."""
+    structured = {"temperature": temperature}
+    return {
+        "content": [{"type": "text", "text": json.dumps(structured)}],
+        "structuredContent": structured,
+    }
+
+
+_OBSERVED = {"get_weather": (_result(21.5),)}
+
+
 RULES = (
     LintRule(
         code="SMT501",
@@ -58,6 +84,8 @@ RULES = (
             "when it changes."
         ),
         fix="Declare an outputSchema that describes the structuredContent the tool returns.",
+        bad=Example((_WEATHER,), results=_OBSERVED),
+        good=Example(({**_WEATHER, "outputSchema": _OUTPUT},), results=_OBSERVED),
         check=_missing,
     ),
     LintRule(
@@ -71,6 +99,10 @@ RULES = (
             "conforms to it; clients that validate results reject the call."
         ),
         fix="Fix the tool's result, or the outputSchema where it is wrong.",
+        bad=Example(
+            ({**_WEATHER, "outputSchema": _OUTPUT},), results={"get_weather": (_result("21.5 C"),)}
+        ),
+        good=Example(({**_WEATHER, "outputSchema": _OUTPUT},), results=_OBSERVED),
         check=_mismatch,
         default=True,
     ),

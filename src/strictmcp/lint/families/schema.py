@@ -25,7 +25,7 @@ from ...schema import (
     to_pointer,
 )
 from ..context import SchemaView, ToolView
-from ..model import Hit, LintRule, printable
+from ..model import Example, Hit, LintRule, printable
 from ..walk import REF_KEYWORDS, Node, argument_label
 
 # Engine messages may quote a server's schema (a pattern, a URI): keep them short.
@@ -253,6 +253,30 @@ def _legacy_dialect(tool: ToolView) -> Iterator[Hit]:
             )
 
 
+def _tool(properties: dict[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A tool for the examples: a closed object schema with these ``properties``, plus the
+    ``extra`` keywords at its root."""
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    return {"name": "example", "inputSchema": {**schema, **(extra or {})}}
+
+
+def _doubling(levels: int) -> dict[str, Any]:
+    """``$defs`` where each definition refers twice to the next: 2**levels ways to expand."""
+    defs: dict[str, Any] = {
+        f"d{i}": {"allOf": [{"$ref": f"#/$defs/d{i + 1}"}] * 2} for i in range(levels)
+    }
+    defs[f"d{levels}"] = {"type": "string"}
+    return defs
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    """An object holding an object ... ``levels`` deep."""
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
 RULES = (
     LintRule(
         code="SMT100",
@@ -266,6 +290,16 @@ RULES = (
             "that breaks this, often the whole tools/list result with it."
         ),
         fix='Give the tool an inputSchema object, at least {"type": "object"}.',
+        bad=Example(({"name": "get_time", "description": "The current time."},)),
+        good=Example(
+            (
+                {
+                    "name": "get_time",
+                    "description": "The current time.",
+                    "inputSchema": {"type": "object"},
+                },
+            )
+        ),
         check=_definition,
         default=True,
     ),
@@ -281,6 +315,8 @@ RULES = (
             "pass whatever the model produced to the server."
         ),
         fix="Fix the schema where the message points; `strictmcp schema check` explains it.",
+        bad=Example((_tool({"count": {"type": "int"}}),)),
+        good=Example((_tool({"count": {"type": "integer"}}),)),
         check=_invalid,
         default=True,
     ),
@@ -296,6 +332,8 @@ RULES = (
             "and clients that do are open to whoever controls that URL."
         ),
         fix="Drop $schema (2020-12 is the default) or use a standard dialect URI.",
+        bad=Example((_tool({}, {"$schema": "https://example.com/my-meta-schema"}),)),
+        good=Example((_tool({}),)),
         check=_unknown_dialect,
         default=True,
     ),
@@ -311,6 +349,14 @@ RULES = (
             "fail outright; the tool's schema must be self-contained."
         ),
         fix="Inline the referenced schema under $defs and refer to it as #/$defs/Name.",
+        bad=Example((_tool({"to": {"$ref": "https://example.com/address.json"}}),)),
+        good=Example(
+            (
+                _tool(
+                    {"to": {"$ref": "#/$defs/Address"}}, {"$defs": {"Address": {"type": "string"}}}
+                ),
+            )
+        ),
         check=_external_refs,
         default=True,
     ),
@@ -326,6 +372,8 @@ RULES = (
             "and reject anything else, including type lists and roots that are only a $ref."
         ),
         fix='Put "type": "object" at the root, with the arguments under "properties".',
+        bad=Example(({"name": "example", "inputSchema": {"type": "string"}},)),
+        good=Example((_tool({"text": {"type": "string"}}),)),
         check=_root_not_object,
         default=True,
     ),
@@ -344,6 +392,18 @@ RULES = (
             'Add "additionalProperties": false (or "unevaluatedProperties": false when the '
             "object is built with allOf)."
         ),
+        bad=Example(
+            (
+                {
+                    "name": "example",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"recurse": {"type": "boolean"}},
+                    },
+                },
+            )
+        ),
+        good=Example((_tool({"recurse": {"type": "boolean"}}),)),
         check=_open_objects,
     ),
     LintRule(
@@ -358,6 +418,10 @@ RULES = (
             "linear-time validators, refuses such patterns, so the schema does not compile."
         ),
         fix="Rewrite the pattern without lookaround or backreferences, or check it in code.",
+        bad=Example((_tool({"user": {"type": "string", "pattern": "^(?!admin$)[a-z]+$"}}),)),
+        good=Example(
+            (_tool({"user": {"type": "string", "pattern": "^[a-z]+$", "not": {"const": "admin"}}}),)
+        ),
         check=_backtracking,
         default=True,
     ),
@@ -373,6 +437,8 @@ RULES = (
             "validators. A schema over those bounds is refused."
         ),
         fix="Flatten the schema; share repeated parts through $defs without deep chains.",
+        bad=Example((_tool({"a": {"$ref": "#/$defs/d0"}}, {"$defs": _doubling(15)}),)),
+        good=Example((_tool({"a": {"$ref": "#/$defs/d0"}}, {"$defs": _doubling(1)}),)),
         check=_too_complex,
         default=True,
     ),
@@ -388,6 +454,8 @@ RULES = (
             "review for what it really accepts."
         ),
         fix="Split the tool, or simplify its arguments.",
+        bad=Example((_tool({"a": _nested(11)}),)),
+        good=Example((_tool({"a": _nested(1)}),)),
         check=_large,
     ),
     LintRule(
@@ -402,6 +470,8 @@ RULES = (
             "mean (items as a list, definitions, dependencies) between validators."
         ),
         fix="Migrate the schema to 2020-12 and drop the $schema keyword.",
+        bad=Example((_tool({}, {"$schema": "http://json-schema.org/draft-07/schema#"}),)),
+        good=Example((_tool({}),)),
         check=_legacy_dialect,
     ),
 )

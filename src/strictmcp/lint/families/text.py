@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
+from typing import Any
 
 from ...guards import TextGuard
 from ...protocol import Severity
 from ..context import ToolView
-from ..model import Hit, LintRule
+from ..model import Example, Hit, LintRule
 from ..walk import argument_label, iter_strings, resolved
 
 TOOL_DESCRIPTION_MAX = 2000
@@ -82,6 +83,21 @@ def _long_descriptions(tool: ToolView) -> Iterator[Hit]:
                 )
 
 
+def _argument(description: str | None) -> dict[str, Any]:
+    """An integer argument with this ``description`` (none when None), for the examples."""
+    schema: dict[str, Any] = {"type": "integer", "minimum": 1}
+    return schema if description is None else {**schema, "description": description}
+
+
+def _tool(description: str | None, argument: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A tool with this ``description`` (none when None) and, when given, one argument."""
+    schema: dict[str, Any] = {"type": "object"}
+    if argument is not None:
+        schema["properties"] = {"start": argument}
+    tool: dict[str, Any] = {"name": "read_file", "inputSchema": schema}
+    return tool if description is None else {**tool, "description": description}
+
+
 RULES = (
     LintRule(
         code="SMT401",
@@ -97,6 +113,8 @@ RULES = (
             "reads, and control characters rewrite terminals and logs."
         ),
         fix="Remove the characters; a definition has no need for any of them.",
+        bad=Example((_tool("Reads a file.\u200b\u202e"),)),
+        good=Example((_tool("Reads a file."),)),
         check=_hidden,
         default=True,
     ),
@@ -112,6 +130,8 @@ RULES = (
             "is meant to do."
         ),
         fix="Describe what the tool does, its side effects, and when to use it.",
+        bad=Example((_tool(None),)),
+        good=Example((_tool("Reads a UTF-8 text file and returns its lines."),)),
         check=_tool_description,
     ),
     LintRule(
@@ -125,6 +145,8 @@ RULES = (
             "formats and whether a path is relative are left to guesswork."
         ),
         fix='Add a "description" to each property of the input schema.',
+        bad=Example((_tool("Reads a file.", _argument(None)),)),
+        good=Example((_tool("Reads a file.", _argument("Line to start at, from 1.")),)),
         check=_argument_descriptions,
     ),
     LintRule(
@@ -142,6 +164,8 @@ RULES = (
             'any other tool, first...") escape review.'
         ),
         fix="Keep descriptions to what the tool or argument does; move the rest to docs.",
+        bad=Example((_tool("Reads a file.", _argument("The line to start at. " * 25)),)),
+        good=Example((_tool("Reads a file.", _argument("Line to start at, from 1.")),)),
         check=_long_descriptions,
     ),
 )
