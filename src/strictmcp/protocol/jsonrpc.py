@@ -132,9 +132,12 @@ def decode(
             else Rule.PARSE_ERROR
         )
         return Decoded((), False, (Violation(rule, error.message),), size)
-    unpaired = _unpaired_in(data, document)
+    # Most messages hold no backslash at all, hence no escape: no call for them.
+    unpaired = _unpaired_in(data, document) if _may_escape(data) else []
     if not isinstance(document, list):
         message, violations = check_envelope(document, revision)
+        if message is not None and not violations and not unpaired:
+            return Decoded((message,), False, (), size)
         violations += unpaired
         return Decoded(
             () if message is None else (message,),
@@ -177,6 +180,10 @@ def decode(
 # An escape that may start a surrogate: the only way one gets into text that is valid UTF-8.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")
 _TEXT_SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
+
+
+def _may_escape(data: bytes | str) -> bool:
+    return not isinstance(data, bytes) or b"\\" in data
 
 
 def _unpaired_in(data: bytes | str, document: Any) -> list[Violation]:
