@@ -136,3 +136,25 @@ async def _list_live(
             revision=client.revision,
             server_info=client.server_info,
         )
+
+
+def read_tools(
+    target: str | None,
+    command: Sequence[str] | None = None,
+    url: str | None = None,
+    *,
+    revision: Revision | None = None,
+    timeout: float = 30.0,
+) -> ToolSource:
+    """The tools of the file ``target`` (``-``: standard input), else of the live server
+    ``command`` or ``url``: what every command that judges or pins tools reads. Raises
+    :class:`ToolSourceError` naming which input failed, a server that cannot be started or
+    answers too late included."""
+    try:
+        if target is not None:
+            return load_file(target)
+        return load_live(command or None, url, revision=revision, timeout=timeout)
+    except ToolSourceError as error:
+        raise ToolSourceError(f"{target or 'server'}: {error}") from None
+    except (OSError, TimeoutError) as error:
+        raise ToolSourceError(f"cannot list the server's tools: {error}") from None

@@ -13,7 +13,8 @@ from urllib.parse import quote
 
 import click
 
-from ..connect.tool_source import ToolSource, ToolSourceError, load_file, load_live
+from ..connect.command_line import ServerCommand, server_command
+from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..guards.policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
 from .engine import lint_tools
@@ -24,7 +25,6 @@ from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-_SERVER_COMMAND = "strictmcp.lint.server_command"
 _LIST_WORD = "rules"
 
 _EPILOG = """\b
@@ -43,22 +43,9 @@ unknown rule code, bad policy).
 """
 
 
-class _LintCommand(click.Command):
-    """Takes everything after ``--`` as the server's command line, untouched by click."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if "--" in args:
-            split = args.index("--")
-            ctx.meta[_SERVER_COMMAND] = tuple(args[split + 1 :])
-            args = args[:split]
-        return super().parse_args(ctx, args)
-
-    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
-        return ["[OPTIONS]", "(TOOLS.json | -- COMMAND [ARGS]... | --url URL)"]
-
-
 @click.command(
-    cls=_LintCommand,
+    cls=ServerCommand,
+    usage="(TOOLS.json | -- COMMAND [ARGS]... | --url URL)",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=_EPILOG,
 )
@@ -147,7 +134,7 @@ def lint(
     stdio server after --, or --url. `strictmcp lint rules` lists the rules (to lint a
     file named rules, write ./rules).
     """
-    command: tuple[str, ...] = ctx.meta.get(_SERVER_COMMAND, ())
+    command = server_command(ctx)
     if explain is not None:
         _explain(explain, fmt)
         return
@@ -194,13 +181,9 @@ def _source(
     timeout: float,
 ) -> ToolSource:
     try:
-        if target is not None:
-            return load_file(target)
-        return load_live(command or None, url, revision=revision, timeout=timeout)
+        return read_tools(target, command, url, revision=revision, timeout=timeout)
     except ToolSourceError as error:
-        _fail(f"{target or 'server'}: {error}")
-    except (OSError, TimeoutError) as error:
-        _fail(f"cannot list the server's tools: {error}")
+        _fail(str(error))
 
 
 def _fail(message: str) -> NoReturn:

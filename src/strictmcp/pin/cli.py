@@ -8,12 +8,12 @@ from typing import Any, NoReturn
 
 import click
 
-from ..connect.tool_source import ToolSource, ToolSourceError, load_file, load_live
+from ..connect.command_line import ServerCommand, server_command
+from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..enforce.pins import PinError, PinFile, ToolChange
 
 EXIT_SAME, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 DEFAULT_LOCK = "strictmcp-tools.lock.json"
-_SERVER_COMMAND = "strictmcp.pin.server_command"
 # How much of a changed value pin --diff shows, escaped, before cutting it short.
 _SHOWN = 160
 
@@ -29,22 +29,9 @@ error (unreadable input or lock file).
 """
 
 
-class _PinCommand(click.Command):
-    """Takes everything after ``--`` as the server's command line, untouched by click."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if "--" in args:
-            split = args.index("--")
-            ctx.meta[_SERVER_COMMAND] = tuple(args[split + 1 :])
-            args = args[:split]
-        return super().parse_args(ctx, args)
-
-    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
-        return ["[OPTIONS]", "(TOOLS.json | -- COMMAND [ARGS]... | --url URL)"]
-
-
 @click.command(
-    cls=_PinCommand,
+    cls=ServerCommand,
+    usage="(TOOLS.json | -- COMMAND [ARGS]... | --url URL)",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=_EPILOG,
 )
@@ -90,7 +77,7 @@ def pin(
     TOOLS.json holds a tools/list result, a JSON-RPC response to one, or a list of tools (-
     reads standard input); or give the stdio server after --, or --url.
     """
-    command: tuple[str, ...] = ctx.meta.get(_SERVER_COMMAND, ())
+    command = server_command(ctx)
     if sum(1 for given in (target, command, url) if given) != 1:
         raise click.UsageError("give exactly one of TOOLS.json, -- COMMAND [ARGS...] or --url")
     source = _source(target, command, url, timeout)
@@ -119,13 +106,9 @@ def _source(
     target: str | None, command: tuple[str, ...], url: str | None, timeout: float
 ) -> ToolSource:
     try:
-        if target is not None:
-            return load_file(target)
-        return load_live(command or None, url, timeout=timeout)
+        return read_tools(target, command, url, timeout=timeout)
     except ToolSourceError as error:
-        _fail(f"{target or 'server'}: {error}")
-    except (OSError, TimeoutError) as error:
-        _fail(f"cannot list the server's tools: {error}")
+        _fail(str(error))
 
 
 def _fail(message: str) -> NoReturn:

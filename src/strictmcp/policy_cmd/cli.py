@@ -10,7 +10,7 @@ from typing import NoReturn, TypeVar
 
 import click
 
-from ..connect.tool_source import ToolSource, ToolSourceError, load_file, load_live, server_label
+from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..guards.policy import Policy, PolicyError
 from ..lint.model import printable
 from ..protocol import LATEST
@@ -142,13 +142,9 @@ def _tools(
     if sum(given) != 1:
         _fail("give exactly one of --tools FILE, --url URL or -- COMMAND")
     try:
-        if tools_file is not None:
-            return load_file(tools_file)
-        return load_live(command or None, url, timeout=timeout)
+        return read_tools(tools_file, command, url, timeout=timeout)
     except ToolSourceError as error:
-        _fail(f"{tools_file or server_label(command, url)}: {error}")
-    except (OSError, TimeoutError) as error:
-        _fail(f"cannot list the server's tools: {error}")
+        _fail(str(error))
 
 
 def _fail(message: str) -> NoReturn:
