@@ -486,3 +486,20 @@ def test_tracker_discard() -> None:
 def test_tracker_rejects_a_useless_bound() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         RequestTracker(max_in_flight=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping"}', 7),
+        (b'{"jsonrpc":"2.0","id":"a\\\\b","method":"ping"}', "a\\b"),
+        (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', None),
+        (b'{"jsonrpc":"2.0","id":7,"method":5}', 7),
+        (b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}', None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', None),
+        (b"not json", None),
+    ],
+)
+def test_error_id_is_the_id_a_refusal_answers_with(text: bytes, expected: object) -> None:
+    # A transport refuses valid messages too (an id still in use): the id must be there.
+    assert decode(text).error_id == expected

@@ -137,7 +137,7 @@ def decode(
     if not isinstance(document, list):
         message, violations = check_envelope(document, revision)
         if message is not None and not violations and not unpaired:
-            return Decoded((message,), False, (), size)
+            return Decoded((message,), False, (), size, message.id)
         violations += unpaired
         return Decoded(
             () if message is None else (message,),
