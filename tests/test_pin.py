@@ -7,10 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +15,6 @@ import anyio
 import mcp_types as types
 import pytest
 from click.testing import CliRunner
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from proxy_fixtures.rugpull_server import NOTE, WEATHER, listing
 from strictmcp.cli import main
@@ -27,8 +22,8 @@ from strictmcp.enforce import Auditor, Enforcer, PinError, PinFile
 from strictmcp.enforce.pins import canonical_json, tool_digest
 from strictmcp.guards.validation import tool_definition
 from strictmcp.protocol import LATEST
+from test_listing_checks import FIXTURE, proxied
 
-FIXTURE = Path(__file__).resolve().parent / "proxy_fixtures" / "rugpull_server.py"
 CLEAN = listing(turned=False)
 POISONED = listing(turned=True)
 
@@ -194,24 +189,6 @@ def test_pin_a_live_server(tmp_path: Path) -> None:
 
 
 # --- proxy --pin, end to end ------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def proxied(tmp_path: Path, *options: str) -> AsyncIterator[ClientSession]:
-    args = ["-m", "strictmcp.proxy", *options, "--", sys.executable, str(FIXTURE)]
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[*args, str(tmp_path / "calls")],
-        cwd=str(tmp_path),
-        env=dict(os.environ),  # the SDK's client would drop PYTHONPATH
-    )
-    with (tmp_path / "stderr").open("w", encoding="utf-8") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
 
 
 def text_of(result: types.CallToolResult) -> str:
