@@ -55,6 +55,14 @@ class Rule(str, Enum):
     TOOL_STRUCTURED_CONTENT_INVALID = "tool-structured-content-invalid"
     TOOL_STRUCTURED_CONTENT_NOT_OBJECT = "tool-structured-content-not-object"
 
+    # tasks (tasks.py)
+    TASK_NOT_NEGOTIATED = "task-not-negotiated"
+    TASK_NOT_SUPPORTED = "task-not-supported"
+    TASK_REQUIRED = "task-required"
+    TASK_NOT_REQUESTED = "task-not-requested"
+    TASK_UNKNOWN = "task-unknown"
+    TASK_STATUS_TRANSITION = "task-status-transition"
+
     # elicitation (elicitation.py)
     ELICITATION_SCHEMA_UNSUPPORTED = "elicitation-schema-unsupported"
     ELICITATION_RESPONSE_INVALID = "elicitation-response-invalid"
