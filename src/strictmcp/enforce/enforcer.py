@@ -22,6 +22,7 @@ from ..protocol import (
     Revision,
     Rule,
     Severity,
+    TaskRecord,
     ToolRegistry,
     Violation,
     check_call,
@@ -51,6 +52,8 @@ _RESULT_RULES = frozenset(
         Rule.TOOL_STRUCTURED_CONTENT_MISSING,
         Rule.TOOL_STRUCTURED_CONTENT_NOT_OBJECT,
         Rule.TOOL_OUTPUT_SCHEMA_INVALID,
+        # A task created for a call that did not ask for one is no answer to it.
+        Rule.TASK_NOT_REQUESTED,
     }
 )
 # For isinstance on the proxy's path: a decoded object is a dict, answered without the ABC.
@@ -384,6 +387,27 @@ class Enforcer:
                 self._report_result(name, broken, "replaced")
                 return withheld_result(registry.revision, tool, name, broken)
         return value
+
+    def check_task_result(
+        self,
+        registry: ToolRegistry,
+        task: TaskRecord,
+        payload: dict[str, Any],
+        found: list[Violation],
+        *,
+        identity: Identity | None = None,
+    ) -> dict[str, Any] | None:
+        """The final result of a tool-call ``task``, delivered after the task was created
+        (2025-11-25's ``tasks/result``, 2026-07-28's inline ``result``), judged and cleaned
+        exactly as the direct result of the call would be: ``found`` is what the checks found
+        in it. The result to hand on instead, or None to hand ``payload`` on."""
+        if task.method != "tools/call" or task.name is None:
+            return None
+        name = task.name
+        replaced = self.judge_result(registry, name, found, task.tool, identity=identity)
+        if replaced is not None:
+            return replaced
+        return self.clean_result(registry, name, task.tool or registry.get(name), payload)
 
     def clean_server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """Hygiene of a server's ``elicitation/create`` or ``sampling/createMessage`` params

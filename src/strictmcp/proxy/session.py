@@ -24,6 +24,7 @@ before answering it.
 
 from __future__ import annotations
 
+import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -38,17 +39,20 @@ from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
 from ..protocol import (
+    RELATED_TASK,
     CallCheck,
     Conversation,
     Decoded,
     Direction,
     Message,
     Rule,
+    TaskRecord,
     Violation,
     decode,
     error_response,
     errors,
     own_message,
+    task_id_of,
 )
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
 
@@ -56,10 +60,20 @@ UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
 TOO_MANY_IN_FLIGHT = -32003
 """-32003: the client has too many requests waiting for the server; retry later."""
+UNKNOWN_TASK = -32602
+"""-32602: a task the session did not create through the proxy, or has forgotten (as a
+server answers a task id it does not know)."""
+_UNKNOWN_TASK_TEXT = (
+    "Unknown task: it was not created through this session, or has expired (strictmcp proxy)"
+)
 
 _TOOLS = "/result/tools/"
 # What a server asks of the user or the model: their text gets the results' hygiene.
 _SERVER_REQUESTS = frozenset({"elicitation/create", "sampling/createMessage"})
+# Answers that may carry a task's final result, and the notification that may.
+_TASK_RESULTS = frozenset({"tasks/result", "tasks/get"})
+_TASK_STATUS = "notifications/tasks/status"
+_NAMING_TASKS = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
 
 
 @dataclass(slots=True)
@@ -139,6 +153,17 @@ class ProxySession:
         self._given_up: OrderedDict[int | str, str] = OrderedDict()
         # Who asked for each tools/list still waiting: its answer shows them only their tools.
         self._listers: dict[int | str, Identity | None] = {}
+        # Shared by many clients (stateless HTTP): the task ids clients see are the proxy's
+        # own, unguessable, each mapped to the server's and to the caller that created it.
+        self._shared = False
+        self._tasks = _TaskIds(max_in_flight)
+        self._callers: dict[int | str, Identity | None] = {}
+
+    def share(self) -> None:
+        """Serve many clients in this one session (the stateless revision over HTTP): a
+        task is reachable only through the id the proxy gave its creator, and only by the
+        same identity."""
+        self._shared = True
 
     # --- lines -------------------------------------------------------------------------------
 
@@ -265,6 +290,36 @@ class ProxySession:
     # --- messages ----------------------------------------------------------------------------
 
     def _client_message(self, message: Message, size: int, caller: Identity | None) -> _Item:
+        if self._shared and message.kind == "request" and message.method in _NAMING_TASKS:
+            own = self._own_task(message, caller)
+            if own is None:
+                return self._unknown_task(message)
+            message = own
+        item = self._client_checked(message, size, caller)
+        if message.method in _NAMING_TASKS and self._shared and item.forward is not None:
+            item.changed = True  # sent on with the server's task id
+        if self._shared and message.method == "tools/call" and item.forward is not None:
+            assert message.id is not None  # a call with no id is never forwarded as one
+            self._callers[message.id] = caller
+        return item
+
+    def _own_task(self, message: Message, caller: Identity | None) -> Message | None:
+        """A shared session's request naming a task: with the server's id for it, or None
+        when the caller did not create a task of that id through this proxy."""
+        params = message.params or {}
+        server_id = self._tasks.server_id(task_id_of(params), caller)
+        if server_id is None:
+            return None
+        return own_message({**message.raw, "params": {**params, "taskId": server_id}})
+
+    def _unknown_task(self, message: Message) -> _Item:
+        found = [Violation(Rule.TASK_UNKNOWN, _UNKNOWN_TASK_TEXT, "/params/taskId")]
+        self.auditor.record(found, direction="c2s", method=message.method, action="refused")
+        self.conversation.observe(message, "c2s")
+        reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+        return _Item(reply=self._answered(reply))
+
+    def _client_checked(self, message: Message, size: int, caller: Identity | None) -> _Item:
         params = message.params or {}
         name = params.get("name") if message.method == "tools/call" else None
         if message.kind == "request" and name == self.validate_name and self._listed():
@@ -290,6 +345,12 @@ class ProxySession:
         if call is not None and tool is not None and call.violations:
             # The call's own findings are the enforcer's to report, at their stage.
             found = [v for v in found if v not in call.violations]
+        if self.enforcing and message.id is not None and _names_unknown_task(found):
+            # Tasks belong to the session that made them: another's, or a forgotten one,
+            # is not asked about (its answer could not be checked).
+            self.auditor.record(found, direction="c2s", method=message.method, action="refused")
+            reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+            return _Item(reply=self._answered(reply))
         if found:
             self.auditor.record(
                 found, direction="c2s", method=message.method, tool=tool, action="allowed"
@@ -336,17 +397,33 @@ class ProxySession:
         return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, size: int) -> _Item:
-        request = self.conversation.request_answered_by(message, "s2c")
-        if message.id is not None and message.kind in ("response", "error"):
+        request = None
+        if self._shared and message.kind == "response" and message.id is not None:
+            request = self.conversation.request_answered_by(message, "s2c")
+        caller = self._callers.pop(message.id, None) if request is not None else None
+        item = self._server_checked(message, size)
+        if self._shared and item.forward is not None:
+            method = request.method if request is not None else message.method
+            public = self._tasks.public(item.forward, method, caller)
+            if public is not None:
+                return _Item(forward=public, changed=True)
+        return item
+
+    def _server_checked(self, message: Message, size: int) -> _Item:
+        answer = message.kind in ("response", "error")
+        request = self.conversation.request_answered_by(message, "s2c") if answer else None
+        if message.id is not None and answer:
             self._waiting.pop(message.id, None)
             why = self._given_up.pop(message.id, None)
             if why is not None:
                 self.auditor.say(f"dropped the server's late answer to a request that {why}")
                 self.conversation.observe(message, "s2c", size=size)
                 return _Item(changed=True)
-        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
         method = request.method if request is not None else message.method
         params = (request.params or {}) if request is not None else {}
+        # The task a message is about, read before the message may make it forgotten.
+        task = self.conversation.task("c2s", task_id_of(params if request else message.params))
+        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
         tool = params.get("name") if method == "tools/call" else None
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
@@ -365,6 +442,8 @@ class ProxySession:
             if changed is None:
                 listed = registry.get(tool)
                 changed = self.enforcer.clean_result(registry, tool, listed, result)
+        elif method in _TASK_RESULTS or message.method == _TASK_STATUS:
+            return self._task_message(message, method, found, task)
         elif message.kind == "request" and message.method in _SERVER_REQUESTS:
             asked = message.params if isinstance(message.params, dict) else None
             cleaned = self.enforcer.clean_server_request(message.method, asked) if asked else None
@@ -378,6 +457,52 @@ class ProxySession:
         if changed is None:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
+
+    def _task_message(
+        self, message: Message, method: str | None, found: list[Violation], task: TaskRecord | None
+    ) -> _Item:
+        """A message that may carry a task's final result: the answer to ``tasks/result``
+        (2025-11-25), to ``tasks/get`` or a status notification (2026-07-28, inline). The
+        result is judged and cleaned as the direct result of the call would be; one for a
+        task the session does not know is not handed on (fail closed)."""
+        holder = "params" if message.kind == "notification" else "result"
+        body = message.raw.get(holder)
+        inline = method != "tasks/result"
+        payload = body.get("result") if inline and isinstance(body, dict) else body
+        if not isinstance(body, dict) or not isinstance(payload, dict):
+            self._report_found(found, message)
+            return _Item(forward=message.raw)
+        if task is None and _names_unknown_task(found) and self.enforcing:
+            self.auditor.record(found, direction="s2c", method=message.method, action="replaced")
+            if message.kind == "notification":
+                return _Item(changed=True)
+            reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+            return _Item(forward=reply, changed=True)
+        if task is None:
+            self._report_found(found, message)
+            return _Item(forward=message.raw)
+        registry = self.conversation.tools
+        changed = self.enforcer.check_task_result(registry, task, payload, found)
+        if changed is None:
+            return _Item(forward=message.raw)
+        if inline:
+            return _Item(forward={**message.raw, holder: {**body, "result": changed}}, changed=True)
+        # The answer to tasks/result says which task it is for only in its _meta: kept.
+        meta = payload.get("_meta")
+        if isinstance(meta, dict) and RELATED_TASK in meta:
+            own = changed.get("_meta")
+            changed = {
+                **changed,
+                "_meta": {
+                    **(own if isinstance(own, dict) else {}),
+                    RELATED_TASK: meta[RELATED_TASK],
+                },
+            }
+        return _Item(forward={**message.raw, "result": changed}, changed=True)
+
+    def _report_found(self, found: list[Violation], message: Message) -> None:
+        if found:
+            self.auditor.record(found, direction="s2c", method=message.method, action="allowed")
 
     def _listing(
         self, result: dict[str, Any], found: list[Violation], lister: Identity | None
@@ -483,6 +608,53 @@ def _with_capability(result: dict[str, Any], entry: dict[str, Any]) -> dict[str,
         **result,
         "capabilities": {**capabilities, "experimental": {**experimental, **entry}},
     }
+
+
+class _TaskIds:
+    """A shared session's task ids: the proxy's own (unguessable) for each of the server's,
+    with the identity that created it; the oldest forgotten past ``bound``."""
+
+    def __init__(self, bound: int) -> None:
+        self._bound = bound
+        self._server: OrderedDict[str, tuple[str, Any]] = OrderedDict()  # public → server's
+        self._public: dict[str, str] = {}  # server's → public
+
+    def server_id(self, public: str | None, caller: Identity | None) -> str | None:
+        """The server's id for ``public``, if ``caller`` created that task."""
+        entry = self._server.get(public) if public is not None else None
+        if entry is None or entry[1] != _principal(caller):
+            return None
+        return entry[0]
+
+    def public(
+        self, message: dict[str, Any], method: str | None, caller: Identity | None
+    ) -> dict[str, Any] | None:
+        """``message`` with the server's task id replaced by the public one (a new one for a
+        task just created, owned by ``caller``); None when it names no task."""
+        holder = "params" if "method" in message else "result"
+        body = message.get(holder)
+        server_id = body.get("taskId") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(server_id, str):
+            return None
+        public = self._public.get(server_id)
+        if public is None:
+            if method != "tools/call":
+                return None  # a task no client was given: the router drops what is unasked
+            public = secrets.token_urlsafe(24)
+            self._public[server_id] = public
+            self._server[public] = (server_id, _principal(caller))
+            while len(self._server) > self._bound:
+                _, (gone, _owner) = self._server.popitem(last=False)
+                self._public.pop(gone, None)
+        return {**message, holder: {**body, "taskId": public}}
+
+
+def _principal(identity: Identity | None) -> tuple[str | None, str | None] | None:
+    return None if identity is None else (identity.subject, identity.client_id)
+
+
+def _names_unknown_task(found: list[Violation]) -> bool:
+    return any(v.rule is Rule.TASK_UNKNOWN for v in found)
 
 
 def _tool_index(pointer: str) -> int | None:
