@@ -136,7 +136,9 @@ def v2025_task(session: Session, result: Obj | None = None) -> None:
     call = session.ask(
         "tools/call", {"name": "report", "arguments": {"n": 1}, "task": {"ttl": 60_000}}
     )
-    assert call[1] == [] and session.last_call is not None and session.last_call.allowed
+    assert call[1] == []
+    assert session.last_call is not None
+    assert session.last_call.allowed
     assert session.answer(call, {"task": task()}) == []
 
 
@@ -173,13 +175,17 @@ def test_2025_task_support_forbidden_and_required() -> None:
     session = Session(V2025)
     forbidden = session.ask("tools/call", {"name": "quick", "arguments": {}, "task": {}})
     assert codes(forbidden[1]) == [Rule.TASK_NOT_SUPPORTED.value]
-    assert session.last_call is not None and session.last_call.jsonrpc_error is not None
+    assert session.last_call is not None
+    assert session.last_call.jsonrpc_error is not None
     assert session.last_call.jsonrpc_error[0] == -32601
     required = session.ask("tools/call", {"name": "batch", "arguments": {}})
     assert codes(required[1]) == [Rule.TASK_REQUIRED.value]
-    assert session.last_call is not None and not session.last_call.allowed
+    assert session.last_call is not None
+    assert not session.last_call.allowed
     fine = session.ask("tools/call", {"name": "batch", "arguments": {}, "task": {}})
-    assert fine[1] == [] and session.last_call is not None and session.last_call.allowed
+    assert fine[1] == []
+    assert session.last_call is not None
+    assert session.last_call.allowed
 
 
 def test_2025_task_without_the_servers_capability() -> None:
@@ -207,7 +213,8 @@ def test_2025_bad_task_shape() -> None:
     session = Session(V2025)
     call = session.ask("tools/call", {"name": "report", "arguments": {}, "task": {}})
     found = session.answer(call, {"task": {"taskId": 7, "status": "sleeping"}})
-    assert found and set(codes(found)) == {Rule.INVALID_RESULT.value}
+    assert found
+    assert set(codes(found)) == {Rule.INVALID_RESULT.value}
 
 
 def test_2025_client_side_task_for_sampling() -> None:
@@ -304,7 +311,8 @@ def test_2026_result_with_an_error_and_inline_shapes() -> None:
     v2026_task(session2)
     get = session2.ask("tasks/get", session2.params({"taskId": "t-1"}))
     found = session2.answer(get, {"resultType": "complete", **task_2026(), "result": GOOD})
-    assert found and set(codes(found)) == {Rule.INVALID_RESULT.value}
+    assert found
+    assert set(codes(found)) == {Rule.INVALID_RESULT.value}
 
 
 def test_2026_update_and_cancel() -> None:
@@ -367,10 +375,12 @@ def test_task_book_is_bounded_and_forgets_expired_tasks() -> None:
 
     book.created({"taskId": "a", "ttl": 1000}, record())
     book.created({"taskId": "b", "ttl": None}, record())
-    assert book.get("a") is not None and book.get("b") is not None
+    assert book.get("a") is not None
+    assert book.get("b") is not None
     now[0] += 1.5
     assert book.get("a") is None  # its ttl ran out
     assert book.get("b") is not None  # null: no limit
     book.created({"taskId": "c"}, record())
     book.created({"taskId": "d"}, record())
-    assert len(book) == 2 and book.get("b") is None  # pushed out by the bound
+    assert len(book) == 2
+    assert book.get("b") is None

@@ -62,7 +62,8 @@ def test_stdio_task_result_breaking_output_schema_is_refused(tmp_path: Path) -> 
         created = proxy.ask("tools/call", {"name": "report", "arguments": {}, "task": {}})
         good_id = created["result"]["task"]["taskId"]
         good = proxy.ask("tasks/result", {"taskId": good_id})["result"]
-        assert good["structuredContent"] == {"total": 3} and not good.get("isError")
+        assert good["structuredContent"] == {"total": 3}
+        assert not good.get("isError")
         # A task whose final result breaks the outputSchema: refused, as a direct one is.
         created = proxy.ask(
             "tools/call", {"name": "report", "arguments": {"lie": True}, "task": {}}
@@ -126,9 +127,11 @@ def test_http_stateless_tasks_are_checked_and_kept_apart(tmp_path: Path) -> None
             assert created["resultType"] == "task"
             public = created["taskId"]
             # The client sees the proxy's own unguessable id, not the server's "task-1".
-            assert public != "task-1" and len(public) >= 24
+            assert public != "task-1"
+            assert len(public) >= 24
             done = post("tasks/get", 2, {"taskId": public})["result"]
-            assert done["status"] == "completed" and done["taskId"] == public
+            assert done["status"] == "completed"
+            assert done["taskId"] == public
             assert done["result"]["isError"] is True
             assert "three" not in json.dumps(done)
             # The server's own id, guessed: not a task this client was given.

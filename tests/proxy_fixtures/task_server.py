@@ -61,10 +61,10 @@ class Server:
         modern = meta.get("io.modelcontextprotocol/protocolVersion") == MODERN
         complete = {"resultType": "complete"} if modern else {}
         if method == "initialize":
-            capabilities = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+            server: dict[str, Any] = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
             return "result", {
                 "protocolVersion": "2025-11-25",
-                "capabilities": capabilities,
+                "capabilities": server,
                 "serverInfo": {"name": "tasks", "version": "1"},
             }
         if method == "tools/list":
@@ -87,7 +87,7 @@ class Server:
                 return "result", {"resultType": "task", **created}
             return "result", {"task": created}
         if method in ("tasks/get", "tasks/result", "tasks/cancel"):
-            task_id = params.get("taskId")
+            task_id = str(params.get("taskId"))
             if task_id not in self.tasks:
                 return "error", {
                     "code": -32602,

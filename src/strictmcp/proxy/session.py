@@ -397,10 +397,10 @@ class ProxySession:
         return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, size: int) -> _Item:
-        request = None
+        request, caller = None, None
         if self._shared and message.kind == "response" and message.id is not None:
             request = self.conversation.request_answered_by(message, "s2c")
-        caller = self._callers.pop(message.id, None) if request is not None else None
+            caller = self._callers.pop(message.id, None)
         item = self._server_checked(message, size)
         if self._shared and item.forward is not None:
             method = request.method if request is not None else message.method
