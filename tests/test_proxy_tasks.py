@@ -10,6 +10,7 @@ proxy's one channel to the server.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -148,3 +149,22 @@ def test_http_stateless_tasks_are_checked_and_kept_apart(tmp_path: Path) -> None
         process.stop()
     asked = [c["params"].get("taskId") for c in recorded(tmp_path) if c["method"] == "tasks/get"]
     assert asked == ["task-1", "task-2"]  # the guessed one never reached the server
+
+
+# --- check --call follows a task ---------------------------------------------------------------
+
+
+def test_check_call_follows_a_task_to_its_result(tmp_path: Path) -> None:
+    strictmcp = Path(sys.executable).with_name("strictmcp")
+    server = [sys.executable, str(SERVER), str(tmp_path / "calls")]
+    report = tmp_path / "report.json"
+    command = [str(strictmcp), "check", "--call", "--cases", "3", "--tool", "batch"]
+    command += ["--format", "json", "--output", str(report), "--", *server]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    asked = [c["method"] for c in recorded(tmp_path)]
+    # Every call of the task-only tool was made as a task and followed to its result.
+    calls = [c for c in recorded(tmp_path) if c["method"] == "tools/call"]
+    assert calls
+    assert all("task" in c["params"] for c in calls)
+    assert asked.count("tasks/result") == len(calls)

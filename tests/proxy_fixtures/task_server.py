@@ -3,8 +3,9 @@
 request's own capabilities; ``tasks/get`` returns the final result inline).
 
 Tools: ``report`` (``outputSchema`` wants an integer ``total``; ``taskSupport`` optional)
-whose final result breaks its schema when called with ``{"lie": true}``, and ``quick`` (no
-task support). Every task is done as soon as it is made. Its task ids are sequential
+whose final result breaks its schema when called with ``{"lie": true}``, ``quick`` (no
+task support) and ``batch`` (only as a task; checks its argument ``n``, an integer, and
+refuses anything else with an ``isError`` result). Every task is done as soon as it is made. Its task ids are sequential
 (``task-1``, ``task-2``...), which is what a proxy must not let one client guess another's
 by. It records every request's method and params to the file named by its first argument.
 """
@@ -30,6 +31,16 @@ TOOLS = [
         "execution": {"taskSupport": "optional"},
     },
     {"name": "quick", "inputSchema": {"type": "object"}},
+    {
+        "name": "batch",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+            "additionalProperties": False,
+        },
+        "execution": {"taskSupport": "required"},
+    },
 ]
 
 
@@ -39,6 +50,13 @@ def final(lie: bool) -> dict[str, Any]:
         "content": [{"type": "text", "text": json.dumps({"total": total})}],
         "structuredContent": {"total": total},
     }
+
+
+def batch_result(arguments: Any) -> dict[str, Any]:
+    n = arguments.get("n") if isinstance(arguments, dict) else None
+    if not isinstance(n, int) or isinstance(n, bool) or set(arguments) != {"n"}:
+        return {"content": [{"type": "text", "text": "n must be an integer"}], "isError": True}
+    return {"content": [{"type": "text", "text": f"batch {n} done"}]}
 
 
 class Server:
@@ -71,18 +89,22 @@ class Server:
             extra = {"ttlMs": 0, "cacheScope": "private"} if modern else {}
             return "result", {"tools": TOOLS, **complete, **extra}
         if method == "tools/call":
-            lie = bool((params.get("arguments") or {}).get("lie"))
+            arguments = params.get("arguments")
+            lie = isinstance(arguments, dict) and bool(arguments.get("lie"))
             capabilities = meta.get("io.modelcontextprotocol/clientCapabilities") or {}
             asked = (
                 EXTENSION in (capabilities.get("extensions") or {})
                 if modern
                 else ("task" in params)
             )
+            batch = params.get("name") == "batch"
             if not asked:
+                if batch:
+                    return "error", {"code": -32601, "message": "batch runs only as a task"}
                 return "result", {**final(lie), **complete}
             task_id = f"task-{len(self.tasks) + 1}"
             created = self.task(task_id, modern)
-            self.tasks[task_id] = final(lie)
+            self.tasks[task_id] = batch_result(arguments) if batch else final(lie)
             if modern:
                 return "result", {"resultType": "task", **created}
             return "result", {"task": created}

@@ -15,6 +15,7 @@ from ..connect.client import ClientError, McpClient, Outcome, Success, Transport
 from ..guards.policy import Policy
 from ..guards.validation import CAPABILITY, PREFERRED_NAME
 from ..protocol import ToolRegistry, check_result
+from ..protocol.tasks import task_support
 from .cases import Case
 from .judge import combine, judge_call, judge_validate
 from .lint_bridge import lint
@@ -151,7 +152,9 @@ class _Runner:
             verdicts.append(judge_validate(case.expect, outcome, arguments_object=is_object))
             await self._recover(outcome)
         if self.options.call and not self.report.aborted:
-            outcome = await self.client.call_tool(name, case.arguments)
+            # A tool that runs only as a task is called as one; its final result is judged.
+            as_task = task_support(tool.definition) == "required"
+            outcome = await self.client.call_tool(name, case.arguments, as_task=as_task)
             output = (
                 check_result(self.registry, name, outcome.result, tool=tool)
                 if isinstance(outcome, Success)

@@ -55,6 +55,7 @@ __all__ = [
     "refused_task_call",
     "task_augmented",
     "task_id_of",
+    "task_support",
 ]
 
 EXTENSION = "io.modelcontextprotocol/tasks"

@@ -13,6 +13,7 @@ import click
 from ..enforce import Auditor, PinError, PinFile, RateLimiter, listing_rules
 from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
+from ..protocol.tasks import DEFAULT_MAX_TASKS
 from .session import ProxySession
 from .stdio import TransportError, run
 
@@ -163,6 +164,16 @@ Listening on an address other than loopback without one is refused, unless
         "section (anyone who reaches the port can call every tool)."
     ),
 )
+@click.option(
+    "--max-tasks",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_TASKS,
+    show_default=True,
+    help=(
+        "Tasks remembered per session (each until its time to live ends), to check their "
+        "final results; the result of a task forgotten past this bound is refused."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -180,6 +191,7 @@ def proxy(
     listing_rules: str | None,
     pin_file: str | None,
     allow_unauthenticated: bool,
+    max_tasks: int,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -225,6 +237,7 @@ def proxy(
                 listing_rules=listing,
                 pins=pins,
                 limiter=limiter,
+                max_tasks=max_tasks,
             )
 
         main: Coroutine[Any, Any, int]

@@ -55,6 +55,7 @@ from ..protocol import (
     task_id_of,
 )
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
+from ..protocol.tasks import DEFAULT_MAX_TASKS
 
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
@@ -113,6 +114,8 @@ class ProxySession:
     :mod:`strictmcp.enforce.listing`); ``pins`` a lock file the listed tools must match
     (:mod:`strictmcp.enforce.pins`). ``limiter`` holds the policy's rate limits: the same
     for every session of a proxy, so that a limit holds across an identity's sessions.
+    ``max_tasks`` bounds the tasks remembered to check their final results
+    (:mod:`strictmcp.protocol.tasks`).
     """
 
     def __init__(
@@ -127,6 +130,7 @@ class ProxySession:
         listing_rules: tuple[LintRule, ...] | None = None,
         pins: PinFile | None = None,
         limiter: RateLimiter | None = None,
+        max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         self.enforcer = Enforcer(
             policy=policy,
@@ -143,7 +147,9 @@ class ProxySession:
         self.auditor = self.enforcer.auditor
         self.enforcing = self.enforcer.enforcing
         self.max_size = max_size
-        self.conversation = Conversation(strict=strict, max_tracked=max_in_flight)
+        self.conversation = Conversation(
+            strict=strict, max_tracked=max_in_flight, max_tasks=max_tasks
+        )
         self.validate_name = PREFERRED_NAME
         self._max_in_flight = max_in_flight
         # Client requests forwarded and not yet answered, by id, with their method.
@@ -156,7 +162,7 @@ class ProxySession:
         # Shared by many clients (stateless HTTP): the task ids clients see are the proxy's
         # own, unguessable, each mapped to the server's and to the caller that created it.
         self._shared = False
-        self._tasks = _TaskIds(max_in_flight)
+        self._tasks = _TaskIds(max_tasks)
         self._callers: dict[int | str, Identity | None] = {}
 
     def share(self) -> None:
