@@ -5,9 +5,17 @@ created for a request that did not ask for one)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from strictmcp.protocol import Conversation, Message, Revision, Rule, check_envelope
+from strictmcp.protocol import (
+    Conversation,
+    Message,
+    Revision,
+    Rule,
+    check_envelope,
+    validate_capture,
+)
 from strictmcp.protocol.tasks import TaskBook, TaskRecord
 
 Obj = dict[str, Any]
@@ -384,3 +392,55 @@ def test_task_book_is_bounded_and_forgets_expired_tasks() -> None:
     book.created({"taskId": "d"}, record())
     assert len(book) == 2
     assert book.get("b") is None
+
+
+# --- captures --------------------------------------------------------------------------------
+
+
+def capture_lines(*messages: Obj) -> list[bytes]:
+    return [json.dumps(m).encode() for m in messages]
+
+
+def test_capture_of_a_task_flow_with_a_bad_final_result() -> None:
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"},
+    }
+    server: Obj = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+    lines = capture_lines(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": server,
+                "serverInfo": {"name": "s", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "result": {"tools": TOOLS}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "report", "arguments": {}, "task": {}},
+        },
+        {"jsonrpc": "2.0", "id": 3, "result": {"task": task()}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": "t-1"}},
+        {"jsonrpc": "2.0", "id": 4, "result": BAD},
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "quick", "arguments": {}, "task": {}},
+        },
+        {"jsonrpc": "2.0", "id": 6, "method": "tasks/result", "params": {"taskId": "nope"}},
+    )
+    report = validate_capture(lines)
+    found = [(f.line, f.violation.code) for f in report.findings]
+    assert (8, Rule.TOOL_STRUCTURED_CONTENT_INVALID.value) in found
+    assert (9, Rule.TASK_NOT_SUPPORTED.value) in found
+    assert (10, Rule.TASK_UNKNOWN.value) in found
+    assert not [f for f in found if f[0] < 8]

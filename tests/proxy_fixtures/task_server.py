@@ -5,9 +5,10 @@ request's own capabilities; ``tasks/get`` returns the final result inline).
 Tools: ``report`` (``outputSchema`` wants an integer ``total``; ``taskSupport`` optional)
 whose final result breaks its schema when called with ``{"lie": true}``, ``quick`` (no
 task support) and ``batch`` (only as a task; checks its argument ``n``, an integer, and
-refuses anything else with an ``isError`` result). Every task is done as soon as it is made. Its task ids are sequential
-(``task-1``, ``task-2``...), which is what a proxy must not let one client guess another's
-by. It records every request's method and params to the file named by its first argument.
+refuses anything else with an ``isError`` result). Every task is done as soon as it is made.
+Its task ids are sequential (``task-1``, ``task-2``...), which is what a proxy must not let
+one client guess another's by. It records every request's method and params to the file
+named by its first argument.
 """
 
 from __future__ import annotations
