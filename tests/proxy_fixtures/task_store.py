@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import anyio
 import mcp_types as types
@@ -32,7 +32,7 @@ from starlette.requests import Request
 
 TASKS = "io.modelcontextprotocol/tasks"
 # How long a task stays readable after it was created, and how often a client should poll.
-TTL = timedelta(minutes=5)
+TTL_MS = 300_000
 POLL_INTERVAL_MS = 100
 
 Context = ServerRequestContext[Any]
@@ -90,7 +90,7 @@ class Task:
 
     @property
     def expired(self) -> bool:
-        return _now() >= self.created_at + TTL
+        return _now() >= self.created_at + timedelta(milliseconds=TTL_MS)
 
     def move(self, status: Status) -> None:
         self.status = status
@@ -103,7 +103,7 @@ class Task:
             "status": self.status,
             "createdAt": _timestamp(self.created_at),
             "lastUpdatedAt": _timestamp(self.updated_at),
-            "ttlMs": int(TTL.total_seconds() * 1000),
+            "ttlMs": TTL_MS,
             "pollIntervalMs": POLL_INTERVAL_MS,
         }
 
@@ -140,6 +140,7 @@ class Task:
 
     def answer(self, responses: Mapping[str, Any]) -> None:
         """Take the answers to questions still open; anything else is ignored (SEP-2663)."""
+        taken = False
         for key, response in responses.items():
             question = self.asking.get(key)
             if question is None:
@@ -151,11 +152,14 @@ class Task:
                 continue
             self.answers[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
             del self.asking[key]
-        if self.status == "input_required" and not self.asking:
+            taken = True
+        if not taken:
+            return
+        if self.asking:
+            self.updated_at = _now()
+        else:
             self.move("working")
             self.answered.set()
-        elif responses:
-            self.updated_at = _now()
 
 
 class Job:
@@ -173,7 +177,6 @@ class Job:
         task = self._task
         if task is None:
             _missing_extension()
-        assert task is not None
         reused = task.asked & questions.keys()
         if reused:
             raise ValueError(f"input request keys asked before: {sorted(reused)}")
@@ -203,7 +206,7 @@ def negotiated(ctx: Context) -> bool:
     )
 
 
-def _missing_extension() -> None:
+def _missing_extension() -> NoReturn:
     raise MCPError(
         types.MISSING_REQUIRED_CLIENT_CAPABILITY,
         f"This needs the client's {TASKS} extension",
