@@ -6,7 +6,8 @@ tests/proxy_fixtures/conformance_server.py, a server on the official Python SDK,
 127.0.0.1. It runs twice per target, once per requirement set: ``2025-11-25`` on the
 initialize-handshake wire and ``2026-07-28`` on the stateless wire. The fixture must pass
 every scenario it is meant to support; then the proxy in HTTP mode, in front of the same
-server over HTTP and over stdio, must let exactly the same scenarios pass.
+server over HTTP and over stdio, must let exactly the same scenarios pass, but for those
+recorded in ``NOT_YET_THROUGH_PROXY``, which must fail through it until the proxy supports them.
 
 ``make install-test`` installs the suite; a missing one fails these tests, never skips them.
 """
@@ -123,6 +124,16 @@ PASSING: dict[str, frozenset[str]] = {
             "input-required-result-capability-check",
             "input-required-result-ignore-extra-params",
             "input-required-result-validate-input",
+            # The tasks extension (SEP-2663): optional, run for 2026-07-28, scored by no revision.
+            "tasks-lifecycle",
+            "tasks-capability-negotiation",
+            "tasks-wire-fields",
+            "tasks-request-state-removal",
+            "tasks-mrtr-input",
+            "tasks-request-headers",
+            "tasks-dispatch-and-envelope",
+            "tasks-required-task-error",
+            "tasks-mrtr-composition",
             # Run but not scored for 2026-07-28: pending upstream.
             "json-schema-2020-12",
             "http-header-validation",
@@ -131,26 +142,35 @@ PASSING: dict[str, frozenset[str]] = {
     ),
 }
 
-# The scenarios each set runs that the fixture is not meant to pass. All are the tasks
-# extension (SEP-2663): optional, scored by no revision, and the fixture has none of the
-# task tools (slow_compute, failing_job, confirm_delete, ...) or tasks/* methods they drive.
-_TASKS = frozenset(
-    {
-        "tasks-lifecycle",
-        "tasks-capability-negotiation",
-        "tasks-wire-fields",
-        "tasks-request-state-removal",
-        "tasks-mrtr-input",
-        "tasks-request-headers",
-        "tasks-dispatch-and-envelope",
-        # Without a task to watch it emits no check at all, which counts as not passing.
-        "tasks-status-notifications",
-        "tasks-required-task-error",
-        "tasks-mrtr-composition",
-    }
-)
-FAILING: dict[str, frozenset[str]] = {"2025-11-25": frozenset(), "2026-07-28": _TASKS}
+# The scenarios each set runs that no server can pass: the suite's tasks-status-notifications
+# is a stub that reports SKIPPED whatever the server does (it is to watch subscriptions/listen
+# once its harness is rewritten), and a scenario without a successful check does not pass.
+FAILING: dict[str, frozenset[str]] = {
+    "2025-11-25": frozenset(),
+    "2026-07-28": frozenset({"tasks-status-notifications"}),
+}
 REVISIONS = sorted(PASSING)
+
+# Scenarios that pass directly but not yet through the proxy, by upstream transport. Issue 13:
+# the proxy's task support. The proxy does not know that tasks/get, tasks/update and
+# tasks/cancel name a task (SEP-2663: Mcp-Name is params.taskId over HTTP), so it neither sends
+# that header upstream, which an HTTP upstream refuses with -32020 HeaderMismatch, nor checks it
+# from the client (a tasks/get with a mismatched Mcp-Name gets its result). Each one must keep
+# failing through the proxy; once one passes there, it leaves this list.
+NOT_YET_THROUGH_PROXY: dict[str, frozenset[str]] = {
+    "http": frozenset(
+        {
+            "tasks-lifecycle",
+            "tasks-wire-fields",
+            "tasks-request-state-removal",
+            "tasks-mrtr-input",
+            "tasks-request-headers",
+            "tasks-dispatch-and-envelope",
+            "tasks-mrtr-composition",
+        }
+    ),
+    "stdio": frozenset({"tasks-request-headers"}),
+}
 
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z$")
 
@@ -343,7 +363,7 @@ def test_proxy_to_http_upstream_passes_the_same_scenarios(
         command = proxy(proxy_port, "--upstream", upstream)
         with serving(command, proxy_port, tmp_path / "proxy.log") as url:
             run = run_suite(url, revision, tmp_path / "results")
-    _assert_same(direct_runs[revision], run)
+    _assert_same(direct_runs[revision], run, NOT_YET_THROUGH_PROXY["http"])
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
@@ -354,13 +374,21 @@ def test_proxy_to_stdio_upstream_passes_the_same_scenarios(
     command = proxy(proxy_port, "--", *fixture_stdio())
     with serving(command, proxy_port, tmp_path / "proxy.log") as url:
         run = run_suite(url, revision, tmp_path / "results")
-    _assert_same(direct_runs[revision], run)
+    _assert_same(direct_runs[revision], run, NOT_YET_THROUGH_PROXY["stdio"])
 
 
-def _assert_same(direct: Run, proxied: Run) -> None:
+def _assert_same(direct: Run, proxied: Run, not_yet: frozenset[str]) -> None:
+    """``proxied`` passes what ``direct`` does, less exactly the ``not_yet`` it runs."""
     lost = direct.passing - proxied.passing
     gained = proxied.passing - direct.passing
-    assert not lost, f"pass directly but not through the proxy:\n{proxied.failures(lost)}"
+    expected = not_yet & direct.passing
+    unexpected = lost - expected
+    assert not unexpected, (
+        f"pass directly but not through the proxy:\n{proxied.failures(unexpected)}"
+    )
+    assert lost == expected, (
+        f"now pass through the proxy, out of NOT_YET_THROUGH_PROXY: {sorted(expected - lost)}"
+    )
     assert not gained, f"pass only through the proxy: {sorted(gained)}"
     # A scenario that never reported through the proxy (its run broke off) is a difference too.
     assert set(proxied.statuses) == set(direct.statuses), proxied.failures(frozenset())
