@@ -6,8 +6,9 @@ tests/proxy_fixtures/conformance_server.py, a server on the official Python SDK,
 127.0.0.1. It runs twice per target, once per requirement set: ``2025-11-25`` on the
 initialize-handshake wire and ``2026-07-28`` on the stateless wire. The fixture must pass
 every scenario it is meant to support; then the proxy in HTTP mode, in front of the same
-server over HTTP and over stdio, must let exactly the same scenarios pass, but for those
-recorded in ``NOT_YET_THROUGH_PROXY``, which must fail through it until the proxy supports them.
+server over HTTP and over stdio, must let exactly the same scenarios pass (the tasks
+extension's included: the proxy checks task flows and hands stateless clients its own task
+ids, mapped to the server's).
 
 ``make install-test`` installs the suite; a missing one fails these tests, never skips them.
 """
@@ -150,27 +151,6 @@ FAILING: dict[str, frozenset[str]] = {
     "2026-07-28": frozenset({"tasks-status-notifications"}),
 }
 REVISIONS = sorted(PASSING)
-
-# Scenarios that pass directly but not yet through the proxy, by upstream transport. Issue 13:
-# the proxy's task support. The proxy does not know that tasks/get, tasks/update and
-# tasks/cancel name a task (SEP-2663: Mcp-Name is params.taskId over HTTP), so it neither sends
-# that header upstream, which an HTTP upstream refuses with -32020 HeaderMismatch, nor checks it
-# from the client (a tasks/get with a mismatched Mcp-Name gets its result). Each one must keep
-# failing through the proxy; once one passes there, it leaves this list.
-NOT_YET_THROUGH_PROXY: dict[str, frozenset[str]] = {
-    "http": frozenset(
-        {
-            "tasks-lifecycle",
-            "tasks-wire-fields",
-            "tasks-request-state-removal",
-            "tasks-mrtr-input",
-            "tasks-request-headers",
-            "tasks-dispatch-and-envelope",
-            "tasks-mrtr-composition",
-        }
-    ),
-    "stdio": frozenset({"tasks-request-headers"}),
-}
 
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z$")
 
@@ -363,7 +343,7 @@ def test_proxy_to_http_upstream_passes_the_same_scenarios(
         command = proxy(proxy_port, "--upstream", upstream)
         with serving(command, proxy_port, tmp_path / "proxy.log") as url:
             run = run_suite(url, revision, tmp_path / "results")
-    _assert_same(direct_runs[revision], run, NOT_YET_THROUGH_PROXY["http"])
+    _assert_same(direct_runs[revision], run)
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
@@ -374,21 +354,13 @@ def test_proxy_to_stdio_upstream_passes_the_same_scenarios(
     command = proxy(proxy_port, "--", *fixture_stdio())
     with serving(command, proxy_port, tmp_path / "proxy.log") as url:
         run = run_suite(url, revision, tmp_path / "results")
-    _assert_same(direct_runs[revision], run, NOT_YET_THROUGH_PROXY["stdio"])
+    _assert_same(direct_runs[revision], run)
 
 
-def _assert_same(direct: Run, proxied: Run, not_yet: frozenset[str]) -> None:
-    """``proxied`` passes what ``direct`` does, less exactly the ``not_yet`` it runs."""
+def _assert_same(direct: Run, proxied: Run) -> None:
     lost = direct.passing - proxied.passing
     gained = proxied.passing - direct.passing
-    expected = not_yet & direct.passing
-    unexpected = lost - expected
-    assert not unexpected, (
-        f"pass directly but not through the proxy:\n{proxied.failures(unexpected)}"
-    )
-    assert lost == expected, (
-        f"now pass through the proxy, out of NOT_YET_THROUGH_PROXY: {sorted(expected - lost)}"
-    )
+    assert not lost, f"pass directly but not through the proxy:\n{proxied.failures(lost)}"
     assert not gained, f"pass only through the proxy: {sorted(gained)}"
     # A scenario that never reported through the proxy (its run broke off) is a difference too.
     assert set(proxied.statuses) == set(direct.statuses), proxied.failures(frozenset())

@@ -415,15 +415,17 @@ class Conversation:
         task_id = task_id_of(params)
         if task_id is None:
             return _NOTHING  # its shape check says so
+        capabilities = None
+        meta = params.get("_meta")
+        if revision.at_least(Revision.V2026_07_28):
+            declared = meta.get(_META_CAPABILITIES) if isinstance(meta, _MAPPING) else None
+            capabilities = declared if isinstance(declared, Mapping) else None
+            if not extension_declared(capabilities):
+                return _NOTHING  # refused by the server before any task is looked up
         record = self._tasks[direction].get(task_id)
         if record is None:
             violations.append(unknown_task("/params/taskId"))
             return _NOTHING
-        capabilities = None
-        meta = params.get("_meta")
-        if revision.at_least(Revision.V2026_07_28) and isinstance(meta, _MAPPING):
-            declared = meta.get(_META_CAPABILITIES)
-            capabilities = declared if isinstance(declared, Mapping) else None
         return _Pending(task=record, client_capabilities=capabilities)
 
     def _task_request(self, message: Message, direction: Direction) -> list[Violation]:

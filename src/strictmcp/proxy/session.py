@@ -30,6 +30,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_types import CLIENT_CAPABILITIES_META_KEY as CLIENT_CAPABILITIES
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
@@ -45,6 +46,7 @@ from ..protocol import (
     Decoded,
     Direction,
     Message,
+    Revision,
     Rule,
     TaskRecord,
     Violation,
@@ -55,7 +57,13 @@ from ..protocol import (
     task_id_of,
 )
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
-from ..protocol.tasks import DEFAULT_MAX_TASKS
+from ..protocol.tasks import (
+    DEFAULT_MAX_TASKS,
+    MISSING_CAPABILITY,
+    TASK_METHODS,
+    extension_declared,
+)
+from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
@@ -74,7 +82,8 @@ _SERVER_REQUESTS = frozenset({"elicitation/create", "sampling/createMessage"})
 # Answers that may carry a task's final result, and the notification that may.
 _TASK_RESULTS = frozenset({"tasks/result", "tasks/get"})
 _TASK_STATUS = "notifications/tasks/status"
-_NAMING_TASKS = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+# What names a task in a shared session: it speaks 2026-07-28, where tasks are an extension.
+_NAMING_SHARED = TASK_METHODS[Revision.V2026_07_28]
 
 
 @dataclass(slots=True)
@@ -296,13 +305,15 @@ class ProxySession:
     # --- messages ----------------------------------------------------------------------------
 
     def _client_message(self, message: Message, size: int, caller: Identity | None) -> _Item:
-        if self._shared and message.kind == "request" and message.method in _NAMING_TASKS:
+        if self._shared and message.kind == "request" and message.method in _NAMING_SHARED:
+            if not extension_declared(_capabilities_of(message)):
+                return self._needs_extension(message)
             own = self._own_task(message, caller)
             if own is None:
                 return self._unknown_task(message)
             message = own
         item = self._client_checked(message, size, caller)
-        if message.method in _NAMING_TASKS and self._shared and item.forward is not None:
+        if message.method in _NAMING_SHARED and self._shared and item.forward is not None:
             item.changed = True  # sent on with the server's task id
         if self._shared and message.method == "tools/call" and item.forward is not None:
             assert message.id is not None  # a call with no id is never forwarded as one
@@ -317,6 +328,15 @@ class ProxySession:
         if server_id is None:
             return None
         return own_message({**message.raw, "params": {**params, "taskId": server_id}})
+
+    def _needs_extension(self, message: Message) -> _Item:
+        """A shared session's ``tasks/*`` request without the tasks extension: answered as the
+        server would (-32021), without handing the server a task id the caller was not given."""
+        self.conversation.observe(message, "c2s")
+        data: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+        text = "Missing required client capability: the tasks extension"
+        reply = error_response(message.id, MISSING_CAPABILITY, text, data)
+        return _Item(reply=self._answered(reply))
 
     def _unknown_task(self, message: Message) -> _Item:
         found = [Violation(Rule.TASK_UNKNOWN, _UNKNOWN_TASK_TEXT, "/params/taskId")]
@@ -657,6 +677,12 @@ class _TaskIds:
 
 def _principal(identity: Identity | None) -> tuple[str | None, str | None] | None:
     return None if identity is None else (identity.subject, identity.client_id)
+
+
+def _capabilities_of(message: Message) -> dict[str, Any] | None:
+    meta = (message.params or {}).get("_meta")
+    declared = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    return declared if isinstance(declared, dict) else None
 
 
 def _names_unknown_task(found: list[Violation]) -> bool:
