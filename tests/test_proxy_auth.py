@@ -700,6 +700,75 @@ def test_upstream_credentials_that_cannot_be_read_stop_the_proxy_at_start_up(
 
 
 # ---------------------------------------------------------------------------------------------
+# Guard settings per identity: a path root per tenant, from the token's `tenant` claim
+
+
+def _codes(answer: Any) -> list[str]:
+    result = answer["result"]
+    assert result["isError"] is True
+    codes = result["_meta"]["dev.strictmcp/validation"]["codes"]
+    assert isinstance(codes, list)
+    return codes
+
+
+def test_a_tenant_reads_only_under_its_own_root(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    tenants = tmp_path / "tenants"
+    for tenant in ("acme", "globex"):
+        (tenants / tenant).mkdir(parents=True)
+        (tenants / tenant / "report.txt").write_text(f"{tenant} secret", encoding="utf-8")
+    # A link an acme user planted in its own directory, pointing at the other tenant's.
+    (tenants / "acme" / "peek").symlink_to(tenants / "globex")
+    guard = (
+        '[[guard]]\ntool = "read_file"\nargument = "/path"\nkind = "path"\n'
+        f'roots = ["{tenants}/{{claim.tenant}}"]\n'
+    )
+    proxy = launch(tail=guard)
+    acme = Caller(proxy, provider.token("tenant-a", proxy.url))
+    globex = Caller(proxy, provider.token("tenant-b", proxy.url))
+    acme_file, globex_file = tenants / "acme" / "report.txt", tenants / "globex" / "report.txt"
+
+    def text(answer: Any) -> str:
+        assert answer["result"]["isError"] is False, answer
+        content = answer["result"]["content"][0]["text"]
+        assert isinstance(content, str)
+        return content
+
+    for alone in (False, True):  # in a session, and 2026-07-28 requests one by one
+        if not alone:
+            acme.open()
+            globex.open()
+        assert text(acme.call("read_file", {"path": str(acme_file)}, alone=alone)) == "acme secret"
+        assert text(globex.call("read_file", {"path": str(globex_file)}, alone=alone)) == (
+            "globex secret"
+        )
+        # The other tenant's file, directly, through the planted link, and through '..'.
+        for path in (
+            str(globex_file),
+            str(tenants / "acme" / "peek" / "report.txt"),
+            f"{tenants}/acme/../globex/report.txt",
+        ):
+            codes = _codes(acme.call("read_file", {"path": path}, alone=alone))
+            assert codes[0] in ("path-outside-roots", "path-symlink-escape"), codes
+        assert _codes(globex.call("read_file", {"path": str(acme_file)}, alone=alone)) == [
+            "path-outside-roots"
+        ]
+    # A token without the claim, and one whose claim would leave its slot, are refused
+    # whatever the path: fail closed, naming the claim, never its value.
+    reader = Caller(proxy, provider.token("reader", proxy.url))
+    missing = reader.call("read_file", {"path": str(acme_file)}, alone=True)
+    assert _codes(missing) == ["identity-claim-missing"]
+    evil = Caller(proxy, provider.token("tenant-evil", proxy.url))
+    unsafe = evil.call("read_file", {"path": str(globex_file)}, alone=True)
+    assert _codes(unsafe) == ["identity-claim-unsafe"]
+    assert "acme/../globex" not in json.dumps(unsafe)
+    # The server read each tenant's own file only.
+    read = [c["arguments"]["path"] for c in _calls(proxy) if c["name"] == "read_file"]
+    assert sorted(read) == sorted([str(acme_file), str(globex_file)] * 2)
+
+
+# ---------------------------------------------------------------------------------------------
 # Rate limits
 
 

@@ -12,6 +12,9 @@
 //   reader  mcp:read              admin  mcp:read mcp:admin
 //   noscope profile (no mcp scope) brief  mcp:read, tokens live 1 second
 //   opaque  mcp:read, opaque tokens (for introspection)
+//   tenant-a, tenant-b  mcp:read, with a `tenant` claim of "acme" and "globex"
+//   tenant-evil         mcp:read, its `tenant` claim "acme/../globex" (a directory's attribute
+//                       a user could set: what a per-tenant guard setting must refuse)
 // GET /_test/jwks-fetches counts the requests of the JWKS endpoint (the proxy's refreshes).
 import http from 'node:http';
 import crypto from 'node:crypto';
@@ -50,7 +53,11 @@ const clients = [
   machine('opaque', 'mcp:read'),
   // The proxy's own credentials to introspect opaque tokens.
   machine('introspector', 'mcp:read'),
+  machine('tenant-a', 'mcp:read'),
+  machine('tenant-b', 'mcp:read'),
+  machine('tenant-evil', 'mcp:read'),
 ];
+const TENANTS = { 'tenant-a': 'acme', 'tenant-b': 'globex', 'tenant-evil': 'acme/../globex' };
 
 async function start() {
   let fetches = 0;
@@ -80,6 +87,11 @@ async function start() {
           };
         },
       },
+    },
+    // Each tenant client's access tokens carry its tenant, as a directory attribute would.
+    extraTokenClaims(ctx, token) {
+      const tenant = TENANTS[token.clientId];
+      return tenant === undefined ? undefined : { tenant };
     },
     ttl: {
       ClientCredentials: (ctx, token) => token.resourceServer?.accessTokenTTL ?? 600,

@@ -153,7 +153,7 @@ class Enforcer:
                 verdict = CallCheck(verdict.violations, tool=verdict.tool)
         if self.policy is None or not isinstance(arguments, _MAPPING):
             return verdict
-        found, blocked = self._guarded(self.policy, name, arguments)
+        found, blocked = self._guarded(self.policy, name, arguments, identity)
         return self._after(registry, name, verdict, "policy", found, blocked, identity)
 
     def has_deep(self, name: str) -> bool:
@@ -288,7 +288,9 @@ class Enforcer:
         found: list[Violation] = []
         blocked = False
         if self.policy is not None and self.policy.deep:
-            declared = await self.policy.check_deep(name, arguments, real_call=True)
+            declared = await self.policy.check_deep(
+                name, arguments, real_call=True, identity=identity
+            )
             found += declared
             blocked = self.policy.blocks(declared)
         if self.deep is not None:
@@ -447,9 +449,9 @@ class Enforcer:
         if not verdict.allowed or not isinstance(arguments, _MAPPING):
             return violations
         if self.policy is not None:
-            found, blocked = self._guarded(self.policy, name, arguments)
+            found, blocked = self._guarded(self.policy, name, arguments, identity)
             violations += found if blocked else _as_warnings(found)
-            declared = await self.policy.check_deep(name, arguments)
+            declared = await self.policy.check_deep(name, arguments, identity=identity)
             refusing = self.enforcing and self.policy.blocks(declared)
             violations += declared if refusing else _as_warnings(declared)
         if self.deep is not None:
@@ -521,11 +523,16 @@ class Enforcer:
         )
 
     def _guarded(
-        self, policy: Policy, name: str, arguments: Mapping[str, Any]
+        self,
+        policy: Policy,
+        name: str,
+        arguments: Mapping[str, Any],
+        identity: Identity | None,
     ) -> tuple[list[Violation], bool]:
-        """The policy's findings on a call, and whether they refuse it: the policy's own mode
-        counts too, an audit-mode policy never refusing."""
-        found = policy.check(name, arguments)
+        """The policy's findings on a call by ``identity`` (guards whose settings name its
+        claims are its own), and whether they refuse it: the policy's own mode counts too,
+        an audit-mode policy never refusing."""
+        found = policy.check(name, arguments, identity=identity)
         return found, self.enforcing and policy.blocks(found)
 
     def _schema(self, registry: ToolRegistry, name: str, arguments: Any) -> CallCheck:

@@ -30,9 +30,9 @@ import asyncio
 import ipaddress
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -40,7 +40,8 @@ from urllib.parse import urlsplit
 from ..protocol import Severity, Violation
 from ..protocol.tool_calls import ARGUMENTS
 from ..schema import from_fragment, to_pointer
-from .base import Guard
+from .base import Guard, GuardFinding
+from .claims import ClaimGuard, claims_in, substitute
 from .database import SqlDatabaseCheck
 from .deep import bounded
 from .reach import UrlReachCheck
@@ -451,13 +452,24 @@ _ACCESS_OPTIONS: dict[str, _Option] = {
 
 
 def _fixed_identity(entry: Any) -> Identity:
-    """The ``[identity]`` table: who the stdio proxy's client is, for its rules and audit."""
-    options = _options("[identity]", entry, _IDENTITY_OPTIONS)
+    """The ``[identity]`` table: who the stdio proxy's client is, for its rules and audit.
+    Its claims are ``sub`` (and ``client_id``) and those of its ``claims`` table."""
+    where = "[identity]"
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    table = entry.get("claims", {})
+    if not isinstance(table, Mapping) or not all(isinstance(v, str) for v in table.values()):
+        raise PolicyError(f"{where}: claims must be a table of strings")
+    declared = {**_IDENTITY_OPTIONS, "claims": _STR}  # checked above, as a table
+    options = _options(where, {k: v for k, v in entry.items() if k != "claims"}, declared)
+    client_id = options.get("client_id")
+    own = {"sub": options["subject"]} | ({"client_id": client_id} if client_id else {})
     return Identity(
         subject=options["subject"],
-        client_id=options.get("client_id"),
+        client_id=client_id,
         scopes=frozenset(options.get("scopes", ())),
         groups=options.get("groups", ()),
+        claims=own | dict(table),
     )
 
 
@@ -688,36 +700,54 @@ class Policy:
             return False
         return any(rule.allows(tool) and rule.matches(identity) for rule in self.access)
 
-    def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
-        """Every finding of every guard that applies to this call, pointing into the message.
+    def check(
+        self,
+        tool: str,
+        arguments: Any,
+        *,
+        pointer: str = ARGUMENTS,
+        identity: Identity | None = None,
+    ) -> list[Violation]:
+        """Every finding of every guard that applies to this call by ``identity``, pointing
+        into the message.
 
         Arguments a pattern does not reach (absent, or not a container where one is needed)
-        are not checked: whether they must exist is the schema's business.
+        are not checked: whether they must exist is the schema's business. A guard whose
+        settings name the caller's claims is built for ``identity``'s (:func:`_bound`).
         """
         violations: list[Violation] = []
         for rule in self.rules:
             if not rule.applies_to(tool):
                 continue
             for where, value in _select(arguments, rule.tokens):
-                violations += [finding.at(pointer + where) for finding in rule.guard.check(value)]
+                guard = _bound(rule.guard, identity)
+                found = [guard] if isinstance(guard, GuardFinding) else guard.check(value)
+                violations += [finding.at(pointer + where) for finding in found]
         return violations
 
     async def check_deep(
-        self, tool: str, arguments: Any, *, real_call: bool = False, pointer: str = ARGUMENTS
+        self,
+        tool: str,
+        arguments: Any,
+        *,
+        real_call: bool = False,
+        pointer: str = ARGUMENTS,
+        identity: Identity | None = None,
     ) -> list[Violation]:
-        """The findings of the deep checks that apply to this call (for a real call, those
-        with ``on_calls``), run concurrently, each in a worker thread bounded by its timeout."""
-        pending = [
-            bounded(
-                asyncio.to_thread(rule.guard.check, value),
-                rule.timeout,
-                f"{rule.guard.kind} check",
-                pointer + where,
-            )
-            for rule in self.deep
-            if rule.applies_to(tool) and (rule.on_calls or not real_call)
-            for where, value in _select(arguments, rule.tokens)
-        ]
+        """The findings of the deep checks that apply to this call by ``identity`` (for a
+        real call, those with ``on_calls``), run concurrently, each in a worker thread
+        bounded by its timeout."""
+        pending = []
+        for rule in self.deep:
+            if not rule.applies_to(tool) or not (rule.on_calls or not real_call):
+                continue
+            for where, value in _select(arguments, rule.tokens):
+                guard = _bound(rule.guard, identity)
+                if isinstance(guard, GuardFinding):
+                    pending.append(_refused(guard.at(pointer + where)))
+                    continue
+                check = asyncio.to_thread(guard.check, value)
+                pending.append(bounded(check, rule.timeout, f"{guard.kind} check", pointer + where))
         found = await asyncio.gather(*pending)
         return [violation for violations in found for violation in violations]
 
@@ -804,6 +834,18 @@ class Policy:
         )
 
 
+def _bound(guard: Guard, identity: Identity | None) -> Guard | GuardFinding:
+    """The guard that checks a call by ``identity``: ``guard`` itself, or, for settings that
+    name claims, the guard built for its claims (or the finding refusing the call)."""
+    if not isinstance(guard, ClaimGuard):
+        return guard
+    return guard.bind(identity.claims if identity is not None else {})
+
+
+async def _refused(violation: Violation) -> list[Violation]:
+    return [violation]
+
+
 def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, Any]:
     """The options of a table, each checked against its declaration (lists become tuples)."""
     if not isinstance(entry, Mapping):
@@ -882,10 +924,34 @@ def _entries(
             # A policy kept beside the server it protects names its roots relative to itself.
             options["roots"] = tuple(str(base / root) for root in options["roots"])
         try:
-            rules.append(build(tool, argument, kind, options, entry))
+            claims = tuple(dict.fromkeys(n for v in options.values() for n in claims_in(v)))
+            if not claims:
+                rules.append(build(tool, argument, kind, options, entry))
+                continue
+            # Settings that name claims are checked now with a stand-in value (a templated
+            # root with "/", which exists), and built for each caller's values at call time.
+            sample = substitute(options, dict.fromkeys(claims, "x"))
+            if kind == "path":
+                sample["roots"] = tuple("/" if claims_in(r) else r for r in options["roots"])
+            rule = build(tool, argument, kind, sample, entry)
         except ValueError as error:
             raise PolicyError(f"{where} ({kind}): {error}") from None
+        per_caller = partial(_guard_of, build, tool, argument, kind, entry=entry)
+        rules.append(replace(rule, guard=ClaimGuard(kind, options, per_caller, claims)))
     return tuple(rules)
+
+
+def _guard_of(
+    build: Callable[[str, str, str, dict[str, Any], Mapping[str, Any]], GuardRule],
+    tool: str,
+    argument: str,
+    kind: str,
+    options: dict[str, Any],
+    *,
+    entry: Mapping[str, Any],
+) -> Guard:
+    """The guard ``build`` makes of an entry's ``options`` (a caller's claims filled in)."""
+    return build(tool, argument, kind, options, entry).guard
 
 
 def _deep_rule(
