@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -10,18 +11,26 @@ from typing import Any
 
 import anyio
 import jwt
+import mcp_types as types
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from mcp import MCPError
+from fastmcp import Client as FastClient
+from fastmcp import FastMCP
+from mcp import Client, MCPError
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
 
 from strictmcp.enforce import AUDIT_LOGGER, RATE_LIMITED, Auditor, Enforcer, RateLimiter
 from strictmcp.guards.policy import AuthSettings, Identity, Policy, PolicyError
 from strictmcp.identity import Jwks, KeySet, TokenError, TokenVerifier
 from strictmcp.identity.jwks import MAX_JWKS_BYTES, KeysUnavailable
 from strictmcp.integrations._server_core import ServerCore
+from strictmcp.integrations.fastmcp import StrictMiddleware
+from strictmcp.integrations.lowlevel import protect
+from strictmcp.integrations.mcpserver import StrictExtension
 from strictmcp.protocol import Revision, ToolRegistry, check_call
 from strictmcp.proxy import ProxySession, Routed
 
@@ -401,3 +410,132 @@ def test_the_sdk_integrations_authorize_the_sdks_authenticated_caller_like_the_p
     ana = Identity("ana", "app", scopes=frozenset({"files"}))
     assert proxy.check_call(registry(), "read_file", {}, identity=ana).allowed
     assert not proxy.check_call(registry(), "delete_file", {}, identity=ana).allowed
+
+
+# ---------------------------------------------------------------------------------------------
+# The same access rules in the proxy and in each SDK integration: listings and calls
+
+#: Callers as the SDK's auth middleware hands them over (and as a JWT's claims would say).
+SDK_CALLERS = {
+    "reader": AccessToken(token="t-reader", client_id="app", scopes=["files"], subject="ana"),
+    "ops": AccessToken(
+        token="t-ops", client_id="app", scopes=[], subject="bob", claims={"groups": ["ops"]}
+    ),
+    "service": AccessToken(
+        token="t-svc", client_id="svc", scopes=[], subject="svc-report", claims={"tenant": "acme"}
+    ),
+    "stranger": AccessToken(token="t-eve", client_id="app", scopes=[], subject="eve"),
+}
+TOOL_NAMES = [str(tool["name"]) for tool in TOOLS]
+
+
+def _lowlevel(ran: list[str]) -> Any:
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in TOOLS])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        ran.append(params.name)
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ran")])
+
+    server = Server("test", on_list_tools=list_tools, on_call_tool=call_tool)
+    return protect(server, policy=ACCESS)
+
+
+def _mcpserver(ran: list[str]) -> Any:
+    extension = StrictExtension(policy=ACCESS)
+    app = MCPServer("test", extensions=[extension])
+    for name in TOOL_NAMES:
+        app.tool(name=name)(_recorder(ran, name))
+    return extension.install(app)
+
+
+def _fastmcp(ran: list[str]) -> Any:
+    server = FastMCP("test", middleware=[StrictMiddleware(policy=ACCESS)])
+    for name in TOOL_NAMES:
+        server.tool(_recorder(ran, name), name=name)
+    return server
+
+
+def _recorder(ran: list[str], name: str) -> Callable[[], str]:
+    def tool() -> str:
+        ran.append(name)
+        return "ran"
+
+    return tool
+
+
+async def _through_sdk_client(server: Any, fastmcp: bool) -> list[str]:
+    """The names the client is listed, calling each tool of the server (``ran`` says which
+    ran)."""
+    if fastmcp:
+        async with FastClient(server) as client:
+            names = [tool.name for tool in await client.list_tools()]
+            for name in TOOL_NAMES:
+                with contextlib.suppress(Exception):
+                    await client.call_tool(name, {}, raise_on_error=False)
+            return names
+    async with Client(server, mode="legacy") as sdk:
+        names = [tool.name for tool in (await sdk.list_tools()).tools]
+        for name in TOOL_NAMES:
+            with contextlib.suppress(MCPError):
+                await sdk.call_tool(name, {})
+        return names
+
+
+def _through_proxy(token: AccessToken) -> tuple[list[str], list[str]]:
+    """What the proxy lists and lets through for the caller of ``token``'s claims."""
+    claims = {
+        **(token.claims or {}),
+        "sub": token.subject,
+        "client_id": token.client_id,
+        "scope": " ".join(token.scopes),
+    }
+    caller = Identity.from_claims(claims)
+    proxy = ProxySession(Auditor(io.StringIO()), policy=ACCESS)
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
+    server = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s"}}
+    messages: list[tuple[dict[str, Any], Any]] = [
+        ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 0, "result": server}, "s2c"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, "c2s"),
+    ]
+    for message, direction in messages:
+        proxy.decide(json.dumps(message).encode(), direction, identity=caller)
+    listed = proxy.decide(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": TOOLS}}).encode(), "s2c"
+    )
+    assert isinstance(listed, Routed)
+    names = [t["name"] for t in json.loads(listed.forward[0])["result"]["tools"]]
+    enforcer = Enforcer(policy=ACCESS, auditor=Auditor(io.StringIO()))
+    allowed = [
+        n for n in TOOL_NAMES if enforcer.check_call(registry(), n, {}, identity=caller).allowed
+    ]
+    return names, allowed
+
+
+@pytest.mark.parametrize("framework", ["lowlevel", "mcpserver", "fastmcp"])
+@pytest.mark.parametrize("caller", sorted(SDK_CALLERS))
+def test_each_sdk_integration_lists_and_runs_what_the_proxy_does(
+    framework: str, caller: str
+) -> None:
+    token = SDK_CALLERS[caller]
+    ran: list[str] = []
+    server = {"lowlevel": _lowlevel, "mcpserver": _mcpserver, "fastmcp": _fastmcp}[framework](ran)
+    reset = auth_context_var.set(AuthenticatedUser(token))
+    try:
+        listed = anyio.run(_through_sdk_client, server, framework == "fastmcp")
+    finally:
+        auth_context_var.reset(reset)
+    proxy_listed, proxy_allowed = _through_proxy(token)
+    expected = {
+        "reader": ["read_file"],
+        "ops": TOOL_NAMES,
+        "service": ["report"],
+        "stranger": [],
+    }[caller]
+    assert proxy_allowed == expected
+    assert proxy_listed == [*expected, "validate"]
+    # The validate tool's name is the framework's own choice; the server's tools are the same.
+    assert [n for n in listed if n in TOOL_NAMES] == expected
+    assert len(listed) == len(expected) + 1
+    assert ran == expected

@@ -416,15 +416,18 @@ class Enforcer:
         others are not shown to it (all are, in audit mode)."""
         if not self._enforces_access():
             return tools
-        assert self.policy is not None  # enforcing access rules: there is a policy
-        policy = self.policy
         return [
             tool
             for tool in tools
             if not isinstance(tool, dict)
             or not isinstance(tool.get("name"), str)
-            or policy.allows(identity, tool["name"])
+            or self.shows(tool["name"], identity)
         ]
+
+    def shows(self, name: str, identity: Identity | None) -> bool:
+        """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if the access
+        rules let it call the tool (always, in audit mode)."""
+        return not self._enforces_access() or self._allows(identity, name)
 
     async def rehearse(
         self,
