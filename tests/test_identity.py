@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -23,8 +24,24 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 
-from strictmcp.enforce import AUDIT_LOGGER, RATE_LIMITED, Auditor, Enforcer, RateLimiter
-from strictmcp.guards.policy import AuthSettings, Identity, Policy, PolicyError
+from redis_support import redis_server
+from strictmcp.enforce import (
+    AUDIT_LOGGER,
+    RATE_LIMITED,
+    Auditor,
+    Enforcer,
+    RateLimiter,
+    SharedRateLimiter,
+    StoreUnavailable,
+    limiter_for,
+)
+from strictmcp.guards.policy import (
+    AuthSettings,
+    Identity,
+    Policy,
+    PolicyError,
+    RateStoreSettings,
+)
 from strictmcp.identity import Jwks, KeySet, TokenError, TokenVerifier
 from strictmcp.identity.jwks import MAX_JWKS_BYTES, KeysUnavailable
 from strictmcp.integrations._server_core import ServerCore
@@ -539,3 +556,86 @@ def test_each_sdk_integration_lists_and_runs_what_the_proxy_does(
     assert [n for n in listed if n in TOOL_NAMES] == expected
     assert len(listed) == len(expected) + 1
     assert ran == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limits shared through Redis
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        ({"url": "redis://127.0.0.1:1", "url_env": "X"}, "one of url, url_env or url_file"),
+        ({}, "one of url, url_env or url_file"),
+        ({"url": "http://127.0.0.1:6379"}, "redis:// or rediss://"),
+        ({"url": "redis://:hunter2@127.0.0.1:6379"}, "holds a password"),
+        ({"url": "redis://127.0.0.1:1", "timeout_ms": 0}, "timeout_ms"),
+        ({"url": "redis://127.0.0.1:1", "on_unavailable": "maybe"}, "closed, open"),
+        ({"url": "redis://127.0.0.1:1", "host": "x"}, "unknown keys: host"),
+    ],
+)
+def test_bad_rate_stores_are_refused(store: dict[str, Any], message: str) -> None:
+    limit = [{"tools": ["*"], "calls": 1}]
+    with pytest.raises(PolicyError, match=message):
+        Policy.from_dict({"rate_limit": limit, "rate_store": store})
+
+
+def test_a_rate_store_needs_limits_and_its_url_is_read_where_it_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(PolicyError, match="needs \\[\\[rate_limit\\]\\]"):
+        Policy.from_dict({"rate_store": {"url": "redis://127.0.0.1:1"}})
+    policy = Policy.from_dict(
+        {"rate_limit": [{"tools": ["*"], "calls": 1}], "rate_store": {"url_env": "RATE_URL"}}
+    )
+    assert policy.rate_store is not None
+    monkeypatch.delenv("RATE_URL", raising=False)
+    with pytest.raises(PolicyError, match="RATE_URL") as missing:
+        limiter_for(policy)
+    monkeypatch.setenv("RATE_URL", "redis://:hunter2@127.0.0.1:1/0")
+    assert isinstance(limiter_for(policy), SharedRateLimiter)
+    monkeypatch.setenv("RATE_URL", "http://:hunter2@127.0.0.1:1/0")
+    with pytest.raises(PolicyError) as wrong:
+        limiter_for(policy)
+    assert "hunter2" not in str(wrong.value) + str(missing.value)
+
+
+def test_shared_buckets_are_taken_atomically_in_redis_and_an_outage_is_reported() -> None:
+    policy = Policy.from_dict(
+        {
+            "rate_limit": [
+                {"tools": ["search*"], "calls": 3, "period": 6},
+                {"tools": ["*"], "calls": 5, "period": 60},
+            ],
+        }
+    )
+    with redis_server() as redis:
+        store = RateStoreSettings(url=redis.url, timeout_ms=300)
+        ana, bob = Identity("ana", "app"), Identity("bob", "app")
+
+        async def scenario() -> None:
+            limiter = SharedRateLimiter(policy.rate_limits, store, redis.url)
+            other = SharedRateLimiter(policy.rate_limits, store, redis.url)  # a replica
+            try:
+                assert [await limiter.take(ana, "search") for _ in range(2)] == [None, None]
+                assert await other.take(ana, "search") is None
+                assert await other.take(ana, "search") == 2  # one token every 2 s
+                # The refused call took nothing from the other limit: 5 - 3 = 2 left there.
+                assert await limiter.take(ana, "report") is None
+                assert await limiter.take(ana, "report") is None
+                assert 1 <= (await other.take(ana, "report") or 0) <= 12
+                assert await limiter.take(bob, "search") is None  # another identity
+                redis.stop()
+                with pytest.raises(StoreUnavailable) as lost:
+                    await limiter.take(ana, "search")
+                assert "127.0.0.1" not in str(lost.value)
+                assert limiter.reachable is False
+                # A tool no limit names never asks Redis.
+                searches = SharedRateLimiter(policy.rate_limits[:1], store, redis.url)
+                assert await searches.take(ana, "report") is None
+                await searches.aclose()
+            finally:
+                await limiter.aclose()
+                await other.aclose()
+
+        asyncio.run(scenario())

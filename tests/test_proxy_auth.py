@@ -36,6 +36,7 @@ from auth_support import (
     public_pem,
     unsigned,
 )
+from redis_support import redis_server
 from strictmcp.proxy.cli import proxy as proxy_command
 from test_proxy_http import (  # noqa: F401 - processes is a fixture
     FIXTURES,
@@ -807,6 +808,104 @@ def test_a_rate_limit_is_reached_and_recovered_per_identity(
     assert reader.call("echo", {"text": "hi"})["error"]["code"] == -32029
     time.sleep(8.2)  # one token back
     assert reader.call("echo", {"text": "hi"})["result"]["isError"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limits shared by replicas through Redis
+
+
+def _limited_call(proxy: Protected, token: str) -> tuple[int, dict[str, Any], str | None]:
+    """One 2026-07-28 call of echo: the HTTP status, the JSON-RPC answer, Retry-After."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": _MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {
+        **_ACCEPT,
+        "authorization": f"Bearer {token}",
+        "mcp-protocol-version": _MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "echo",
+    }
+    response = httpx2.post(proxy.url, json=message, headers=headers, timeout=30)
+    return response.status_code, _answer(response), response.headers.get("retry-after")
+
+
+def _shared_limit(url: str, *, unavailable: str = "closed") -> str:
+    # One call, then one more every 8 seconds (see the per-replica test for why so slow).
+    return (
+        '[[rate_limit]]\ntools = ["echo"]\ncalls = 2\nperiod = 16\n'
+        f'[rate_store]\nurl = "{url}"\non_unavailable = "{unavailable}"\ntimeout_ms = 300\n'
+    )
+
+
+def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    with redis_server() as redis:
+        audit = tmp_path / "audit.jsonl"
+        options = ("--audit-log", str(audit))
+        first = launch(tail=_shared_limit(redis.url), options=options)
+        second = launch(tail=_shared_limit(redis.url))
+        tokens = {proxy.url: provider.token("reader", proxy.url) for proxy in (first, second)}
+
+        def call(proxy: Protected) -> tuple[int, dict[str, Any], str | None]:
+            return _limited_call(proxy, tokens[proxy.url])
+
+        # Two calls in all, whichever replica answers them; the third is refused by both.
+        assert call(first)[1]["result"]["isError"] is False
+        assert call(second)[1]["result"]["isError"] is False
+        for proxy in (first, second):
+            status, answer, retry = call(proxy)
+            assert status == 429
+            assert answer["error"]["code"] == -32029
+            assert retry is not None
+            assert 1 <= int(retry) <= 8
+            assert answer["error"]["data"] == {"retryAfter": int(retry)}
+        # Another identity has its own bucket, in Redis too.
+        admin = provider.token("admin", second.url, scope="mcp:read mcp:admin")
+        assert _limited_call(second, admin)[1]["result"]["isError"] is False
+        # A session-based client of a replica is counted in the same bucket, in turn.
+        reader = Caller(second, tokens[second.url])
+        reader.open()
+        refused = reader.call("echo", {"text": "hi"})["error"]
+        assert refused["code"] == -32029
+        # One token back (and less than two: one comes every 8 s), for whichever replica.
+        time.sleep(refused["data"]["retryAfter"] + 0.2)
+        assert call(second)[1]["result"]["isError"] is False
+        assert call(first)[0] == 429
+        # Both replicas' servers record to the one file of the workspace.
+        echoed = [c for c in _calls(first) if c["name"] == "echo"]
+        assert len(echoed) == 4  # the reader's three and the admin's one
+
+        # Redis goes away: the limited tool is refused (fail closed), the others go on.
+        redis.stop()
+        status, answer, retry = call(first)
+        assert (status, retry) == (429, "1")
+        assert answer["error"]["code"] == -32029
+        assert "cannot be checked" in answer["error"]["message"]
+        hello = tmp_path / "hello.txt"
+        hello.write_text("hello", encoding="utf-8")
+        unlimited = Caller(first, tokens[first.url]).call(
+            "read_file", {"path": str(hello)}, alone=True
+        )
+        assert unlimited["result"]["isError"] is False
+        first.process.wait_for("rate limit store (Redis) cannot be reached")
+        refusals = [r for r in _records(audit) if r["code"] == "rate-store-unavailable"]
+        assert [r["action"] for r in refusals] == ["refused"]
+        assert refusals[0]["identity"] == {"subject": "reader", "clientId": "reader"}
+        # A replica whose policy says open lets the call through, and says so.
+        opened = launch(tail=_shared_limit(redis.url, unavailable="open"))
+        token = provider.token("reader", opened.url)
+        assert _limited_call(opened, token)[1]["result"]["isError"] is False
+        opened.process.wait_for("are let through until it can")
+        assert "redis://" not in first.process.output() + opened.process.output()
+        # Redis is back (empty): the limit holds again, and the operator is told.
+        redis.start()
+        assert call(first)[1]["result"]["isError"] is False
+        first.process.wait_for("can be reached again")
 
 
 # ---------------------------------------------------------------------------------------------

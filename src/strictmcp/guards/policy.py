@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,7 @@ _TOP_KEYS = (
     "listing",
     "mode",
     "rate_limit",
+    "rate_store",
     "result",
     "server_requests",
     "tool",
@@ -540,6 +542,85 @@ class RateLimit:
         return any(fnmatchcase(tool, pattern) for pattern in self.tools)
 
 
+_RATE_STORE_OPTIONS: dict[str, _Option] = {
+    "url": _STR,
+    "url_env": _STR,
+    "url_file": _STR,
+    "on_unavailable": _Option(str, choices=("closed", "open")),
+    "timeout_ms": _INT,
+    "prefix": _STR,
+}
+
+
+@dataclass(frozen=True)
+class RateStoreSettings:
+    """The ``[rate_store]`` table: the ``[[rate_limit]]`` buckets kept in Redis, so that
+    every replica of the proxy counts the same calls.
+
+    The server is named by ``url`` (``redis://`` or ``rediss://``, without a password), or,
+    for a URL holding a secret, by the environment variable ``url_env`` or the file
+    ``url_file``. ``on_unavailable`` says what a call of a limited tool gets while Redis
+    cannot be reached within ``timeout_ms``: refused (``closed``, the default) or let
+    through (``open``). ``prefix`` starts every key the proxy writes.
+    """
+
+    url: str | None = None
+    url_env: str | None = None
+    url_file: str | None = None
+    on_unavailable: Literal["closed", "open"] = "closed"
+    timeout_ms: int = 500
+    prefix: str = "strictmcp:rate:"
+
+    @classmethod
+    def from_dict(cls, entry: Any) -> RateStoreSettings:
+        """The table from its TOML form."""
+        where = "[rate_store]"
+        settings = cls(**_options(where, entry, _RATE_STORE_OPTIONS))
+        ways = [settings.url, settings.url_env, settings.url_file]
+        if sum(way is not None for way in ways) != 1:
+            raise PolicyError(f"{where}: give one of url, url_env or url_file")
+        if settings.url is not None:
+            problem = redis_url_problem(settings.url)
+            if problem is None and urlsplit(settings.url).password is not None:
+                problem = "holds a password: give the URL in url_env or url_file instead"
+            if problem is not None:
+                raise PolicyError(f"{where}: url {problem}")
+        if not 1 <= settings.timeout_ms <= 60_000:
+            raise PolicyError(f"{where}: timeout_ms must be between 1 and 60000")
+        return settings
+
+    def read_url(self) -> str:
+        """The Redis URL, read from where the table says; PolicyError when it cannot be read
+        (the message names the variable or file, never the URL)."""
+        if self.url is not None:
+            return self.url
+        if self.url_env is not None:
+            url = os.environ.get(self.url_env, "").strip()
+            source = f"the environment variable {self.url_env}"
+        else:
+            assert self.url_file is not None  # one of the three, checked when loaded
+            source = f"the file {self.url_file}"
+            try:
+                url = Path(self.url_file).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                raise PolicyError(f"[rate_store]: {source} cannot be read") from None
+        problem = redis_url_problem(url) if url else "is empty"
+        if problem is not None:
+            raise PolicyError(f"[rate_store]: the URL in {source} {problem}")
+        return url
+
+
+def redis_url_problem(url: str) -> str | None:
+    """Why ``url`` is not a Redis server's URL, or None."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "is not a URL"
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname:
+        return "must be a redis:// or rediss:// URL with a host"
+    return None
+
+
 def _rate_limit(index: int, entry: Any) -> RateLimit:
     where = f"[[rate_limit]] #{index}"
     limit = RateLimit(**_options(where, entry, _RATE_OPTIONS))
@@ -689,6 +770,8 @@ class Policy:
     upstream: UpstreamSettings | None = None
     #: The ``[[rate_limit]]`` entries: calls per identity and tool.
     rate_limits: tuple[RateLimit, ...] = ()
+    #: The ``[rate_store]`` table: the rate limits' buckets kept in Redis (None: in memory).
+    rate_store: RateStoreSettings | None = None
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
@@ -811,6 +894,13 @@ class Policy:
         )
         results = _array("result", data)
         identity = _fixed_identity(data["identity"]) if "identity" in data else None
+        rate_limits = tuple(
+            _rate_limit(i, entry) for i, entry in enumerate(_array("rate_limit", data), 1)
+        )
+        store = data.get("rate_store")
+        rate_store = RateStoreSettings.from_dict(store) if store is not None else None
+        if rate_store is not None and not rate_limits:
+            raise PolicyError("[rate_store] needs [[rate_limit]] entries to keep")
         return cls(
             rules=rules,
             mode=mode,
@@ -821,9 +911,8 @@ class Policy:
             ),
             identity=identity,
             upstream=UpstreamSettings.from_dict(data["upstream"]) if "upstream" in data else None,
-            rate_limits=tuple(
-                _rate_limit(i, entry) for i, entry in enumerate(_array("rate_limit", data), 1)
-            ),
+            rate_limits=rate_limits,
+            rate_store=rate_store,
             listing_rules=_listing(data.get("listing")),
             results=tuple(_result(index, entry) for index, entry in enumerate(results, start=1)),
             server_requests=_server_requests(data.get("server_requests")),
