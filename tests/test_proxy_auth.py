@@ -908,6 +908,64 @@ def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
         first.process.wait_for("can be reached again")
 
 
+def test_a_shared_limit_is_decided_in_turn_over_stdio_never_reordering(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    hello = tmp_path / "hello.txt"
+    hello.write_text("hello", encoding="utf-8")
+    with redis_server() as redis:
+        policy = tmp_path / "policy.toml"
+        policy.write_text(
+            '[identity]\nsubject = "ci"\n'
+            '[[rate_limit]]\ntools = ["echo"]\ncalls = 1\nperiod = 600\n'
+            f'[rate_store]\nurl = "{redis.url}"\n',
+            encoding="utf-8",
+        )
+        server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
+        command = [sys.executable, "-m", "strictmcp.proxy", "--policy", str(policy), "--", *server]
+        proxy = Process(command, tmp_path, "stdout", stdin=True)
+        processes.append(proxy)
+        proxy.send(_INIT)
+        assert json.loads(proxy.next_line())["id"] == 0
+        proxy.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        proxy.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert json.loads(proxy.next_line())["id"] == 1
+
+        def call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
+            params = {"name": tool, "arguments": arguments}
+            message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+            return json.dumps(message) + "\n"
+
+        # In one write: a limited call (awaited in Redis), an unlimited one, the limited
+        # one again (over its limit), an unlimited one: the server must get them in order.
+        assert proxy.popen.stdin is not None
+        proxy.popen.stdin.write(
+            call(2, "echo", {"text": "one"})
+            + call(3, "read_file", {"path": str(hello)})
+            + call(4, "echo", {"text": "two"})
+            + call(5, "read_file", {"path": str(hello)})
+        )
+        proxy.popen.stdin.flush()
+        answers = {}
+        while len(answers) < 4:
+            answer = json.loads(proxy.next_line())
+            answers[answer["id"]] = answer
+        assert answers[4]["error"]["code"] == -32029
+        assert all(answers[i]["result"]["isError"] is False for i in (2, 3, 5))
+        received = [(c["name"], c["arguments"]) for c in _calls_in(tmp_path)]
+        assert received == [
+            ("echo", {"text": "one"}),
+            ("read_file", {"path": str(hello)}),
+            ("read_file", {"path": str(hello)}),
+        ]
+
+
+def _calls_in(workspace: Path) -> list[dict[str, Any]]:
+    path = workspace / "calls"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 # ---------------------------------------------------------------------------------------------
 # Opaque tokens: introspection (RFC 7662) at the provider
 
