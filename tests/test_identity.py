@@ -601,41 +601,43 @@ def test_a_rate_store_needs_limits_and_its_url_is_read_where_it_is_named(
 
 
 def test_shared_buckets_are_taken_atomically_in_redis_and_an_outage_is_reported() -> None:
-    policy = Policy.from_dict(
-        {
-            "rate_limit": [
-                {"tools": ["search*"], "calls": 3, "period": 6},
-                {"tools": ["*"], "calls": 5, "period": 60},
-            ],
-        }
-    )
+    searches = {"tools": ["search*"], "calls": 3, "period": 600}
+    everything = {"tools": ["*"], "calls": 4, "period": 600}
+    # Two replicas' limiters; the second's first limit names no tool, so that its bucket of
+    # the second limit (the same key: the same position, numbers, caller and tool) can be
+    # read alone.
+    both = Policy.from_dict({"rate_limit": [searches, everything]}).rate_limits
+    second_only = Policy.from_dict(
+        {"rate_limit": [{**searches, "tools": ["nothing"]}, everything]}
+    ).rate_limits
     with redis_server() as redis:
         store = RateStoreSettings(url=redis.url, timeout_ms=300)
         ana, bob = Identity("ana", "app"), Identity("bob", "app")
 
         async def scenario() -> None:
-            limiter = SharedRateLimiter(policy.rate_limits, store, redis.url)
-            other = SharedRateLimiter(policy.rate_limits, store, redis.url)  # a replica
+            limiter = SharedRateLimiter(both, store, redis.url)
+            replica = SharedRateLimiter(second_only, store, redis.url)
             try:
-                assert [await limiter.take(ana, "search") for _ in range(2)] == [None, None]
-                assert await other.take(ana, "search") is None
-                assert await other.take(ana, "search") == 2  # one token every 2 s
-                # The refused call took nothing from the other limit: 5 - 3 = 2 left there.
-                assert await limiter.take(ana, "report") is None
-                assert await limiter.take(ana, "report") is None
-                assert 1 <= (await other.take(ana, "report") or 0) <= 12
+                assert [await limiter.take(ana, "search") for _ in range(3)] == [None] * 3
+                # The first limit is spent (one token every 200 s); the call is refused...
+                assert 190 <= (await limiter.take(ana, "search") or 0) <= 200
+                # ... and took nothing from the second: 4 - 3 = 1 left there, for any replica.
+                assert await replica.take(ana, "search") is None
+                assert 140 <= (await replica.take(ana, "search") or 0) <= 150
                 assert await limiter.take(bob, "search") is None  # another identity
+                assert await limiter.take(ana, "report") is None  # another tool
+                # A tool no limit names never asks Redis, even when it is gone.
                 redis.stop()
                 with pytest.raises(StoreUnavailable) as lost:
                     await limiter.take(ana, "search")
                 assert "127.0.0.1" not in str(lost.value)
                 assert limiter.reachable is False
-                # A tool no limit names never asks Redis.
-                searches = SharedRateLimiter(policy.rate_limits[:1], store, redis.url)
-                assert await searches.take(ana, "report") is None
-                await searches.aclose()
+                untouched = SharedRateLimiter(both[:1], store, redis.url)
+                assert await untouched.take(ana, "report") is None
+                assert untouched.reachable is True
+                await untouched.aclose()
             finally:
                 await limiter.aclose()
-                await other.aclose()
+                await replica.aclose()
 
         asyncio.run(scenario())

@@ -10,20 +10,30 @@ or log line may contain a token.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import secrets
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import httpx2
 import mcp_types as types
 import pytest
 from click.testing import CliRunner
-from mcp import ClientSession
+from mcp import ClientSession, MCPError
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 
 from auth_support import (
     AuthorizationServer,
@@ -200,6 +210,145 @@ def test_an_allowed_token_calls_a_tool_through_the_official_client(
 
     run(scenario)
     assert_never_leaked(proxy, token)
+
+
+class Browser:
+    """What a person's browser does in the authorization code flow, over loopback HTTP: it
+    opens the authorization URL, signs in and consents on the provider's own pages (its
+    development login form takes any login name and password), and stops at the redirect
+    back to the client, whose query it keeps for the client's callback."""
+
+    def __init__(self, login: str, redirect_uri: str) -> None:
+        self.login = login
+        self.redirect_uri = redirect_uri
+        self.opened: list[str] = []
+        self.pages: list[str] = []
+        self.redirect: dict[str, str] = {}
+
+    async def open(self, url: str) -> None:
+        """The client's redirect handler: from the authorization URL to the redirect back."""
+        self.opened.append(url)
+        async with httpx2.AsyncClient(timeout=20) as http:
+            response = await http.get(url)
+            for _ in range(12):
+                if response.is_redirect:
+                    location = urljoin(str(response.url), response.headers["location"])
+                    if location.startswith(self.redirect_uri):
+                        self.redirect = dict(parse_qsl(urlsplit(location).query))
+                        return
+                    response = await http.get(location)
+                    continue
+                assert response.status_code == 200, response.text
+                page = response.text
+                prompt = re.search(r'name="prompt" value="(\w+)"', page)
+                action = re.search(r'<form[^>]* action="([^"]+)"', page)
+                assert prompt is not None, page
+                assert action is not None, page
+                self.pages.append(prompt.group(1))
+                form = {"prompt": prompt.group(1)}
+                if prompt.group(1) == "login":
+                    form |= {"login": self.login, "password": "any"}
+                target = urljoin(str(response.url), html.unescape(action.group(1)))
+                response = await http.post(target, data=form)
+        raise AssertionError(f"no redirect back to the client; pages seen: {self.pages}")
+
+    async def callback(self) -> AuthorizationCodeResult:
+        """The client's callback handler: the code, state and issuer of the redirect."""
+        assert "code" in self.redirect, self.redirect
+        return AuthorizationCodeResult(
+            code=self.redirect["code"],
+            state=self.redirect.get("state"),
+            iss=self.redirect.get("iss"),
+        )
+
+
+class MemoryStorage:
+    """The client's token storage, holding the pre-registered public client."""
+
+    def __init__(self, client: OAuthClientInformationFull) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client = client
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+def test_the_official_client_signs_a_person_in_with_the_code_flow_and_pkce(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    person = '[[access]]\ntools = ["echo"]\nsubject = "alice"\nclient_id = "pkce-app"\n'
+    proxy = launch(tail=person, options=("--audit-log", str(audit)))
+    redirect_uri = "http://127.0.0.1:9/callback"
+    browser = Browser("alice", redirect_uri)
+    metadata = {
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "scope": "mcp:read",
+    }
+    storage = MemoryStorage(
+        OAuthClientInformationFull.model_validate({**metadata, "client_id": "pkce-app"})
+    )
+    auth = OAuthClientProvider(
+        server_url=proxy.url,
+        client_metadata=OAuthClientMetadata.model_validate(metadata),
+        storage=storage,
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+    )
+
+    seen: list[tuple[set[str], Any, Any]] = []
+
+    async def scenario() -> None:
+        seen.append(await session_of_alice())
+
+    async def session_of_alice() -> tuple[set[str], Any, Any]:
+        async with (
+            httpx2.AsyncClient(auth=auth, timeout=30) as http,
+            streamable_http_client(proxy.url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            echoed = await session.call_tool("echo", {"text": "hi"})
+            try:
+                await session.call_tool("read_file", {"path": "/etc/hostname"})
+            except MCPError as error:
+                return names, echoed, error.error.code
+            raise AssertionError("read_file is not alice's")
+
+    run(scenario)
+    ((names, echoed, refused),) = seen
+    # The client went to the provider with PKCE (S256) and a resource indicator for the proxy,
+    # a person signed in and consented, and the token it got is alice's, for the proxy.
+    (opened,) = browser.opened
+    query = dict(parse_qsl(urlsplit(opened).query))
+    assert opened.startswith(f"{provider.issuer}/auth?")
+    assert query["code_challenge_method"] == "S256"
+    assert len(query["code_challenge"]) == 43
+    assert query["resource"] == proxy.url
+    assert browser.pages == ["login", "consent"]
+    assert storage.tokens is not None
+    _, claims = parts(storage.tokens.access_token)
+    assert (claims["sub"], claims["client_id"], claims["aud"]) == ("alice", "pkce-app", proxy.url)
+    # Through the proxy, alice is listed and may call her tool only.
+    assert names == {"echo", "validate"}
+    assert echoed.is_error is False
+    assert refused == -32602
+    denial = [r for r in _records(audit) if r["stage"] == "access"]
+    assert [r["identity"] for r in denial] == [{"subject": "alice", "clientId": "pkce-app"}]
+    assert_never_leaked(proxy, storage.tokens.access_token)
 
 
 def test_a_token_for_another_resource_is_401(launch: Launch, provider: AuthorizationServer) -> None:
@@ -947,7 +1096,7 @@ def test_a_shared_limit_is_decided_in_turn_over_stdio_never_reordering(
             + call(5, "read_file", {"path": str(hello)})
         )
         proxy.popen.stdin.flush()
-        answers = {}
+        answers: dict[int, Any] = {}
         while len(answers) < 4:
             answer = json.loads(proxy.next_line())
             answers[answer["id"]] = answer

@@ -15,6 +15,10 @@
 //   tenant-a, tenant-b  mcp:read, with a `tenant` claim of "acme" and "globex"
 //   tenant-evil         mcp:read, its `tenant` claim "acme/../globex" (a directory's attribute
 //                       a user could set: what a per-tenant guard setting must refuse)
+// and one public client for the authorization code flow with PKCE (a person signs in):
+//   pkce-app  token_endpoint_auth_method none, redirect_uri http://127.0.0.1:9/callback
+//             (never reached: the test reads the code from the redirect); the provider's
+//             development login and consent pages (any login name, any password) are on
 // GET /_test/jwks-fetches counts the requests of the JWKS endpoint (the proxy's refreshes).
 import http from 'node:http';
 import crypto from 'node:crypto';
@@ -56,6 +60,14 @@ const clients = [
   machine('tenant-a', 'mcp:read'),
   machine('tenant-b', 'mcp:read'),
   machine('tenant-evil', 'mcp:read'),
+  {
+    client_id: 'pkce-app',
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    redirect_uris: ['http://127.0.0.1:9/callback'],
+    token_endpoint_auth_method: 'none',
+    scope: SCOPES,
+  },
 ];
 const TENANTS = { 'tenant-a': 'acme', 'tenant-b': 'globex', 'tenant-evil': 'acme/../globex' };
 
@@ -69,7 +81,7 @@ async function start() {
     jwks: { keys },
     scopes: ['openid', 'profile', 'mcp:read', 'mcp:admin'],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
