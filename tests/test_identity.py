@@ -8,7 +8,7 @@ import io
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import jwt
@@ -50,6 +50,7 @@ from strictmcp.integrations.lowlevel import protect
 from strictmcp.integrations.mcpserver import StrictExtension
 from strictmcp.protocol import Revision, ToolRegistry, check_call
 from strictmcp.proxy import ProxySession, Routed
+from strictmcp.proxy.relay import Relay
 
 
 def public_jwk(key: Any, kid: str | None, **extra: Any) -> dict[str, Any]:
@@ -641,3 +642,70 @@ def test_shared_buckets_are_taken_atomically_in_redis_and_an_outage_is_reported(
                 await replica.aclose()
 
         asyncio.run(scenario())
+
+
+class _Wire:
+    """One side of a relay, recording what it is sent."""
+
+    blocked = False
+    waiting = False
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    def write(self, lines: list[bytes]) -> None:
+        self.lines += lines
+
+    async def drain(self) -> None:
+        return None
+
+
+def test_a_shared_limit_takes_the_calls_turn_in_the_relay_so_none_overtakes_it() -> None:
+    policy = Policy.from_dict(
+        {"identity": {"subject": "ci"}, "rate_limit": [{"tools": ["report"], "calls": 1}]}
+    )
+    with redis_server() as redis:
+        store = RateStoreSettings(url=redis.url)
+
+        async def scenario() -> list[str]:
+            limiter = SharedRateLimiter(policy.rate_limits, store, redis.url)
+            session = ProxySession(Auditor(io.StringIO()), policy=policy, limiter=limiter)
+            _listed(session)
+            server = _Wire()
+            relay = Relay(session, cast(Any, server), timeout=30, client=cast(Any, _Wire()))
+
+            def call(request_id: int, tool: str) -> bytes:
+                params = {"name": tool, "arguments": {}}
+                message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+                return json.dumps({**message, "params": params}).encode()
+
+            # The limited call waits for Redis; the calls after it wait for their turn.
+            tools = ["report", "read_file", "report", "delete_file"]
+            decided = [relay.decide(call(i, tool)) for i, tool in enumerate(tools, 2)]
+            assert not isinstance(decided[0], Routed)
+            routed = [each if isinstance(each, Routed) else await each for each in decided]
+            relay.flush()
+            await limiter.aclose()
+            # The proxy's own answers are the caller's to send: here, the refusal only.
+            replies = [json.loads(line) for each in routed for line in each.reply]
+            assert [(r["id"], r["error"]["code"]) for r in replies] == [(4, RATE_LIMITED)]
+            return [json.loads(line)["params"]["name"] for line in server.lines]
+
+        sent = asyncio.run(scenario())
+    # The second call of report was over the limit; everything else went on in order.
+    assert sent == ["report", "read_file", "delete_file"]
+
+
+def _listed(session: ProxySession) -> None:
+    """``session`` initialized, and its server's tools listed."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
+    server = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s"}}
+    messages: list[tuple[dict[str, Any], Any]] = [
+        ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 0, "result": server}, "s2c"),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": TOOLS}}, "s2c"),
+    ]
+    for message, direction in messages:
+        session.decide(json.dumps(message).encode(), direction)
