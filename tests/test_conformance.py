@@ -11,6 +11,14 @@ extension's included: the proxy checks task flows and hands stateless clients it
 ids, mapped to the server's).
 
 ``make install-test`` installs the suite; a missing one fails these tests, never skips them.
+
+Authorization: the pinned suite (0.2.0-alpha.12) has no server scenario about it (its server
+runner sends no token and none of its 65 server scenarios expects a 401, a protected resource
+metadata document or a scope challenge). Its ``auth/*`` scenarios test an MCP *client*
+against the suite's own mock authorization and resource servers, and ``conformance
+authorization`` (``authorization-server-metadata-endpoint``, ``authorization-code-grant``)
+tests an authorization server; neither fits the proxy, whose side of the authorization
+specification tests/test_proxy_auth.py drives against a real provider instead.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ framework's types. :class:`ServerCore` hands each call to an
    is withheld;
 4. the Validation Protocol's dry-run ``validate`` tool, answered here and never passed on.
 
+With ``[[access]]`` rules in the policy, a ``tools/list`` shows each caller only the tools it
+may call (:meth:`ServerCore.shows`), and a call of another is an unknown tool, as in the proxy.
+
 In ``audit`` mode nothing is refused: every finding is logged and the call, or result, goes
 through unchanged. Findings are logged in both modes on the :data:`AUDIT_LOGGER` logger, one
 record per finding with rule codes and JSON Pointers, never argument or result values.
@@ -124,6 +127,27 @@ class ServerCore:
         """The ``capabilities.experimental`` entries to advertise, or None without the tool."""
         return None if listing.validate_name is None else capability(listing.validate_name)
 
+    def caller(self, identity: Identity | None = None) -> Identity | None:
+        """Who the request in progress comes from: ``identity`` when given, else the SDK's
+        authenticated caller (:func:`authenticated`), else the policy's ``[identity]``."""
+        if identity is None:
+            identity = authenticated()
+        policy = self.enforcer.policy
+        if identity is None and policy is not None:
+            identity = policy.identity
+        return identity
+
+    def filters_listing(self) -> bool:
+        """Whether ``tools/list`` results are rewritten at all: to add the validate tool, or
+        to show each caller only its tools (:meth:`shows`)."""
+        policy = self.enforcer.policy
+        return self.validate_tool or (policy is not None and bool(policy.access))
+
+    def shows(self, name: str, identity: Identity | None = None) -> bool:
+        """Whether the caller (:meth:`caller`) is listed the tool ``name``: only a tool the
+        policy's access rules let it call, as the proxy lists (all, in audit mode)."""
+        return self.enforcer.shows(name, self.caller(identity))
+
     async def call(
         self,
         listing: Listing,
@@ -145,11 +169,7 @@ class ServerCore:
         """
         registry = listing.registry
         enforcer = self.enforcer
-        policy = enforcer.policy
-        if identity is None:
-            identity = authenticated()
-        if identity is None and policy is not None:
-            identity = policy.identity
+        identity = self.caller(identity)
         if name == listing.validate_name:
             return await enforcer.dry_run(registry, identity).answer(arguments)
         given = arguments or {}

@@ -18,6 +18,8 @@ first in ``middleware=`` unless some middleware must see calls before they are c
   deduplicated by version as FastMCP's ``tools/list`` does), read again at each call by
   running the ``on_list_tools`` hooks of the middleware inside this one: clients that never
   list (2026-07-28) are checked too, and middleware outside sees no extra listing.
+- With ``[[access]]`` rules in the policy, ``on_list_tools`` shows each caller only the
+  tools it may call, as the proxy does.
 - The validate tool is added to the listing and answered in ``on_call_tool``, so it is
   callable without being registered; a server tool named ``validate`` keeps its name and the
   validate tool takes another, which the capability names.
@@ -61,20 +63,21 @@ class StrictMiddleware(Middleware):
         context: MiddlewareContext[types.ListToolsRequest],
         call_next: CallNext[types.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
-        """The tools inside, and the validate tool."""
+        """The tools inside that the caller may call, and the validate tool."""
         tools = await call_next(context)
+        shown = [tool for tool in tools if self.core.shows(tool.name)]
         if not self.core.validate_tool:
-            return tools
+            return shown
         definition = self.core.advertised(self.core.listing(_version(context), _wire(tools)))
         if definition is None:
-            return tools
+            return shown
         validate = Tool(
             name=definition["name"],
             description=definition["description"],
             parameters=definition["inputSchema"],
             output_schema=definition.get("outputSchema"),
         )
-        return [*tools, validate]
+        return [*shown, validate]
 
     async def on_call_tool(
         self,

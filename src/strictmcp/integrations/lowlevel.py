@@ -109,7 +109,8 @@ class ToolCallInterceptor(Extension):
 
 
 class ListingMiddleware:
-    """Adds the validate tool to ``tools/list`` and its capability to the handshake results."""
+    """Shows each caller only its tools in ``tools/list`` and adds the validate tool there,
+    and its capability to the handshake results."""
 
     def __init__(self, core: ServerCore, source: ToolSource) -> None:
         self.core = core
@@ -120,9 +121,14 @@ class ListingMiddleware:
     ) -> HandlerResult:
         """Pass the request on; rewrite the result of the three methods concerned."""
         rewritten = ("tools/list", "initialize", "server/discover")
-        if not self.core.validate_tool or ctx.method not in rewritten:
+        if not self.core.filters_listing() or ctx.method not in rewritten:
             return await call_next(ctx)
         result = _wire(await call_next(ctx))
+        if ctx.method == "tools/list":
+            shown = [t for t in result.get("tools", []) if self.core.shows(t.get("name", ""))]
+            result["tools"] = shown
+        if not self.core.validate_tool:
+            return result
         # initialize's result says which revision was just negotiated; ctx cannot know yet.
         version = result.get("protocolVersion", ctx.protocol_version)
         listing = self.core.listing(str(version), await self.source(ctx))

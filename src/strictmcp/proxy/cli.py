@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..enforce import Auditor, PinError, PinFile, RateLimiter, listing_rules
+from ..enforce import Auditor, PinError, PinFile, limiter_for, listing_rules
 from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
 from ..protocol.tasks import DEFAULT_MAX_TASKS
@@ -222,8 +222,10 @@ def proxy(
     credentials = policy.upstream if policy is not None else None
     _check_identity(policy, address, upstream, mode, allow_unauthenticated)
     # One for every session: an identity's calls count together, whichever session they use.
-    rate_limits = policy.rate_limits if policy is not None else ()
-    limiter = RateLimiter(rate_limits) if rate_limits else None
+    try:
+        limiter = limiter_for(policy)
+    except PolicyError as error:
+        raise click.UsageError(f"--policy: {error}") from None
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
 

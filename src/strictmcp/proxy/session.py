@@ -35,7 +35,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer, PinFile, RateLimiter
+from ..enforce import Auditor, Enforcer, Limiter, PinFile
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
@@ -138,7 +138,7 @@ class ProxySession:
         max_in_flight: int = 10_000,
         listing_rules: tuple[LintRule, ...] | None = None,
         pins: PinFile | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: Limiter | None = None,
         max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         self.enforcer = Enforcer(
@@ -395,8 +395,8 @@ class ProxySession:
         elif decision.jsonrpc_error is not None:
             code, text = decision.jsonrpc_error
             reply = error_response(message.id, code, text, decision.jsonrpc_data)
-        elif self.enforcer.has_deep(tool):
-            deep = self._deep(message, tool, params.get("arguments"), decision)
+        elif self.enforcer.awaits(tool):
+            deep = self._deep(message, tool, params.get("arguments"), decision, caller)
             return _Item(forward=message.raw, changed=rewritten, deep=deep)
         else:
             self._waiting[message.id] = "tools/call"
@@ -410,13 +410,22 @@ class ProxySession:
         return reply
 
     async def _deep(
-        self, message: Message, tool: str, arguments: Any, decision: CallCheck
+        self,
+        message: Message,
+        tool: str,
+        arguments: Any,
+        decision: CallCheck,
+        caller: Identity | None,
     ) -> dict[str, Any] | None:
-        """The answer to a call its deep checks refuse, or None when it goes to the server."""
+        """The answer to a call of ``caller`` its awaited checks refuse (shared rate limits,
+        deep checks), or None when it goes to the server."""
         assert message.id is not None  # only requests are checked
         decision = await self.enforcer.check_deep(
-            self.conversation.tools, tool, arguments, decision
+            self.conversation.tools, tool, arguments, decision, identity=caller
         )
+        if decision.jsonrpc_error is not None:
+            code, text = decision.jsonrpc_error
+            return self._answered(error_response(message.id, code, text, decision.jsonrpc_data))
         if decision.error_result is None:
             self._waiting[message.id] = "tools/call"
             return None
