@@ -61,11 +61,11 @@ class StrictMiddleware(Middleware):
         context: MiddlewareContext[types.ListToolsRequest],
         call_next: CallNext[types.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
-        """The tools inside, and the validate tool."""
+        """The tools inside, but those the listing stage withholds, and the validate tool."""
         tools = await call_next(context)
-        if not self.core.validate_tool:
-            return tools
-        definition = self.core.advertised(self.core.listing(_version(context), _wire(tools)))
+        listing = self.core.listing(_version(context), _wire(tools))
+        tools = [tool for tool in tools if listing.shown(tool.name)]
+        definition = self.core.advertised(listing)
         if definition is None:
             return tools
         validate = Tool(

@@ -109,7 +109,8 @@ class ToolCallInterceptor(Extension):
 
 
 class ListingMiddleware:
-    """Adds the validate tool to ``tools/list`` and its capability to the handshake results."""
+    """Leaves the tools the listing stage withholds out of ``tools/list`` and adds the
+    validate tool there, and its capability to the handshake results."""
 
     def __init__(self, core: ServerCore, source: ToolSource) -> None:
         self.core = core
@@ -119,17 +120,20 @@ class ListingMiddleware:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         """Pass the request on; rewrite the result of the three methods concerned."""
-        rewritten = ("tools/list", "initialize", "server/discover")
-        if not self.core.validate_tool or ctx.method not in rewritten:
+        handshake = ("initialize", "server/discover")
+        if ctx.method != "tools/list" and not (self.core.validate_tool and ctx.method in handshake):
             return await call_next(ctx)
         result = _wire(await call_next(ctx))
         # initialize's result says which revision was just negotiated; ctx cannot know yet.
         version = result.get("protocolVersion", ctx.protocol_version)
         listing = self.core.listing(str(version), await self.source(ctx))
         if ctx.method == "tools/list":
+            tools = [tool for tool in result.get("tools", []) if listing.shown(tool.get("name"))]
             # Appended to the last page only, so a paginated listing has it once.
-            if result.get("nextCursor") is None:
-                result["tools"] = [*result.get("tools", []), self.core.advertised(listing)]
+            validate = self.core.advertised(listing)
+            if result.get("nextCursor") is None and validate is not None:
+                tools.append(validate)
+            result["tools"] = tools
             return result
         capabilities = dict(result.get("capabilities") or {})
         experimental = dict(capabilities.get("experimental") or {})
