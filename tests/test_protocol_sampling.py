@@ -481,7 +481,8 @@ def test_tool_choice_required_needs_a_tool_use_in_the_result(
 @pytest.mark.parametrize("included", ["thisServer", "allServers"])
 def test_include_context_needs_the_context_capability(revision: Revision, included: str) -> None:
     request = {"messages": [user(text())], "maxTokens": 1, "includeContext": included}
-    for capabilities in ({}, {"sampling": {}}, {"sampling": {"tools": {}}}):
+    undeclared: list[dict[str, Any]] = [{}, {"sampling": {}}, {"sampling": {"tools": {}}}]
+    for capabilities in undeclared:
         violations = check_create_message(request, revision, capabilities)
         assert [(v.rule, v.pointer, v.severity) for v in violations] == [
             (Rule.SAMPLING_CONTEXT_NOT_DECLARED, "/params/includeContext", Severity.WARNING)

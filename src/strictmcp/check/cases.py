@@ -15,6 +15,7 @@ from typing import Any, Literal
 Expect = Literal["valid", "invalid", "suspicious", "fault"]
 
 VALID = "valid"
+PLANTED = "planted"
 KINDS = (
     VALID,
     "wrong-type",
@@ -30,7 +31,7 @@ KINDS = (
     "enum",
     "format",
     "attack",
-    "planted",
+    PLANTED,
 )
 """Every kind of case, in the order reports show them."""
 

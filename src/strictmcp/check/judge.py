@@ -108,7 +108,7 @@ def judge_fault_validate(fault: Fault, pointer: str, outcome: Outcome) -> Judged
     warned = [code for where, code in _located(answer.get("warnings")) if where == pointer]
     if fault.code in warned:
         errors.append((pointer, fault.code))
-    return _fault_verdict(fault, pointer, not verdict, errors, "validate")
+    return _fault_verdict(fault, pointer, not verdict, errors, real_call=False)
 
 
 def judge_fault_call(fault: Fault, pointer: str, outcome: Outcome) -> Judged:
@@ -117,7 +117,7 @@ def judge_fault_call(fault: Fault, pointer: str, outcome: Outcome) -> Judged:
     if isinstance(outcome, TransportFailure):
         return "fail", [crash_message(outcome)], ()
     if isinstance(outcome, RpcError):
-        return _fault_verdict(fault, pointer, True, [], "the call")
+        return _fault_verdict(fault, pointer, True, [], real_call=True)
     meta = outcome.result.get("_meta")
     payload = meta.get(VALIDATION_META_KEY) if isinstance(meta, dict) else None
     problems = payload.get("problems") if isinstance(payload, dict) else None
@@ -127,13 +127,15 @@ def judge_fault_call(fault: Fault, pointer: str, outcome: Outcome) -> Judged:
         if isinstance(entry, dict) and isinstance(entry.get("code"), str)
     ]
     refused = outcome.result.get("isError") is True
-    return _fault_verdict(fault, pointer, refused, found, "the call")
+    return _fault_verdict(fault, pointer, refused, found, real_call=True)
 
 
 def _fault_verdict(
-    fault: Fault, pointer: str, refused: bool, found: list[tuple[str, str]], by: str
+    fault: Fault, pointer: str, refused: bool, found: list[tuple[str, str]], *, real_call: bool
 ) -> Judged:
-    """``found``: the (pointer, code) pairs the answer names."""
+    """``found``: the (pointer, code) pairs the answer (of validate, or of the real call)
+    names."""
+    by = "the call" if real_call else "validate"
     caught = tuple(dict.fromkeys(code for where, code in found if where == pointer))
     if fault.code in caught:
         return "pass", [], caught
@@ -146,7 +148,7 @@ def _fault_verdict(
         return "warn", [f"{by} refuses the input for other arguments ({others})"], caught
     if refused:
         return "pass", [], caught  # a server that names no codes
-    if fault.warning and by == "the call":
+    if fault.warning and real_call:
         # A check that only warns lets the call go ahead: validate is where it shows.
         return "warn", [f"{by} accepts {fault.label} ({fault.code} only warns)"], caught
     return "fail", [f"{by} accepts {fault.label}: {fault.code} expected"], caught

@@ -25,9 +25,8 @@ from ..guards.schedule import CronCheck, TimeCheck
 from ..guards.sql import SqlGuard
 from ..guards.url import UrlGuard
 from ..protocol import CheckedTool
-from .cases import Case, Fault
+from .cases import PLANTED, Case, Fault
 
-PLANTED = "planted"
 # Names no real schema is likely to hold: a fault is about the check, not the data.
 _NO_SUCH_TABLE = "strictmcp_no_such_table"
 _NO_SUCH_COLUMN = "strictmcp_no_such_column"
