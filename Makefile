@@ -99,6 +99,8 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/guards.py
+	$(BIN)/python bench/hygiene.py
+	$(BIN)/python bench/hygiene.py --proxy
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/proxy_auth.py
 	$(MAKE) bench-peers
