@@ -44,8 +44,8 @@ demo: install  ## set up and run strictmcp on the bundled examples
 	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
 	$(BIN)/strictmcp check --cases 5 -- $(BIN)/strictmcp proxy -- $(BIN)/python examples/proxy/weather_server.py
 	@# Deep checks from a policy, in front of a scheduler that checks nothing: planted faults
-	@# found by the proxy's validate tool and before real calls; then generated cases through
-	@# it (those the guards and deep checks refuse are shown as warnings). SQLite: no server.
+	@# found by the proxy's validate tool and before real calls; then check plants a fault for
+	@# each check of the policy and finds each caught by it (exit 0). SQLite: no server.
 	$(BIN)/python examples/scheduler/scheduler_demo.py
 	rm -f $(SCHEDULER_DB)
 	SCHEDULER_DB=$(SCHEDULER_DB) $(BIN)/strictmcp check --cases 5 --policy examples/scheduler/policy.toml \
@@ -107,6 +107,8 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/guards.py
+	$(BIN)/python bench/hygiene.py
+	$(BIN)/python bench/hygiene.py --proxy
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/proxy_auth.py
 	$(MAKE) bench-peers

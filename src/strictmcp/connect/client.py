@@ -255,20 +255,29 @@ class McpClient:
 
     async def list_tools(self, *, timeout: float | None = None) -> list[dict[str, Any]]:
         """Every tool the server lists, all pages (bounded); :class:`ClientError` on failure."""
-        tools: list[dict[str, Any]] = []
+        return await self._list_all("tools", timeout)
+
+    async def list_prompts(self, *, timeout: float | None = None) -> list[dict[str, Any]]:
+        """Every prompt the server lists, all pages (bounded); :class:`ClientError` on
+        failure."""
+        return await self._list_all("prompts", timeout)
+
+    async def _list_all(self, what: str, timeout: float | None) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        method = f"{what}/list"
 
         async def fetch(cursor: str | None) -> object:
             params = {"cursor": cursor} if cursor is not None else None
-            result = _required(await self.request("tools/list", params, timeout=timeout), "list")
-            page = result.get("tools")
+            result = _required(await self.request(method, params, timeout=timeout), "list")
+            page = result.get(what)
             if not isinstance(page, list):
-                raise ClientError("the tools/list result has no tools array")
-            tools.extend(tool for tool in page if isinstance(tool, dict))
-            return result.get("nextCursor") if len(tools) < _MAX_TOOLS else None
+                raise ClientError(f"the {method} result has no {what} array")
+            found.extend(item for item in page if isinstance(item, dict))
+            return result.get("nextCursor") if len(found) < _MAX_TOOLS else None
 
         # A listing cut short is still what the server listed: tested as far as it goes.
         await follow_pages(fetch)
-        return tools[:_MAX_TOOLS]
+        return found[:_MAX_TOOLS]
 
     async def call_tool(
         self, name: str, arguments: Any, *, timeout: float | None = None, as_task: bool = False

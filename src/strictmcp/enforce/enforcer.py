@@ -49,7 +49,7 @@ from .limits import (
     limiter_for,
 )
 from .listing import check_listing, listing_rules
-from .pins import PinFile
+from .pins import PinFile, PinRule
 from .rewrites import decode_json_strings, inline_refs
 
 # The findings on a result that make it unfit to hand on; the others only get reported.
@@ -112,6 +112,8 @@ class Enforcer:
         # Tools withheld from the latest listing that named them, with why: their calls are
         # refused, by name, until a listing shows them clean.
         self._withheld: dict[str, tuple[Violation, ...]] = {}
+        # Pinned prompts withheld from the latest listing that named them, likewise.
+        self._withheld_prompts: dict[str, tuple[Violation, ...]] = {}
         self.policy = policy
         self.deep = deep
         self.strict = strict
@@ -232,6 +234,56 @@ class Enforcer:
         if known is not None and len(self._withheld) > len(known):
             self._withheld = {n: v for n, v in self._withheld.items() if n in known}
         return withheld
+
+    def check_prompt_listing(
+        self, prompts: Sequence[Any], *, pointer: str = "/result/prompts"
+    ) -> set[int]:
+        """The pins on one page of a ``prompts/list`` result, when the lock file pins prompts:
+        the indices of the prompts to withhold (changed or new; none in ``audit`` mode), every
+        finding reported. A prompt listed as pinned is no longer refused."""
+        pins = self.pins
+        if pins is None or pins.prompts is None:
+            return set()
+        withheld: set[int] = set()
+        for index, prompt in enumerate(prompts):
+            name = prompt.get("name") if isinstance(prompt, Mapping) else None
+            found = pins.check_prompt(prompt, f"{pointer}/{index}")
+            if not found:
+                if isinstance(name, str):
+                    self._withheld_prompts.pop(name, None)
+                continue
+            refused = self.enforcing and bool(errors(found))
+            action: Action = "withheld" if refused else "allowed"
+            self.auditor.record(
+                found, direction="s2c", method="prompts/list", stage="listing", action=action
+            )
+            if refused:
+                withheld.add(index)
+                # Only pinned names are kept (a new one is refused for being new): what is
+                # kept is bounded by the lock file, not by what a server lists.
+                if isinstance(name, str) and name in pins.prompts:
+                    self._withheld_prompts[name] = tuple(errors(found))
+        return withheld
+
+    def check_prompt_get(self, name: Any) -> list[Violation]:
+        """Why a ``prompts/get`` of ``name`` is refused, reported: a prompt the latest listing
+        had changed since pinning, or one never pinned; empty when it goes on (always in
+        ``audit`` mode, and when prompts are not pinned)."""
+        pins = self.pins
+        if pins is None or pins.prompts is None or not isinstance(name, str):
+            return []
+        found = list(self._withheld_prompts.get(name, ()))
+        if name not in pins.prompts:
+            message = f"prompt {quote_name(name)} was not listed when the prompts were pinned"
+            found = [Violation(PinRule.NEW, message, "/params/name")]
+        if not found:
+            return []
+        refused = self.enforcing
+        action: Action = "refused" if refused else "allowed"
+        self.auditor.record(
+            found, direction="c2s", method="prompts/get", stage="listing", action=action
+        )
+        return found if refused else []
 
     def tool_rule(self, name: str) -> ToolRule:
         """The policy's ``[[tool]]`` entry for ``name`` (no rewrite without a policy)."""

@@ -18,6 +18,12 @@ framework's types. :class:`ServerCore` hands each call to an
 With ``[[access]]`` rules in the policy, a ``tools/list`` shows each caller only the tools it
 may call (:meth:`ServerCore.shows`), and a call of another is an unknown tool, as in the proxy.
 
+Before any of that, the listing stage runs on the server's own listing, as the proxy's does
+(:meth:`~strictmcp.enforce.Enforcer.check_listing`): lint's listing rules (by default SMT401,
+hidden characters in names, titles and descriptions) and, given a lock file, the pins. A tool
+with an error-level finding is left out of ``tools/list`` and its calls are refused, until the
+server lists it clean.
+
 In ``audit`` mode nothing is refused: every finding is logged and the call, or result, goes
 through unchanged. Findings are logged in both modes on the :data:`AUDIT_LOGGER` logger, one
 record per finding with rule codes and JSON Pointers, never argument or result values.
@@ -34,7 +40,8 @@ from typing import Any, TypedDict, TypeVar
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.shared.exceptions import MCPError
 
-from ..enforce import AUDIT_LOGGER, Auditor, Enforcer
+from ..enforce import AUDIT_LOGGER, Auditor, Enforcer, PinFile
+from ..enforce import listing_rules as enforce_listing_rules
 from ..guards.deep import DeepValidators
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
@@ -53,6 +60,12 @@ class Listing:
     validate_name: str | None
     # The listing as JSON text: one that reads the same needs no new registry.
     fingerprint: str
+    #: The tools the listing stage withholds: left out of ``tools/list``, calls refused.
+    withheld: frozenset[str] = frozenset()
+
+    def shown(self, name: object) -> bool:
+        """Whether a tool of this name goes into the ``tools/list`` a client gets."""
+        return name not in self.withheld
 
 
 class ServerOptions(TypedDict, total=False):
@@ -64,6 +77,8 @@ class ServerOptions(TypedDict, total=False):
     mode: Mode
     validate_tool: bool
     validate_name: str
+    listing_rules: Sequence[str] | None
+    pins: PinFile | None
 
 
 class ServerCore:
@@ -72,6 +87,9 @@ class ServerCore:
     ``strict`` also refuses arguments a tool's ``inputSchema`` does not declare, even where
     the schema forgot ``additionalProperties: false``. ``validate_tool`` adds the dry-run tool,
     named ``validate_name`` unless the server has a tool of that name already.
+    ``listing_rules`` selects lint's rules for the listing stage by code or prefix (empty:
+    none; default: the policy's ``[listing]`` rules, else SMT401); ``pins`` is a lock file
+    (:meth:`PinFile.load`) the listed tools must match.
     """
 
     def __init__(
@@ -83,20 +101,32 @@ class ServerCore:
         mode: Mode = "enforce",
         validate_tool: bool = True,
         validate_name: str = PREFERRED_NAME,
+        listing_rules: Sequence[str] | None = None,
+        pins: PinFile | None = None,
     ) -> None:
         auditor = Auditor(logger=logging.getLogger(AUDIT_LOGGER))
+        if listing_rules is None and policy is not None:
+            listing_rules = policy.listing_rules
         self.enforcer = Enforcer(
-            policy=policy, deep=deep, strict=strict, mode=mode, auditor=auditor
+            policy=policy,
+            deep=deep,
+            strict=strict,
+            mode=mode,
+            auditor=auditor,
+            # UnknownRuleError (a ValueError) for a selector that names no rule.
+            listing=enforce_listing_rules(listing_rules),
+            pins=pins,
         )
         self.validate_tool = validate_tool
         self.validate_name = validate_name
         self._listings: dict[Revision, Listing] = {}
 
     def listing(self, version: str, tools: Sequence[Mapping[str, Any]]) -> Listing:
-        """The listing of ``tools`` (the server's ``tools/list`` tools, every page) at ``version``.
+        """The listing of ``tools`` (the server's ``tools/list`` tools, every page) at ``version``,
+        through the listing stage.
 
-        Reused while the server lists the same tools; rebuilt, and its schemas compiled
-        through the engine's cache, when they change.
+        Reused while the server lists the same tools; rebuilt, its schemas compiled through
+        the engine's cache and the listing stage run again, when they change.
         """
         revision = _revision(version)
         # JSON text tells true from 1, which == on the listings themselves would not.
@@ -112,8 +142,13 @@ class ServerCore:
                 "the server lists tool definitions strictmcp cannot check calls against: %s",
                 "; ".join(str(v) for v in broken),
             )
+        known = frozenset(registry.names())
+        found = self.enforcer.check_listing(tools, revision, known=known)
+        withheld = frozenset(
+            name for index in found if isinstance(name := tools[index].get("name"), str)
+        )
         name = choose_name(registry.names(), self.validate_name) if self.validate_tool else None
-        listing = Listing(registry, name, fingerprint)
+        listing = Listing(registry, name, fingerprint, withheld)
         self._listings[revision] = listing
         return listing
 
@@ -136,12 +171,6 @@ class ServerCore:
         if identity is None and policy is not None:
             identity = policy.identity
         return identity
-
-    def filters_listing(self) -> bool:
-        """Whether ``tools/list`` results are rewritten at all: to add the validate tool, or
-        to show each caller only its tools (:meth:`shows`)."""
-        policy = self.enforcer.policy
-        return self.validate_tool or (policy is not None and bool(policy.access))
 
     def shows(self, name: str, identity: Identity | None = None) -> bool:
         """Whether the caller (:meth:`caller`) is listed the tool ``name``: only a tool the

@@ -63,12 +63,12 @@ class StrictMiddleware(Middleware):
         context: MiddlewareContext[types.ListToolsRequest],
         call_next: CallNext[types.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
-        """The tools inside that the caller may call, and the validate tool."""
+        """The tools inside that the caller may call, but those the listing stage withholds,
+        and the validate tool."""
         tools = await call_next(context)
-        shown = [tool for tool in tools if self.core.shows(tool.name)]
-        if not self.core.validate_tool:
-            return shown
-        definition = self.core.advertised(self.core.listing(_version(context), _wire(tools)))
+        listing = self.core.listing(_version(context), _wire(tools))
+        shown = [t for t in tools if listing.shown(t.name) and self.core.shows(t.name)]
+        definition = self.core.advertised(listing)
         if definition is None:
             return shown
         validate = Tool(

@@ -109,8 +109,8 @@ class ToolCallInterceptor(Extension):
 
 
 class ListingMiddleware:
-    """Shows each caller only its tools in ``tools/list`` and adds the validate tool there,
-    and its capability to the handshake results."""
+    """Shows each caller only its tools in ``tools/list``, less those the listing stage
+    withholds, and adds the validate tool there, and its capability to the handshake results."""
 
     def __init__(self, core: ServerCore, source: ToolSource) -> None:
         self.core = core
@@ -120,22 +120,24 @@ class ListingMiddleware:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         """Pass the request on; rewrite the result of the three methods concerned."""
-        rewritten = ("tools/list", "initialize", "server/discover")
-        if not self.core.filters_listing() or ctx.method not in rewritten:
+        handshake = ("initialize", "server/discover")
+        if ctx.method != "tools/list" and not (self.core.validate_tool and ctx.method in handshake):
             return await call_next(ctx)
         result = _wire(await call_next(ctx))
-        if ctx.method == "tools/list":
-            shown = [t for t in result.get("tools", []) if self.core.shows(t.get("name", ""))]
-            result["tools"] = shown
-        if not self.core.validate_tool:
-            return result
         # initialize's result says which revision was just negotiated; ctx cannot know yet.
         version = result.get("protocolVersion", ctx.protocol_version)
         listing = self.core.listing(str(version), await self.source(ctx))
         if ctx.method == "tools/list":
+            tools = [
+                tool
+                for tool in result.get("tools", [])
+                if listing.shown(tool.get("name")) and self.core.shows(tool.get("name", ""))
+            ]
             # Appended to the last page only, so a paginated listing has it once.
-            if result.get("nextCursor") is None:
-                result["tools"] = [*result.get("tools", []), self.core.advertised(listing)]
+            validate = self.core.advertised(listing)
+            if result.get("nextCursor") is None and validate is not None:
+                tools.append(validate)
+            result["tools"] = tools
             return result
         capabilities = dict(result.get("capabilities") or {})
         experimental = dict(capabilities.get("experimental") or {})

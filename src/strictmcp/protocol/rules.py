@@ -66,6 +66,7 @@ class Rule(str, Enum):
     # elicitation (elicitation.py)
     ELICITATION_SCHEMA_UNSUPPORTED = "elicitation-schema-unsupported"
     ELICITATION_RESPONSE_INVALID = "elicitation-response-invalid"
+    ELICITATION_ENUM_NAMES_MISMATCH = "elicitation-enum-names-mismatch"
 
     # sampling (sampling.py)
     SAMPLING_TOOLS_NOT_DECLARED = "sampling-tools-not-declared"
@@ -74,6 +75,9 @@ class Rule(str, Enum):
     SAMPLING_TOOL_USE_UNANSWERED = "sampling-tool-use-unanswered"
     SAMPLING_TOOL_USE_NOT_OFFERED = "sampling-tool-use-not-offered"
     SAMPLING_STOP_REASON_INCONSISTENT = "sampling-stop-reason-inconsistent"
+    SAMPLING_TOOL_CHOICE_WITHOUT_TOOLS = "sampling-tool-choice-without-tools"
+    SAMPLING_TOOL_USE_REQUIRED = "sampling-tool-use-required"
+    SAMPLING_CONTEXT_NOT_DECLARED = "sampling-context-not-declared"
 
     # prompts (prompts.py)
     PROMPT_ARGUMENT_MISSING = "prompt-argument-missing"

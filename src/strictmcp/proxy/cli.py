@@ -152,8 +152,9 @@ Listening on an address other than loopback without one is refused, unless
     "pin_file",
     type=click.Path(dir_okay=False),
     help=(
-        "Lock file written by `strictmcp pin`: a tool whose definition changed, or that "
-        "appeared, since pinning is withheld and its calls refused (audit mode: reported)."
+        "Lock file written by `strictmcp pin`: a tool (or prompt) whose definition changed, "
+        "or that appeared, since pinning is withheld and its calls (prompts/get) refused "
+        "(audit mode: reported)."
     ),
 )
 @click.option(

@@ -12,9 +12,10 @@ with -32602); a call of the validate tool is answered with the enforcer's dry ru
 these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
 enforcing, loses the tools whose definitions cannot be checked, break an error-level listing
 rule (hidden characters) or differ from their pin; ``initialize`` and ``server/discover`` get
-the capability; a tool result that breaks its ``outputSchema`` is replaced by an ``isError``
-result, and its hygiene (and that of elicitation and sampling requests) flags or strips hidden
-characters and terminal sequences.
+the capability; ``prompts/list`` loses the prompts that differ from their pin (whose
+``prompts/get`` is then refused); a tool result that breaks its ``outputSchema`` is replaced
+by an ``isError`` result, and its hygiene (and that of elicitation and sampling requests)
+flags or strips hidden characters and terminal sequences.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
@@ -57,6 +58,7 @@ from ..protocol import (
     task_id_of,
 )
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
+from ..protocol.prompts import withheld_prompt_error
 from ..protocol.tasks import (
     DEFAULT_MAX_TASKS,
     MISSING_CAPABILITY,
@@ -381,6 +383,12 @@ class ProxySession:
             self.auditor.record(
                 found, direction="c2s", method=message.method, tool=tool, action="allowed"
             )
+        if message.method == "prompts/get" and message.id is not None:
+            refused = self.enforcer.check_prompt_get(params.get("name"))
+            if refused:
+                error = withheld_prompt_error(params["name"], refused)
+                reply = error_response(message.id, error["code"], error["message"], error["data"])
+                return _Item(reply=self._answered(reply))
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
@@ -467,6 +475,8 @@ class ProxySession:
         if isinstance(result, dict) and method == "tools/list":
             changed = self._listing(result, found, lister)
             found = []
+        elif isinstance(result, dict) and method == "prompts/list":
+            changed = self._prompt_listing(result)
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
         elif isinstance(result, dict) and tool is not None:
@@ -573,6 +583,18 @@ class ProxySession:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
         return {**result, "tools": tools}
+
+    def _prompt_listing(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``prompts/list`` result without the prompts the pins withhold (None: as it
+        came)."""
+        prompts = result.get("prompts")
+        if not isinstance(prompts, list):
+            return None
+        withheld = self.enforcer.check_prompt_listing(prompts)
+        if not withheld:
+            return None
+        kept = [prompt for index, prompt in enumerate(prompts) if index not in withheld]
+        return {**result, "prompts": kept}
 
     def _listed(self) -> bool:
         return self.conversation.tools.listed
