@@ -17,6 +17,9 @@ OLD_CLIENT_STAMP := $(OLD_CLIENT)/.installed
 # A real PostgreSQL server for the deep SQL check's tests (tests/postgres_cluster.py starts a
 # scratch cluster from Debian's binaries); its major must be pglast's (pyproject.toml).
 POSTGRES_STAMP := $(VENV)/.installed-postgresql
+# HAProxy in front of two proxy replicas, with examples/haproxy/haproxy.cfg, for
+# tests/test_scaleout_haproxy.py.
+HAPROXY_STAMP := $(VENV)/.installed-haproxy
 # Headless Chromium renders `strictmcp check`'s HTML report in tests/test_check_html.py.
 CHROMIUM_STAMP := $(VENV)/.installed-chromium
 SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -52,7 +55,7 @@ demo: install  ## set up and run strictmcp on the bundled examples
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(OLD_CLIENT_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(HAPROXY_STAMP) $(OLD_CLIENT_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +82,11 @@ $(CHROMIUM_STAMP): | $(BIN)/python
 $(POSTGRES_STAMP): | $(BIN)/python
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
+	touch $@
+
+$(HAPROXY_STAMP): | $(BIN)/python
+	{ command -v haproxy || test -x /usr/sbin/haproxy; } >/dev/null || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy; }
 	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json

@@ -53,10 +53,19 @@ _ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "app
 class Process:
     """A subprocess whose output lines are collected as they come, and which is always stopped."""
 
-    def __init__(self, args: list[str], cwd: Path, stream: str, *, stdin: bool = False) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        cwd: Path,
+        stream: str,
+        *,
+        stdin: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.popen = subprocess.Popen(
             args,
             cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE if stream == "stdout" else subprocess.DEVNULL,
             stderr=subprocess.PIPE if stream == "stderr" else None,
