@@ -20,6 +20,9 @@ POSTGRES_STAMP := $(VENV)/.installed-postgresql
 # A real Redis server for the rate limits shared by proxy replicas (tests/redis_support.py
 # starts one on a free loopback port from Debian's binary).
 REDIS_STAMP := $(VENV)/.installed-redis
+# HAProxy in front of two proxy replicas, with examples/haproxy/haproxy.cfg, for
+# tests/test_scaleout_haproxy.py.
+HAPROXY_STAMP := $(VENV)/.installed-haproxy
 # Headless Chromium renders `strictmcp check`'s HTML report in tests/test_check_html.py.
 CHROMIUM_STAMP := $(VENV)/.installed-chromium
 SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -55,7 +58,8 @@ demo: install  ## set up and run strictmcp on the bundled examples
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(REDIS_STAMP) $(OLD_CLIENT_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(REDIS_STAMP) \
+  $(HAPROXY_STAMP) $(OLD_CLIENT_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +91,11 @@ $(POSTGRES_STAMP): | $(BIN)/python
 $(REDIS_STAMP): | $(BIN)/python
 	command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server; }
+	touch $@
+
+$(HAPROXY_STAMP): | $(BIN)/python
+	{ command -v haproxy || test -x /usr/sbin/haproxy; } >/dev/null || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy; }
 	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json

@@ -3,7 +3,9 @@
 Run ``python bench/peers.py`` (``make bench-peers``) for the full run, ``--quick`` for a smoke
 run, ``--rounds N`` to choose the rounds, ``--only NAME...`` to run some peers only (names as in
 the table's ``key`` column: ``stdio-direct``, ``http-strictmcp`` and so on), ``--json FILE`` to
-keep every sample, ``--install`` to (re)install the peers' environments first.
+keep every sample, ``--install`` to (re)install the peers' environments first, ``--base REV``
+to run strictmcp's rows a second time on git revision REV's code, in the same rounds (with
+``--only http-strictmcp http-strictmcp@base``, say: an interleaved before/after over HTTP).
 
 The peers (other projects' proxies) are never imported here: each lives in its own virtual
 environment under ``bench/.peers/<name>/`` (gitignored), made with ``python3 -m venv`` and
@@ -64,6 +66,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from compare import extract
 from engine import VALID_INSTANCE, environment
 
 BENCH = Path(__file__).resolve().parent
@@ -715,9 +718,14 @@ def wait_announced(launched: Launched) -> str:
     raise Unavailable("never said where it listens")
 
 
-def stdio_peer(argv: Callable[[Setup, str], list[str]], key: str) -> Callable[..., Any]:
+def stdio_peer(
+    argv: Callable[[Setup, str], list[str]],
+    key: str,
+    env: Callable[[], dict[str, str]] | None = None,
+) -> Callable[..., Any]:
     def start(setup: Setup, log: Path) -> tuple[Launched, Client]:
-        launched = launch(argv(setup, key), log, stdio=True, env=None, cwd=setup.tmp)
+        environ = None if env is None else env()
+        launched = launch(argv(setup, key), log, stdio=True, env=environ, cwd=setup.tmp)
         return launched, StdioClient(launched)
 
     return start
@@ -772,6 +780,36 @@ def _not_offered(setup: Setup, log: Path) -> tuple[Launched, Client]:
         "mcp-proxy has no stdio-to-stdio mode (it bridges stdio to SSE/streamable HTTP, or a "
         "remote server to stdio); see its HTTP row"
     )
+
+
+def base_specs(specs: list[Spec], revision: str, tree: Path) -> list[Spec]:
+    """strictmcp's rows again, on the code of git ``revision`` extracted at ``tree``: each
+    next to its own in the same rounds, for a before/after ratio over HTTP too."""
+
+    def env() -> dict[str, str]:
+        # Only the base's own code: not whatever else this run's PYTHONPATH adds.
+        return {**os.environ, "PYTHONPATH": str(tree / "src")}
+
+    def version(setup: Setup) -> str:
+        return f"base {revision}"
+
+    based = []
+    for spec in specs:
+        if not spec.key.endswith(("-strictmcp", "-strictmcp-stateless")):
+            continue
+        key = f"{spec.key}@base"
+        if spec.mode == "stdio":
+            start = stdio_peer(lambda s, k: [*STRICTMCP, "--", *s.echo(k)], key, env)
+        else:
+            start = http_peer(
+                lambda s, k, p: [*STRICTMCP, "--listen", "127.0.0.1:0", "--", *s.echo(k)],
+                key,
+                modern=spec.key.endswith("-stateless"),
+                announced=True,
+                env=env,
+            )
+        based.append(Spec(key, spec.mode, f"{spec.label} at {revision}", start, version))
+    return based
 
 
 def peer_specs() -> list[Spec]:
@@ -1094,9 +1132,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these peers only")
     parser.add_argument("--json", metavar="FILE", type=Path, help="write every sample here")
     parser.add_argument("--install", action="store_true", help="(re)install the peers first")
+    parser.add_argument(
+        "--base",
+        metavar="REV",
+        help="also run strictmcp's rows on git revision REV's code (keys end in @base)",
+    )
     args = parser.parse_args(argv)
 
+    with tempfile.TemporaryDirectory(prefix="strictmcp-peers-") as tmp:
+        return run(args, parser, Path(tmp))
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser, tmp: Path) -> int:
+    """The run ``args`` ask for, its files under ``tmp``."""
     specs = peer_specs()
+    if args.base:
+        specs += base_specs(specs, args.base, extract(args.base, tmp / "base"))
     if args.only:
         known = {spec.key for spec in specs}
         unknown = [name for name in args.only if name not in known]
@@ -1107,14 +1158,13 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (2 if args.quick else 8)
 
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="strictmcp-peers-") as tmp:
-        setup = Setup(Path(tmp), args.install)
-        rows = start_peers(specs, setup)
-        try:
-            measure(rows, rounds, seq_n, pipe_n)
-        finally:
-            for row in rows:
-                row.stop()
+    setup = Setup(tmp, args.install)
+    rows = start_peers(specs, setup)
+    try:
+        measure(rows, rounds, seq_n, pipe_n)
+    finally:
+        for row in rows:
+            row.stop()
     elapsed = time.perf_counter() - started
 
     env = environment()

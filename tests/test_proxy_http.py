@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,10 +53,19 @@ _ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "app
 class Process:
     """A subprocess whose output lines are collected as they come, and which is always stopped."""
 
-    def __init__(self, args: list[str], cwd: Path, stream: str, *, stdin: bool = False) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        cwd: Path,
+        stream: str,
+        *,
+        stdin: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.popen = subprocess.Popen(
             args,
             cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE if stream == "stdout" else subprocess.DEVNULL,
             stderr=subprocess.PIPE if stream == "stderr" else None,
@@ -147,18 +156,28 @@ def sdk_http_server(workspace: Path, processes: list[Process]) -> str:
     return process.wait_for("http://127.0.0.1:")
 
 
+# ``python -m strictmcp.proxy`` with the modules named in its first argument unimportable.
+_WITHOUT = """
+import runpy, sys
+for name in sys.argv.pop(1).split(","):
+    sys.modules[name] = None
+runpy.run_module("strictmcp.proxy", run_name="__main__", alter_sys=True)
+"""
+
+
 @pytest.fixture
 def launch(tmp_path: Path, processes: list[Process]) -> StartProxy:
     """Starts ``strictmcp proxy --listen`` in front of the stdio fixture (``upstream="stdio"``,
     the default) or the HTTP one (``"http"``)."""
 
-    def start(*options: str, upstream: str = "stdio") -> Proxy:
+    def start(*options: str, upstream: str = "stdio", without: Sequence[str] = ()) -> Proxy:
         if upstream == "http":
             where = ["--upstream", sdk_http_server(tmp_path, processes)]
         else:
             script = FIXTURES / "sdk_server.py"
             where = ["--", sys.executable, str(script), str(tmp_path / "calls")]
-        args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0"]
+        proxy = ["-m", "strictmcp.proxy"] if not without else ["-c", _WITHOUT, ",".join(without)]
+        args = [sys.executable, *proxy, "--listen", "127.0.0.1:0"]
         process = Process([*args, *options, *where], tmp_path, "stderr")
         processes.append(process)
         url = process.wait_for("listening on").rsplit(" ", 1)[1]
@@ -295,6 +314,24 @@ def test_stateless_client_calls_are_checked(start_proxy: StartProxy) -> None:
 
     run(body)
     assert proxy.calls() == [{"name": "echo", "arguments": {"text": "modern"}}]
+
+
+def test_calls_are_checked_without_httptools_and_uvloop(launch: StartProxy) -> None:
+    # Both are dependencies only where they have a build: elsewhere uvicorn's h11 and
+    # asyncio's loop serve the same answers.
+    proxy = launch(without=("httptools", "uvloop"))
+
+    async def body() -> None:
+        async with legacy(proxy.url) as session:
+            assert text_of(await session.call_tool("echo", {"text": "h11"})) == "h11"
+            assert (await session.call_tool("echo", {"text": 5})).is_error
+        async with Client(proxy.url) as client:
+            assert text_of(await client.call_tool("echo", {"text": "asyncio"})) == "asyncio"
+            assert (await client.call_tool("echo", {"text": 6})).is_error
+
+    run(body)
+    texts = [call["arguments"]["text"] for call in proxy.calls()]
+    assert texts == ["h11", "asyncio"]
 
 
 def test_stateless_call_is_checked_without_any_listing(start_proxy: StartProxy) -> None:
@@ -654,23 +691,6 @@ def test_handshake_call_is_checked_without_any_listing(start_proxy: StartProxy) 
     assert proxy.calls() == [{"name": "echo", "arguments": {"text": "ok"}}]
 
 
-def test_handshake_answer_streams_are_primed_for_resumption(launch: StartProxy) -> None:
-    proxy = launch()
-
-    async def body() -> None:
-        async with httpx2.AsyncClient(timeout=30) as http:
-            headers = in_session(await handshake(http, proxy.url))
-            listed = await http.post(proxy.url, json=request("tools/list", 1), headers=headers)
-            head, _, rest = listed.text.partition("\n\n")
-            fields = dict(line.split(": ", 1) for line in head.splitlines())
-            assert fields["id"]
-            assert int(fields["retry"]) > 0
-            assert fields["data"] == ""
-            assert "read_file" in rest
-
-    run(body)
-
-
 # ---------------------------------------------------------------------------------------------
 # The conformance suite's fixture server behind the proxy, for what only it does
 
@@ -766,6 +786,53 @@ def test_mcp_param_headers_are_checked(conformance_proxy: Proxy) -> None:
             assert passed["result"]["content"][0]["text"].startswith("Searched Ré gion")
 
     run(body)
+
+
+def test_handshake_answers_are_json_unless_something_goes_first(
+    conformance_proxy: Proxy,
+) -> None:
+    url = conformance_proxy.url
+    logged = request("tools/call", 3, {"name": "test_tool_with_logging", "arguments": {}})
+
+    async def body() -> None:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            session_id = await handshake(http, url)
+            headers = in_session(session_id)
+            # Only the response to send: one JSON body, with the session's id.
+            listed = await http.post(url, json=request("tools/list", 1), headers=headers)
+            assert listed.headers["content-type"] == "application/json"
+            assert listed.headers["mcp-session-id"] == session_id
+            assert any(
+                t["name"] == "test_tool_with_logging" for t in listed.json()["result"]["tools"]
+            )
+            # Log messages come before the response: a stream, primed for resumption first.
+            streamed = await http.post(url, json=logged, headers=headers)
+            assert streamed.headers["content-type"].startswith("text/event-stream")
+            head, _, rest = streamed.text.partition("\n\n")
+            fields = dict(line.split(": ", 1) for line in head.splitlines())
+            assert fields["id"]
+            assert int(fields["retry"]) > 0
+            assert fields["data"] == ""
+            kinds = [m.get("method", "response") for m in _data(rest)]
+            assert kinds == ["notifications/message"] * 3 + ["response"]
+            # A client that takes only events gets them, even for a response alone.
+            events_only = {**headers, "accept": "text/event-stream"}
+            pinged = await http.post(url, json=request("ping", 4), headers=events_only)
+            assert pinged.headers["content-type"].startswith("text/event-stream")
+            assert [m["id"] for m in _data(pinged.text)] == [4]
+            # One that takes only JSON gets the response; the log messages have no place.
+            json_only = {**headers, "accept": "application/json"}
+            whole = await http.post(url, json={**logged, "id": 5}, headers=json_only)
+            assert whole.headers["content-type"] == "application/json"
+            assert whole.json()["result"]["content"][0]["text"] == "Logged three messages."
+
+    run(body)
+
+
+def _data(text: str) -> list[dict[str, Any]]:
+    """The messages of an event stream's ``data`` fields."""
+    lines = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return [json.loads(line) for line in lines if line]
 
 
 def test_subscription_stream_is_relayed_never_timed_out_and_relisted_after(

@@ -1,8 +1,12 @@
-"""The stdio proxy on uvloop's event loop, which applications embedding strictmcp often run.
+"""The proxy's event loop: uvloop's where it is installed, else asyncio's, both working.
 
-uvloop's process transport has every method of ``asyncio.SubprocessTransport`` without being
-a subclass of it: a proxy that checked the class died as it started the server. uvloop is in
-the test extra; without it this test fails, never skips, so a missing peer cannot hide.
+uvloop is a dependency wherever it has a build (pyproject.toml), and ``strictmcp proxy`` runs
+on it by itself (:func:`strictmcp.proxy.cli.run_loop`); without it, on asyncio's loop. uvloop's
+process transport has every method of ``asyncio.SubprocessTransport`` without being a subclass
+of it: a proxy that checked the class died as it started the server. Each test runs the
+proxy's own command line with the loop it really runs on checked (the child exits 3 on the
+wrong one), once as installed and once with uvloop made unimportable; a missing uvloop fails
+the first, never skips it. HTTP's parser (httptools, else h11) is checked the same way.
 """
 
 from __future__ import annotations
@@ -15,26 +19,28 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+import pytest
+
 FIXTURES = Path(__file__).resolve().parent / "proxy_fixtures"
 
-# The proxy's own command line, with uvloop's loop in place of asyncio's (the loop it really
-# runs on is checked: the child exits 3 if uvloop is not in use).
-_ON_UVLOOP = """
-import asyncio, sys, warnings
-import uvloop
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)  # the policy API, deprecated in 3.14
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-from strictmcp.proxy.cli import proxy
-real_run = asyncio.run
-def run(main):
+# The proxy's own command line, its loop checked once it runs: uvloop's, or (with
+# ``sys.argv[1]`` "blocked") asyncio's own, uvloop made unimportable first.
+_CHECKED = """
+import asyncio, sys
+blocked = sys.argv.pop(1) == "blocked"
+if blocked:
+    sys.modules["uvloop"] = None
+from strictmcp.proxy import cli
+real_run_loop = cli.run_loop
+def run_loop(main):
     async def checked():
-        if not isinstance(asyncio.get_running_loop(), uvloop.Loop):
+        on_uvloop = type(asyncio.get_running_loop()).__module__.startswith("uvloop")
+        if on_uvloop == blocked:
             sys.exit(3)
         return await main
-    return real_run(checked())
-asyncio.run = run
-proxy.main(sys.argv[1:], prog_name="strictmcp proxy")
+    return real_run_loop(checked())
+cli.run_loop = run_loop
+cli.proxy.main(sys.argv[1:], prog_name="strictmcp proxy")
 """
 
 
@@ -53,12 +59,13 @@ def _exchange(proxy: subprocess.Popen[bytes], message: dict[str, Any]) -> dict[s
     raise AssertionError(f"the proxy exited with {proxy.wait()} before answering")
 
 
-def test_the_stdio_proxy_runs_on_uvloop(tmp_path: Path) -> None:
-    assert importlib.util.find_spec("uvloop") is not None, "uvloop is missing: pip install .[test]"
+@pytest.mark.parametrize("uvloop", ["installed", "blocked"])
+def test_the_stdio_proxy_runs_on_uvloop_else_asyncio(tmp_path: Path, uvloop: str) -> None:
+    assert importlib.util.find_spec("uvloop") is not None, "uvloop is missing: pip install ."
     record = tmp_path / "calls"
     server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(record)]
     proxy = subprocess.Popen(
-        [sys.executable, "-c", _ON_UVLOOP, "--", *server],
+        [sys.executable, "-c", _CHECKED, uvloop, "--", *server],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         cwd=tmp_path,
@@ -91,3 +98,20 @@ def test_the_stdio_proxy_runs_on_uvloop(tmp_path: Path) -> None:
             proxy.wait()
     recorded = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
     assert recorded == [{"name": "echo", "arguments": {"text": "on uvloop"}}]
+
+
+def test_http_parser_is_httptools_else_h11(monkeypatch: pytest.MonkeyPatch) -> None:
+    from strictmcp.proxy.http_server import server_config  # noqa: PLC0415
+
+    assert importlib.util.find_spec("httptools") is not None, "httptools is missing: pip install ."
+
+    def parser() -> str:
+        config = server_config(None, "127.0.0.1", 0)  # type: ignore[arg-type]
+        config.load()
+        return config.http_protocol_class.__name__
+
+    assert parser() == "HttpToolsProtocol"
+    # uvicorn decides once, when its auto module is imported: as if it never had been.
+    monkeypatch.delitem(sys.modules, "uvicorn.protocols.http.auto", raising=False)
+    monkeypatch.setitem(sys.modules, "httptools", None)
+    assert parser() == "H11Protocol"

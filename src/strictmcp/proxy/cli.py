@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import sys
 from collections.abc import Coroutine
 from typing import Any
@@ -122,6 +124,18 @@ Listening on an address other than loopback without one is refused, unless
     help="With --listen: sessions open at once (each has its own server process).",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help=(
+        "With --listen: processes sharing the listening socket, the kernel spreading "
+        "connections among them. For 2026-07-28 (stateless) clients only: with more than one, "
+        "initialize is refused (a session's requests could reach another worker; run one "
+        "worker per replica behind a balancer sticky on Mcp-Session-Id, see the README)."
+    ),
+)
+@click.option(
     "--session-idle",
     type=click.FloatRange(min=0, min_open=True),
     default=1800.0,
@@ -187,6 +201,7 @@ def proxy(
     path: str,
     upstream: str | None,
     max_sessions: int,
+    workers: int,
     session_idle: float,
     session_init: float,
     listing_rules: str | None,
@@ -219,9 +234,9 @@ def proxy(
         pins = PinFile.load(pin_file) if pin_file is not None else None
     except PinError as error:
         raise click.UsageError(f"--pin: {error} [{error.code}]") from None
-    auth = policy.auth if policy is not None else None
-    credentials = policy.upstream if policy is not None else None
     _check_identity(policy, address, upstream, mode, allow_unauthenticated)
+    if workers > 1:
+        _check_workers(policy, address)
     # One for every session: an identity's calls count together, whichever session they use.
     try:
         limiter = limiter_for(policy)
@@ -254,8 +269,13 @@ def proxy(
 
             try:
                 reach = http_main.upstreams(
-                    command, upstream, max_size=max_size, timeout=timeout, credentials=credentials
+                    command,
+                    upstream,
+                    max_size=max_size,
+                    timeout=timeout,
+                    credentials=policy.upstream if policy is not None else None,
                 )
+                auth = policy.auth if policy is not None else None
                 gate = http_main.gate(auth) if auth is not None else None
             except CredentialsError as error:
                 raise click.UsageError(f"--policy: {error}") from None
@@ -269,17 +289,50 @@ def proxy(
                 def announce(url: str) -> None:
                     click.echo(f"strictmcp proxy: listening on {url}", err=True)
 
-                main = http_main.listen(
-                    new_session,
-                    reach,
-                    address,
-                    path=path,
-                    limits=limits,
-                    timeout=timeout,
-                    announce=announce,
-                    gate=gate,
-                )
+                def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
+                    return http_main.listen(
+                        new_session,
+                        reach,
+                        address,
+                        path=path,
+                        limits=limits,
+                        timeout=timeout,
+                        # Workers are silent: the process that forked them says it once.
+                        announce=announce if sock is None else _silent,
+                        gate=gate,
+                        sock=sock,
+                    )
+
+                if workers > 1:
+                    sys.exit(
+                        http_main.workers(
+                            workers,
+                            address,
+                            lambda sock: _status(served(sock), command),
+                            announce,
+                            path=path,
+                        )
+                    )
+                main = served(None)
         sys.exit(_status(main, command))
+
+
+def _silent(url: str) -> None:
+    return None
+
+
+def _check_workers(policy: Policy | None, address: tuple[str, int] | None) -> None:
+    """Refuse ``--workers`` where several processes cannot do what one does."""
+    if address is None:
+        raise click.UsageError("--workers applies to --listen only")
+    if not hasattr(os, "fork"):
+        raise click.UsageError("--workers needs a platform with fork(); run one process each")
+    if policy is not None and policy.rate_limits:
+        # Each worker would count on its own: N workers, N times the limit.
+        raise click.UsageError(
+            "--workers: the policy's [[rate_limit]] tables are counted in one process; "
+            "run one worker, or replicas that each count on their own (docs/policy.md)"
+        )
 
 
 def _check_identity(
@@ -320,7 +373,7 @@ def _check_identity(
 def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
     """Run the proxy; its exit status, or that of a failure to start."""
     try:
-        return asyncio.run(main)
+        return run_loop(main)
     except OSError as error:
         what = command[0] if command else "to listen"
         click.echo(f"strictmcp proxy: cannot start {what}: {error.strerror}", err=True)
@@ -330,6 +383,16 @@ def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def run_loop(main: Coroutine[Any, Any, int]) -> int:
+    """Run ``main`` on uvloop's event loop where it is installed (a dependency wherever it
+    has a build), else on asyncio's own: the proxy behaves the same on both."""
+    try:
+        import uvloop  # noqa: PLC0415
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
 
 
 def _check_access(policy: Policy, *, listening: bool) -> None:

@@ -3,8 +3,8 @@
 Bounded reading of a body, the client's ``Accept``, and answers: a status alone, a JSON body,
 or an event stream of lines that ends when they do or when the client goes away. A JSON-RPC
 error goes out as JSON with the HTTP status its code has (:data:`LEGACY_STATUS` before
-2026-07-28, :data:`MODERN_STATUS` from it); a 2026-07-28 answer is an event stream only once
-something comes before its response, as the official SDK answers.
+2026-07-28, :data:`MODERN_STATUS` from it); an answer is an event stream only once something
+comes before its responses (:func:`respond`), as the official SDK answers 2026-07-28.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mcp_types.jsonrpc import (
 from ..connect.lines import line_of
 from ..connect.sse import event, priming
 from ..enforce import RATE_LIMITED
-from .http_streams import RequestId
+from .http_streams import Exchange, RequestId
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -142,43 +142,32 @@ async def stream(
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def stream_unless_whole(
-    send: Send, lines: asyncio.Queue[bytes | None], gone: asyncio.Future[None]
-) -> None:
-    """A 2026-07-28 answer to a client that takes events: JSON, with its status, when the
-    response is all there is and it comes within :data:`PING_SECONDS`; else events."""
-    first = await _next(lines, gone, PING_SECONDS)
-    if first is None:
-        if not gone.done():
-            await answer_json(send, [], [], batch=False, statuses=MODERN_STATUS)
-        return
-    taken = [first] if first else []
-    if first and not lines.empty():
-        after = lines.get_nowait()
-        if after is None:
-            await answer_json(send, [first], [], batch=False, statuses=MODERN_STATUS)
-            return
-        taken.append(after)
-    await stream(send, lines, gone, [], taken=taken)
-
-
-async def collect(
+async def respond(
     send: Send,
-    lines: asyncio.Queue[bytes | None],
+    exchange: Exchange,
     gone: asyncio.Future[None],
     extra: Headers,
     *,
     batch: bool,
     statuses: dict[int, int],
+    primed: str | None = None,
 ) -> None:
-    """Answer with the responses in ``lines`` as one JSON body, once all have come."""
-    answers: list[bytes] = []
-    while (line := await _next(lines, gone)) is not None:
-        message = loads(line)
-        if isinstance(message, list) or (isinstance(message, dict) and "method" not in message):
-            answers.append(line.strip())
-    if not gone.done():
-        await answer_json(send, answers, extra, batch=batch, statuses=statuses)
+    """Answer a POST with ``exchange``'s responses as one JSON body when they are all there is
+    (see :class:`~.http_streams.Exchange`), else as an event stream (``primed`` as for
+    :func:`stream`). A client that takes events gets them once :data:`PING_SECONDS` pass
+    without the answer, so that its connection is not idle that long."""
+    taken: list[bytes] = []
+    if exchange.held is not None:
+        first = await _next(exchange.lines, gone, PING_SECONDS if exchange.streaming else None)
+        if first is None:
+            if not gone.done():
+                await answer_json(send, exchange.held, extra, batch=batch, statuses=statuses)
+            return
+        if first:
+            taken.append(first)
+        else:
+            exchange.stream()
+    await stream(send, exchange.lines, gone, extra, primed=primed, taken=taken)
 
 
 async def _next(
@@ -221,6 +210,14 @@ async def answer_json(
         if isinstance(wait, int):
             extra = [*extra, (b"retry-after", str(wait).encode())]
     await answer(send, status, body, b"application/json", extra)
+
+
+async def answer_events(send: Send, lines: list[bytes], extra: Headers) -> None:
+    """``lines`` as one whole event stream, for a client that takes only events."""
+    body = b"".join(event(line) for line in lines)
+    headers = [*_SSE_HEADERS, (b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def answer_error(

@@ -2,14 +2,15 @@
 
 One ASGI application (served by uvicorn, see :func:`serve`) at one path. A POST carries one
 message (or, in 2025-03-26, a batch): notifications and responses are accepted with 202; the
-answer to requests is an event stream of what the server sends while they are pending, ending
-with their responses, or JSON when the client accepts only JSON. Before 2026-07-28 a client
-starts a session with ``initialize`` and names it in ``Mcp-Session-Id`` afterwards (GET opens
-its stream of unrelated server messages, DELETE ends it), and each answer stream starts with a
+answer to requests is one JSON body when their responses are all there is to send (and the
+client takes JSON), else an event stream of what the server sends while they are pending,
+ending with their responses: the choice is made when the first message for the answer comes
+(:class:`~.http_streams.Exchange`), for every revision. Before 2026-07-28 a client starts a
+session with ``initialize`` and names it in ``Mcp-Session-Id`` afterwards (GET opens its
+stream of unrelated server messages, DELETE ends it), and each answer stream starts with a
 priming event. A 2026-07-28 request stands alone: the proxy checks its envelope and headers
 (``Mcp-Param-*`` too, against the tool as listed) as the official SDK's server does, whatever
-the upstream, and its answer is JSON with the status of its error unless something comes
-before the response.
+the upstream, and a JSON answer has the status of its error.
 
 Guards, before anything is read: a browser page's ``Origin`` must be local when the proxy
 listens on a loopback address (DNS rebinding), and so must ``Host``; a body over the size
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -61,7 +63,8 @@ class Limits:
 class App:
     """The ASGI application; ``start`` makes a channel (a proxy session and its upstream),
     ``path`` is where it answers, ``loopback`` whether it listens on a loopback address,
-    ``gate`` who may use it (anyone when None)."""
+    ``gate`` who may use it (anyone when None); without ``stateful``, for one of several
+    workers, ``initialize`` is refused: a session's next request may reach another worker."""
 
     def __init__(
         self,
@@ -71,9 +74,11 @@ class App:
         loopback: bool,
         limits: Limits,
         gate: Gate | None = None,
+        stateful: bool = True,
     ) -> None:
         self.path = path
         self.gate = gate
+        self.stateful = stateful
         self.loopback = loopback
         self.limits = limits
         self.sessions = SessionTable(
@@ -159,7 +164,7 @@ class App:
             await io.answer_status(send, 415)
             return
         json_ok, sse_ok = io.accepts(headers.get("accept"))
-        if not json_ok:
+        if not json_ok and not sse_ok:
             await io.answer_status(send, 406)
             return
         body = await io.read_body(receive, self.limits.max_size, headers.get("content-length"))
@@ -167,7 +172,7 @@ class App:
             if body:
                 await io.answer_status(send, body)
             return
-        post = _Post(headers, receive, send, body, sse_ok, identity)
+        post = _Post(headers, receive, send, body, json_ok, sse_ok, identity)
         version = headers.get(h.PROTOCOL_VERSION)
         # As the official SDK routes: a version of no handshake revision is the stateless
         # wire's to answer, an unknown one included (it is told which are supported).
@@ -201,6 +206,9 @@ class App:
                 missing = "Bad Request: Mcp-Session-Id header is required"
                 await io.answer_error(post.send, 400, decoded.error_id, INVALID_REQUEST, missing)
                 return
+            if not self.stateful:
+                await io.answer_error(post.send, 400, first.id, INVALID_REQUEST, _NO_SESSIONS)
+                return
             try:
                 made = await self.sessions.create()
             except OSError:
@@ -231,7 +239,7 @@ class App:
             lines = [(line_of(m.raw), None) for m in decoded.messages]
         if decoded.valid and any(m.method == _INITIALIZED for m in decoded.messages):
             channel.initialized = True
-        exchange = Exchange(ids, tokens, streaming=post.sse)
+        exchange = Exchange(ids, tokens, streaming=post.sse, whole=post.json)
         primed = _primes(channel, decoded)
         await self._answer(
             channel, post, lines, exchange, extra, batch=decoded.batch, primed=primed
@@ -281,7 +289,7 @@ class App:
         if token is not None:
             tokens[token] = request["params"]["_meta"]["progressToken"]
         assert message.id is not None  # a request
-        exchange = Exchange({sent_as: message.id}, tokens, streaming=post.sse)
+        exchange = Exchange({sent_as: message.id}, tokens, streaming=post.sse, whole=post.json)
         await self._answer(channel, post, [(line, None)], exchange, [], modern=True)
 
     async def _read_alone(self, post: _Post, statuses: dict[int, int]) -> Decoded | None:
@@ -317,10 +325,10 @@ class App:
 
         The answer waits only for the requests the session sent on: one it answered itself
         (refused, or a line it could not read) is settled by that answer, so every exchange
-        ends when the server answers or the proxy's timeout does. From 2026-07-28
-        (``modern``) a client that goes away cancels its requests (closing the answer is the
-        cancellation), and an answer that is only a response goes out as JSON; before it,
-        event streams are ``primed`` for resumption where the revision does that."""
+        ends when the server answers or the proxy's timeout does. An answer that is only
+        responses goes out as JSON, whatever the revision; one that is a stream is ``primed``
+        for resumption where the revision does that. From 2026-07-28 (``modern``) a client
+        that goes away cancels its requests (closing the answer is the cancellation)."""
         router = channel.router
         router.open(exchange)
         statuses = io.MODERN_STATUS if modern else io.LEGACY_STATUS
@@ -332,7 +340,10 @@ class App:
                 replies += routed.reply
                 sent.update(routed.sent)
             if not exchange.ids:
-                await io.answer_json(post.send, replies, extra, batch=batch, statuses=statuses)
+                if replies and not post.json:
+                    await io.answer_events(post.send, replies, extra)
+                else:
+                    await io.answer_json(post.send, replies, extra, batch=batch, statuses=statuses)
                 return
             for reply in replies:
                 exchange.put(reply, _messages(io.loads(reply)))
@@ -341,15 +352,10 @@ class App:
                     exchange.settle(sent_as)
             gone = asyncio.ensure_future(io.disconnected(post.receive))
             try:
-                if post.sse and modern:
-                    await io.stream_unless_whole(post.send, exchange.lines, gone)
-                elif post.sse:
-                    event = str(next(self._events)) if primed else None
-                    await io.stream(post.send, exchange.lines, gone, extra, primed=event)
-                else:
-                    await io.collect(
-                        post.send, exchange.lines, gone, extra, batch=batch, statuses=statuses
-                    )
+                event = str(next(self._events)) if primed else None
+                await io.respond(
+                    post.send, exchange, gone, extra, batch=batch, statuses=statuses, primed=event
+                )
             finally:
                 gone.cancel()
             if modern and gone.done() and not gone.cancelled():
@@ -402,6 +408,10 @@ class App:
 
 _INITIALIZED = "notifications/initialized"
 _NO_SERVER = "The server could not be started (strictmcp proxy)"
+_NO_SESSIONS = (
+    "Sessions are off: this endpoint runs several worker processes; use protocol revision "
+    "2026-07-28, which needs none (strictmcp proxy --workers)"
+)
 _JSON = b"application/json"
 
 
@@ -411,6 +421,7 @@ class _Post:
     receive: Receive
     send: Send
     body: bytes
+    json: bool
     sse: bool
     identity: Identity | None
 
@@ -433,13 +444,29 @@ def _primes(channel: Channel, decoded: Decoded) -> bool:
     return revision is not None and revision.at_least(_PRIMING_SINCE)
 
 
-async def serve(app: App, host: str, port: int, announce: Callable[[str], None]) -> None:
-    """Serve ``app`` on ``host``:``port`` until interrupted; ``announce`` is told the address
-    once it is listening (the port chosen, when 0 was asked for)."""
-    config = uvicorn.Config(
+async def serve(
+    app: App,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve ``app`` on ``host``:``port`` (or on the listening socket ``sock``, which a
+    worker shares with others) until interrupted; ``announce`` is told the address once it is
+    listening (the port chosen, when 0 was asked for)."""
+    config = server_config(app, host, port)
+    server = _Server(config, lambda address: announce(f"http://{address}{app.path}"))
+    await server.serve(sockets=None if sock is None else [sock])
+
+
+def server_config(app: App, host: str, port: int) -> uvicorn.Config:
+    """uvicorn's settings for ``app``: its HTTP parser is httptools (llhttp, in C) when that
+    is installed, as it is wherever it has a build, else h11 (pure Python, slower)."""
+    return uvicorn.Config(
         app,
         host=host,
         port=port,
+        http="auto",  # uvicorn's own choice: httptools, else h11
         interface="asgi3",
         ws="none",
         lifespan="on",
@@ -447,7 +474,6 @@ async def serve(app: App, host: str, port: int, announce: Callable[[str], None])
         access_log=False,
         timeout_graceful_shutdown=2,
     )
-    await _Server(config, lambda address: announce(f"http://{address}{app.path}")).serve()
 
 
 class _Server(uvicorn.Server):

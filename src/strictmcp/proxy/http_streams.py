@@ -35,6 +35,13 @@ class Exchange:
     ``ids`` maps the id each request was sent upstream with to the client's own, ``tokens``
     likewise for progress tokens: a stateless client's ids are renamed so as not to collide
     with another client's. ``lines`` ends with None once every request is answered.
+
+    Whether the answer is one JSON body or an event stream is decided as late as it can be:
+    while the client takes JSON (``whole``) and only responses have come, they are
+    :attr:`held`, and ``lines`` gets nothing but its end; the first message that must go
+    before them (progress, logging, a request of the server's) makes the answer a stream
+    (:meth:`stream`) when the client takes one (``streaming``), and is dropped when it does
+    not. A client that takes only events gets a stream from the start.
     """
 
     def __init__(
@@ -43,12 +50,15 @@ class Exchange:
         tokens: dict[RequestId, RequestId],
         *,
         streaming: bool,
+        whole: bool = True,
     ) -> None:
         self.ids = ids
         self.tokens = tokens
         self.streaming = streaming
         self.waiting = set(ids)
         self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        #: The responses kept for a JSON answer; None once the answer is a stream.
+        self.held: list[bytes] | None = [] if whole else None
         if not self.waiting:
             self.lines.put_nowait(None)
 
@@ -72,10 +82,26 @@ class Exchange:
                 renamed = True
         if renamed:
             line = line_of(messages if line.lstrip().startswith(b"[") else messages[0])
-        if self.waiting:
+        if not self.waiting:
+            return
+        held = self.held
+        if held is None:
             self.lines.put_nowait(line)
-            for sent_as in answered:
-                self.settle(sent_as)
+        elif answered and (len(answered) == len(messages) or not self.streaming):
+            held.append(line)
+        elif self.streaming:
+            self.stream()
+            self.lines.put_nowait(line)
+        # else: a message for a client that takes only JSON, which has no place for it
+        for sent_as in answered:
+            self.settle(sent_as)
+
+    def stream(self) -> None:
+        """Make the answer an event stream from now on: the responses held go first."""
+        if self.held is not None:
+            for line in self.held:
+                self.lines.put_nowait(line)
+            self.held = None
 
     def settle(self, sent_as: RequestId | None) -> None:
         """One request answered; the end of the exchange after the last."""
