@@ -890,6 +890,26 @@ def peer_specs() -> list[Spec]:
             strictmcp_version,
         ),
         Spec(
+            "http-strictmcp-stateless-workers",
+            "HTTP",
+            "strictmcp `proxy --listen --workers 2`, stateless (2026-07-28)",
+            http_peer(
+                lambda s, k, p: [
+                    *STRICTMCP,
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--workers",
+                    "2",
+                    "--",
+                    *s.echo(k),
+                ],
+                "http-strictmcp-stateless-workers",
+                modern=True,
+                announced=True,
+            ),
+            strictmcp_version,
+        ),
+        Spec(
             "http-mcp-proxy",
             "HTTP",
             "mcp-proxy (streamable HTTP)",

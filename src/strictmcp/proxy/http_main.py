@@ -14,6 +14,8 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
+import httpx2
+
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
 from ..guards.policy import AuthSettings, UpstreamSettings, is_loopback
@@ -42,8 +44,10 @@ def upstreams(
     :class:`~strictmcp.identity.CredentialsError` at once when a static token named by
     ``credentials`` cannot be read.
     """
-    # One for every session: a client-credentials token is fetched once and shared.
+    # One for every session: a client-credentials token is fetched once and shared; so is
+    # the TLS context (each holds its own copy of the CA certificates otherwise).
     auth = UpstreamAuth(credentials) if credentials is not None else None
+    tls = httpx2.create_ssl_context() if url is not None else None
 
     async def http(session: ProxySession) -> Upstream:
         assert url is not None
@@ -53,6 +57,7 @@ def upstreams(
             timeout=timeout,
             input_schema=functools.partial(input_schema, session),
             auth=auth,
+            tls=tls,
         )
 
     async def spawned(session: ProxySession) -> Upstream:
