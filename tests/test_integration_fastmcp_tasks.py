@@ -40,7 +40,8 @@ class Session:
         self.next_id = 0
 
     def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
         self.next_id += 1
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
         self.process.stdin.write(json.dumps({**message, "params": {**params, "_meta": META}}))
@@ -55,7 +56,7 @@ class Session:
         created = self.ask("tools/call", {"name": tool, "arguments": {"text": text}})["result"]
         assert created["resultType"] == "task", created
         for _ in range(_POLLS):
-            got = self.ask("tasks/get", {"taskId": created["taskId"]})["result"]
+            got: dict[str, Any] = self.ask("tasks/get", {"taskId": created["taskId"]})["result"]
             if got["status"] != "working":
                 return got
             time.sleep(0.05)

@@ -14,8 +14,8 @@ import sys
 from typing import Any
 
 from fastmcp import FastMCP
-from fastmcp_tasks import TasksExtension
 
+from fastmcp_tasks import TasksExtension
 from strictmcp.integrations.fastmcp import StrictMiddleware
 
 COUNT = {
@@ -25,7 +25,9 @@ COUNT = {
 }
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "enforce"
-mcp = FastMCP("tasks", middleware=[StrictMiddleware(mode="audit" if mode == "audit" else "enforce")])
+mcp = FastMCP(
+    "tasks", middleware=[StrictMiddleware(mode="audit" if mode == "audit" else "enforce")]
+)
 mcp.add_extension(TasksExtension(url="memory://"))
 
 

@@ -252,7 +252,6 @@ class ServerCore:
         cleaned = enforcer.clean_result(registry, name, decision.tool, dict(dumped))
         return result if cleaned is None else cleaned
 
-
     def task_result(
         self,
         listing: Listing,

@@ -35,8 +35,9 @@ first in ``middleware=`` unless some middleware must see calls before they are c
 
 Limits: tasks are remembered in this process (``max_tasks`` at most): a ``tasks/get``
 answered by another replica, or after a restart, for a task created elsewhere is refused
-in ``enforce`` mode (its result cannot be checked). A call that asks for a specific tool version (FastMCP's ``_meta`` version
-selection) is checked against the listed, highest, version; FastMCP Apps' hashed tool
+in ``enforce`` mode (its result cannot be checked). A call that asks for a specific tool
+version (FastMCP's ``_meta`` version selection) is checked against the listed, highest,
+version; FastMCP Apps' hashed tool
 names, which are never listed, are unknown tools.
 """
 
