@@ -14,6 +14,11 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.installed
 # tests/test_proxy_old_client.py; that SDK needs a pydantic from its own time.
 OLD_CLIENT := .venv-mcp1
 OLD_CLIENT_STAMP := $(OLD_CLIENT)/.installed
+# FastMCP's tasks extension, for tests/test_integration_fastmcp_tasks.py: fastmcp-tasks 4.1.4
+# needs FastMCP 4.1.4 and any redis-py but 8.1.0, the one strictmcp pins, so its own venv
+# (pip warns of that pin when it installs fastmcp-tasks; the rate limits are not used there).
+TASKS_ENV := .venv-fastmcp-tasks
+TASKS_ENV_STAMP := $(TASKS_ENV)/.installed
 # A real PostgreSQL server for the deep SQL check's tests (tests/postgres_cluster.py starts a
 # scratch cluster from Debian's binaries); its major must be pglast's (pyproject.toml).
 POSTGRES_STAMP := $(VENV)/.installed-postgresql
@@ -59,7 +64,7 @@ test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
 install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(REDIS_STAMP) \
-  $(HAPROXY_STAMP) $(OLD_CLIENT_STAMP)
+  $(HAPROXY_STAMP) $(OLD_CLIENT_STAMP) $(TASKS_ENV_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +81,12 @@ $(TEST_STAMP): $(BIN)/python pyproject.toml
 $(OLD_CLIENT_STAMP):
 	$(PYTHON) -m venv $(OLD_CLIENT)
 	$(OLD_CLIENT)/bin/pip install --quiet "mcp==1.9.4" "pydantic==2.10.6"
+	touch $@
+
+$(TASKS_ENV_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(TASKS_ENV)
+	$(TASKS_ENV)/bin/pip install --quiet -e '.[fastmcp]' "fastmcp==4.1.4"
+	$(TASKS_ENV)/bin/pip install --quiet "fastmcp-tasks==4.1.4"
 	touch $@
 
 $(CHROMIUM_STAMP): | $(BIN)/python
@@ -128,4 +139,4 @@ bench-peers: install-test
 	$(BIN)/python bench/peers.py
 
 clean:
-	rm -rf $(VENV) $(OLD_CLIENT) bench/.peers .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules
+	rm -rf $(VENV) $(OLD_CLIENT) $(TASKS_ENV) bench/.peers .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules

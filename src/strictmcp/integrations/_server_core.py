@@ -15,6 +15,13 @@ framework's types. :class:`ServerCore` hands each call to an
    is withheld;
 4. the Validation Protocol's dry-run ``validate`` tool, answered here and never passed on.
 
+A call the server answers with a task (``CreateTaskResult``) is remembered, at most
+``max_tasks`` at once and each for its time to live (:class:`~strictmcp.protocol.tasks.TaskBook`,
+as the proxy's sessions do), so that the task's final result, when ``tasks/get`` (2026-07-28) or
+``tasks/result`` (2025-11-25) delivers it, is judged and cleaned as the direct result of the call
+would be (:meth:`ServerCore.task_result`). A final result for a task this server process did not
+create a call for, or has forgotten, is refused in ``enforce`` mode (fail closed).
+
 With ``[[access]]`` rules in the policy, a ``tools/list`` shows each caller only the tools it
 may call (:meth:`ServerCore.shows`), and a call of another is an unknown tool, as in the proxy.
 
@@ -45,7 +52,9 @@ from ..enforce import listing_rules as enforce_listing_rules
 from ..guards.deep import DeepValidators
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
-from ..protocol import LATEST, Revision, ToolRegistry, errors
+from ..protocol import LATEST, Revision, ToolRegistry, check_result, errors
+from ..protocol.tasks import DEFAULT_MAX_TASKS, TaskBook, TaskRecord, unknown_task
+from ..protocol.violations import under
 
 _log = logging.getLogger(__name__)
 
@@ -79,6 +88,16 @@ class ServerOptions(TypedDict, total=False):
     validate_name: str
     listing_rules: Sequence[str] | None
     pins: PinFile | None
+    max_tasks: int
+
+
+UNKNOWN_TASK = -32602
+"""The JSON-RPC code refusing a final result for a task the server did not create a call for,
+or has forgotten (as a server answers a task id it does not know)."""
+
+_UNKNOWN_TASK_TEXT = (
+    "Unknown task: no call of this server created it, or it has expired (strictmcp)"
+)
 
 
 class ServerCore:
@@ -89,7 +108,8 @@ class ServerCore:
     named ``validate_name`` unless the server has a tool of that name already.
     ``listing_rules`` selects lint's rules for the listing stage by code or prefix (empty:
     none; default: the policy's ``[listing]`` rules, else SMT401); ``pins`` is a lock file
-    (:meth:`PinFile.load`) the listed tools must match.
+    (:meth:`PinFile.load`) the listed tools must match. ``max_tasks`` bounds how many tasks
+    are remembered to check their final results (the oldest forgotten first).
     """
 
     def __init__(
@@ -103,6 +123,7 @@ class ServerCore:
         validate_name: str = PREFERRED_NAME,
         listing_rules: Sequence[str] | None = None,
         pins: PinFile | None = None,
+        max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         auditor = Auditor(logger=logging.getLogger(AUDIT_LOGGER))
         if listing_rules is None and policy is not None:
@@ -120,6 +141,8 @@ class ServerCore:
         self.validate_tool = validate_tool
         self.validate_name = validate_name
         self._listings: dict[Revision, Listing] = {}
+        #: The tasks calls were answered with, to check their final results against.
+        self.tasks = TaskBook(max_tasks)
 
     def listing(self, version: str, tools: Sequence[Mapping[str, Any]]) -> Listing:
         """The listing of ``tools`` (the server's ``tools/list`` tools, every page) at ``version``,
@@ -185,6 +208,7 @@ class ServerCore:
         proceed: Callable[[], Awaitable[R]],
         dump: Callable[[R], Mapping[str, Any] | None],
         identity: Identity | None = None,
+        created: Callable[[R], Mapping[str, Any] | None] | None = None,
     ) -> R | dict[str, Any]:
         """Answer one ``tools/call`` of ``identity`` (by default the SDK's authenticated
         caller, :func:`authenticated`, else the policy's ``[identity]``): ``proceed()`` runs
@@ -193,8 +217,10 @@ class ServerCore:
         Returns what ``proceed`` returned, or a ``CallToolResult`` dict strictmcp made (a
         refusal, a withheld result, the validate tool's answer). ``dump`` gives a result's
         wire form to check against the ``outputSchema``, or None for results that are not
-        the tool's output (an ``input_required`` round). Raises :class:`MCPError` for an
-        unknown tool.
+        the tool's output (an ``input_required`` round, a task). ``created`` gives the task
+        object of a result that is a ``CreateTaskResult`` (:func:`created_task`), or None:
+        that task is remembered, to check its final result (:meth:`task_result`). Raises
+        :class:`MCPError` for an unknown tool.
         """
         registry = listing.registry
         enforcer = self.enforcer
@@ -210,6 +236,12 @@ class ServerCore:
         if decision.error_result is not None:
             return decision.error_result
         result = await proceed()
+        task = created(result) if created is not None else None
+        if task is not None:
+            status = str(task.get("status", "working"))
+            record = TaskRecord("tools/call", {"name": name}, name, decision.tool, status, None)
+            self.tasks.created(task, record)
+            return result
         dumped = dump(result)
         if dumped is None:
             return result
@@ -219,6 +251,72 @@ class ServerCore:
         # Hygiene (flags by default) rewrites only a result it found something in.
         cleaned = enforcer.clean_result(registry, name, decision.tool, dict(dumped))
         return result if cleaned is None else cleaned
+
+    def task_result(
+        self,
+        listing: Listing,
+        method: str,
+        task_id: str | None,
+        body: Mapping[str, Any],
+        identity: Identity | None = None,
+    ) -> dict[str, Any] | None:
+        """The answer to hand on instead of ``body``, the server's answer to ``method``
+        (``tasks/get``, whose ``result`` is a finished task's final result from 2026-07-28
+        on, or ``tasks/result``, which is one, 2025-11-25) for the task ``task_id``; None to
+        hand ``body`` on.
+
+        A tool-call task's final result goes through
+        :meth:`~strictmcp.enforce.Enforcer.check_task_result`: checked against the
+        ``outputSchema`` of the tool as it was listed when the task was created, replaced
+        by the same ``isError`` result a direct one would be, and cleaned. Raises
+        :class:`MCPError` (``-32602``) in ``enforce`` mode when the task is not one a call
+        created here, or is forgotten: its result cannot be checked, so it is not trusted.
+        """
+        inline = method == "tasks/get"
+        payload = body.get("result") if inline else body
+        if method not in ("tasks/get", "tasks/result") or not isinstance(payload, Mapping):
+            return None
+        enforcer = self.enforcer
+        identity = self.caller(identity)
+        task = self.tasks.get(task_id)
+        if task is None:
+            found = [unknown_task("/result/result" if inline else "/result")]
+            refused = enforcer.enforcing
+            enforcer.auditor.record(
+                found,
+                direction="s2c",
+                method=method,
+                action="replaced" if refused else "allowed",
+                identity=identity,
+            )
+            if refused:
+                raise MCPError(code=UNKNOWN_TASK, message=_UNKNOWN_TASK_TEXT)
+            return None
+        if task_id is not None and inline:
+            task.status = str(body.get("status", task.status))
+        if task.name is None:
+            return None
+        registry = listing.registry
+        found = check_result(registry, task.name, payload, tool=task.tool)
+        found = under("/result/result" if inline else "/result", found)
+        changed = enforcer.check_task_result(
+            registry, task, dict(payload), found, identity=identity
+        )
+        if changed is None:
+            return None
+        return {**body, "result": changed} if inline else changed
+
+
+def created_task(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The task a ``tools/call`` result (its wire form) creates, or None when it is the
+    tool's result itself: 2026-07-28's ``CreateTaskResult`` is the task, marked
+    ``resultType: "task"``; 2025-11-25's holds it in ``task``."""
+    if result.get("resultType") == "task":
+        return result
+    task = result.get("task")
+    if isinstance(task, Mapping) and "content" not in result:
+        return task
+    return None
 
 
 def authenticated() -> Identity | None:
