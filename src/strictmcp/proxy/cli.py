@@ -12,7 +12,15 @@ from typing import Any
 
 import click
 
-from ..enforce import Auditor, PinError, PinFile, limiter_for, listing_rules
+from ..enforce import (
+    Auditor,
+    Limiter,
+    PinError,
+    PinFile,
+    SharedRateLimiter,
+    limiter_for,
+    listing_rules,
+)
 from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
 from ..protocol.tasks import DEFAULT_MAX_TASKS
@@ -308,13 +316,22 @@ def proxy(
                         http_main.workers(
                             workers,
                             address,
-                            lambda sock: _status(served(sock), command),
+                            lambda sock: _status(_closing(served(sock), limiter), command),
                             announce,
                             path=path,
                         )
                     )
                 main = served(None)
-        sys.exit(_status(main, command))
+        sys.exit(_status(_closing(main, limiter), command))
+
+
+async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> int:
+    """Run ``main``, then close the limiter's connections to Redis, if it has any."""
+    try:
+        return await main
+    finally:
+        if isinstance(limiter, SharedRateLimiter):
+            await limiter.aclose()
 
 
 def _silent(url: str) -> None:
@@ -327,11 +344,12 @@ def _check_workers(policy: Policy | None, address: tuple[str, int] | None) -> No
         raise click.UsageError("--workers applies to --listen only")
     if not hasattr(os, "fork"):
         raise click.UsageError("--workers needs a platform with fork(); run one process each")
-    if policy is not None and policy.rate_limits:
-        # Each worker would count on its own: N workers, N times the limit.
+    if policy is not None and policy.rate_limits and policy.rate_store is None:
+        # Each worker would count on its own: N workers, N times the limit (with a
+        # [rate_store] they count together in Redis).
         raise click.UsageError(
             "--workers: the policy's [[rate_limit]] tables are counted in one process; "
-            "run one worker, or replicas that each count on their own (docs/policy.md)"
+            "run one worker, or share the count through Redis with [rate_store] (docs/policy.md)"
         )
 
 
