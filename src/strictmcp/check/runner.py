@@ -15,7 +15,7 @@ from ..connect.client import ClientError, McpClient, Outcome, Success, Transport
 from ..guards.policy import Policy
 from ..guards.validation import CAPABILITY, PREFERRED_NAME
 from ..protocol import ToolRegistry, check_result
-from ..protocol.tasks import task_support
+from ..protocol.tasks import declares_tasks, task_support
 from .cases import Case
 from .judge import (
     Judged,
@@ -170,7 +170,9 @@ class _Runner:
             await self._recover(outcome)
         if self.options.call and not self.report.aborted:
             # A tool that runs only as a task is called as one; its final result is judged.
-            as_task = task_support(tool.definition) == "required"
+            as_task = task_support(tool.definition) == "required" and declares_tasks(
+                "tools/call", self.client.capabilities
+            )
             outcome = await self.client.call_tool(name, case.arguments, as_task=as_task)
             output = (
                 check_result(self.registry, name, outcome.result, tool=tool)

@@ -37,6 +37,7 @@ from .tasks import (
     TaskRecord,
     augmentation_violations,
     check_task_message,
+    declares_tasks,
     extension_declared,
     refused_task_call,
     task_augmented,
@@ -343,7 +344,12 @@ class Conversation:
                 check = check_call(
                     self._registry(revision), params, strict=self.strict, json_size=size
                 )
-                if check.allowed and check.tool is not None and revision is _V2025_11_25:
+                if (
+                    check.allowed
+                    and check.tool is not None
+                    and revision is _V2025_11_25
+                    and declares_tasks("tools/call", self._server_capabilities)
+                ):
                     refused = refused_task_call(params["name"], check.tool.definition, asked)
                     if refused is not None:
                         violation, error = refused

@@ -51,6 +51,7 @@ __all__ = [
     "TaskBook",
     "TaskRecord",
     "check_task_message",
+    "declares_tasks",
     "extension_declared",
     "refused_task_call",
     "task_augmented",
@@ -119,14 +120,9 @@ def augmentation_violations(
 ) -> list[Violation]:
     """A 2025-11-25 task-augmented ``method`` request sent to a receiver whose capabilities
     (None: not seen) do not declare task support for it: the spec's "MUST NOT"."""
-    if receiver_capabilities is None:
+    if receiver_capabilities is None or declares_tasks(method, receiver_capabilities):
         return []
     kind, name = _AUGMENTABLE[method]
-    tasks = receiver_capabilities.get("tasks")
-    requests = tasks.get("requests") if isinstance(tasks, _MAPPING) else None
-    group = requests.get(kind) if isinstance(requests, _MAPPING) else None
-    if isinstance(group, _MAPPING) and isinstance(group.get(name), _MAPPING):
-        return []
     return [
         Violation(
             Rule.TASK_NOT_NEGOTIATED,
@@ -135,6 +131,17 @@ def augmentation_violations(
             "/params/task",
         )
     ]
+
+
+def declares_tasks(method: str, capabilities: Mapping[str, Any] | None) -> bool:
+    """Whether 2025-11-25 capabilities declare task support for ``method`` requests."""
+    if capabilities is None or method not in _AUGMENTABLE:
+        return False
+    kind, name = _AUGMENTABLE[method]
+    tasks = capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, _MAPPING) else None
+    group = requests.get(kind) if isinstance(requests, _MAPPING) else None
+    return isinstance(group, _MAPPING) and isinstance(group.get(name), _MAPPING)
 
 
 def task_support(definition: Mapping[str, Any]) -> str:
@@ -148,7 +155,10 @@ def refused_task_call(
     name: str, definition: Mapping[str, Any], augmented: bool
 ) -> tuple[Violation, tuple[int, str]] | None:
     """A 2025-11-25 call that breaks its tool's ``execution.taskSupport``, and the JSON-RPC
-    error (-32601) the spec has the server answer it with; None for a call that keeps it."""
+    error (-32601) the spec has the server answer it with; None for a call that keeps it.
+    Only for a server that declared task support for tool calls: without it a client must
+    not ask for a task, whatever a tool says (and a call that does is reported by
+    :func:`augmentation_violations`)."""
     support = task_support(definition)
     quoted = quote_name(name)
     if augmented and support == "forbidden":
