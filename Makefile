@@ -14,9 +14,17 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.installed
 # tests/test_proxy_old_client.py; that SDK needs a pydantic from its own time.
 OLD_CLIENT := .venv-mcp1
 OLD_CLIENT_STAMP := $(OLD_CLIENT)/.installed
+# FastMCP's tasks extension, for tests/test_integration_fastmcp_tasks.py: fastmcp-tasks 4.1.4
+# needs FastMCP 4.1.4 and any redis-py but 8.1.0, the one strictmcp pins, so its own venv
+# (pip warns of that pin when it installs fastmcp-tasks; the rate limits are not used there).
+TASKS_ENV := .venv-fastmcp-tasks
+TASKS_ENV_STAMP := $(TASKS_ENV)/.installed
 # A real PostgreSQL server for the deep SQL check's tests (tests/postgres_cluster.py starts a
 # scratch cluster from Debian's binaries); its major must be pglast's (pyproject.toml).
 POSTGRES_STAMP := $(VENV)/.installed-postgresql
+# A real Redis server for the rate limits shared by proxy replicas (tests/redis_support.py
+# starts one on a free loopback port from Debian's binary).
+REDIS_STAMP := $(VENV)/.installed-redis
 # HAProxy in front of two proxy replicas, with examples/haproxy/haproxy.cfg, for
 # tests/test_scaleout_haproxy.py.
 HAPROXY_STAMP := $(VENV)/.installed-haproxy
@@ -44,8 +52,8 @@ demo: install  ## set up and run strictmcp on the bundled examples
 	  status=$$?; test $$status -eq 1 || { echo "expected exit 1, got $$status"; exit 1; }
 	$(BIN)/strictmcp check --cases 5 -- $(BIN)/strictmcp proxy -- $(BIN)/python examples/proxy/weather_server.py
 	@# Deep checks from a policy, in front of a scheduler that checks nothing: planted faults
-	@# found by the proxy's validate tool and before real calls; then generated cases through
-	@# it (those the guards and deep checks refuse are shown as warnings). SQLite: no server.
+	@# found by the proxy's validate tool and before real calls; then check plants a fault for
+	@# each check of the policy and finds each caught by it (exit 0). SQLite: no server.
 	$(BIN)/python examples/scheduler/scheduler_demo.py
 	rm -f $(SCHEDULER_DB)
 	SCHEDULER_DB=$(SCHEDULER_DB) $(BIN)/strictmcp check --cases 5 --policy examples/scheduler/policy.toml \
@@ -55,7 +63,8 @@ demo: install  ## set up and run strictmcp on the bundled examples
 test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
-install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(HAPROXY_STAMP) $(OLD_CLIENT_STAMP)
+install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(REDIS_STAMP) \
+  $(HAPROXY_STAMP) $(OLD_CLIENT_STAMP) $(TASKS_ENV_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +83,12 @@ $(OLD_CLIENT_STAMP):
 	$(OLD_CLIENT)/bin/pip install --quiet "mcp==1.9.4" "pydantic==2.10.6"
 	touch $@
 
+$(TASKS_ENV_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(TASKS_ENV)
+	$(TASKS_ENV)/bin/pip install --quiet -e '.[fastmcp]' "fastmcp==4.1.4"
+	$(TASKS_ENV)/bin/pip install --quiet "fastmcp-tasks==4.1.4"
+	touch $@
+
 $(CHROMIUM_STAMP): | $(BIN)/python
 	command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
@@ -82,6 +97,11 @@ $(CHROMIUM_STAMP): | $(BIN)/python
 $(POSTGRES_STAMP): | $(BIN)/python
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
+	touch $@
+
+$(REDIS_STAMP): | $(BIN)/python
+	command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server; }
 	touch $@
 
 $(HAPROXY_STAMP): | $(BIN)/python
@@ -107,6 +127,8 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/guards.py
+	$(BIN)/python bench/hygiene.py
+	$(BIN)/python bench/hygiene.py --proxy
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/proxy_auth.py
 	$(MAKE) bench-peers
@@ -117,4 +139,4 @@ bench-peers: install-test
 	$(BIN)/python bench/peers.py
 
 clean:
-	rm -rf $(VENV) $(OLD_CLIENT) bench/.peers .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules
+	rm -rf $(VENV) $(OLD_CLIENT) $(TASKS_ENV) bench/.peers .mypy_cache .ruff_cache .pytest_cache .hypothesis $(NPM_DIR)/node_modules

@@ -78,7 +78,8 @@ from strictmcp.guards import (
     UrlGuard,
 )
 from strictmcp.guards import path as path_module
-from strictmcp.guards.policy import GuardRule, Policy
+from strictmcp.guards.claims import ClaimGuard
+from strictmcp.guards.policy import GuardRule, Identity, Policy
 from strictmcp.protocol import Violation
 
 BASELINE = ("policy", "empty")  # the (group, key) every "vs empty policy" figure is taken against
@@ -348,6 +349,8 @@ class Setup:
     policy: Policy
     machinery: Policy
     empty: Policy
+    per_caller: Policy
+    caller: Identity
     arguments: dict[str, Any]
 
 
@@ -357,6 +360,10 @@ def setup(tree: Tree) -> Setup:
     url_fake = UrlGuard(resolve=True, resolver=fake)
     text = TextGuard(max_length=4000)
     policy = Policy(rules=rules(url_fake, path, text, SqlGuard(), ArgvGuard()))
+    # The same policy with the path root taken from the caller's claim ("data" names the
+    # tree's root), as a policy's `roots = [".../{claim.tenant}"]` makes it.
+    template = os.path.join(os.path.dirname(tree.root), "{claim.tenant}")
+    per_caller = ClaimGuard("path", {"roots": (template,)}, lambda o: PathGuard(**o), ("tenant",))
     null = NullGuard()
     return Setup(
         tree=tree,
@@ -376,6 +383,8 @@ def setup(tree: Tree) -> Setup:
         policy=policy,
         machinery=Policy(rules=rules(null, null, null, null, null)),
         empty=Policy(),
+        per_caller=Policy(rules=rules(url_fake, per_caller, text, SqlGuard(), ArgvGuard())),
+        caller=Identity("alice", claims={"tenant": os.path.basename(tree.root)}),
         # The same values the path, url and text rows check on their own.
         arguments={"url": VALID_URL, "destination": tree.inside, "note": TEXT, "overwrite": False},
     )
@@ -405,6 +414,15 @@ def build_cases(s: Setup) -> list[Case]:
             "p",
             f"`Policy.check`: {TOOL}, 3 guarded arguments (path, url fake-resolved, text)",
             partial(s.policy.check, TOOL),
+            s.arguments,
+            NONE,
+            codes,
+        ),
+        Case(
+            "policy",
+            "c",
+            "the same policy, its path root per caller (`{claim.tenant}`), as one caller calls",
+            partial(s.per_caller.check, TOOL, identity=s.caller),
             s.arguments,
             NONE,
             codes,
@@ -659,6 +677,7 @@ def ratios_of(contenders: list[Contender]) -> list[Ratio]:
         pair("sql", "x", "q", "stacked DROP (x) / SELECT (q)"),
         pair("policy", "p", "empty", "Policy.check (p) / empty policy"),
         pair("policy", "o", "empty", "no-op guards (o) / empty policy"),
+        pair("policy", "c", "p", "root per caller (c) / fixed root (p)"),
     ]
     # The policy against its three guards timed alone on the same values, summed round by round.
     parts = [

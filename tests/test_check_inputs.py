@@ -8,9 +8,15 @@ from typing import Any
 
 import pytest
 
-from strictmcp.check.cases import KINDS
+from strictmcp.check.cases import KINDS, PLANTED, VALID, Fault
 from strictmcp.check.generate import declared_only, generate_valid
-from strictmcp.check.judge import judge_call, judge_validate, validate_verdict
+from strictmcp.check.judge import (
+    judge_call,
+    judge_fault_call,
+    judge_fault_validate,
+    judge_validate,
+    validate_verdict,
+)
 from strictmcp.check.mutate import mutations
 from strictmcp.check.redact import redact_argv, redact_text, redact_url
 from strictmcp.connect.client import RpcError, Success, TransportFailure
@@ -81,7 +87,7 @@ def test_mutations_cover_every_kind_and_are_confirmed_invalid() -> None:
     validator = compile_schema(SCHEMA)
     cases = mutations(SCHEMA, validator, _generate(0), per_kind=4)
     kinds = {case.kind for case in cases}
-    assert kinds == set(KINDS) - {"valid"}
+    assert kinds == set(KINDS) - {VALID, PLANTED}  # planted ones come from a policy
     for case in cases:
         verdict = validator.validate(case.arguments).valid
         assert verdict == (case.expect == "suspicious"), case
@@ -172,3 +178,69 @@ def test_redaction() -> None:
     assert "ghp_" not in redact_text("using ghp_abcdefghijklmnopqrstuvwxyz0123")
     assert redact_text("Authorization: Bearer abc.def") == "Authorization: ***"
     assert redact_text("sent bearer abc.def") == "sent bearer ***"
+
+
+def _validated(valid: bool, errors: list[str], warnings: list[str] | None = None) -> Success:
+    verdict = {"valid": valid, "errors": errors, "warnings": warnings or []}
+    return Success({"content": [], "structuredContent": verdict})
+
+
+def test_a_valid_input_the_checks_refuse_passes_naming_them() -> None:
+    outcome = _validated(False, ["/path: outside [path-outside-roots]"])
+    status, messages = judge_validate("valid", outcome)
+    assert status == "pass"
+    assert messages == ["validate refuses it by its guards or deep checks (path-outside-roots)"]
+    # Refused for the schema's reasons, it is still the failure it was.
+    assert judge_validate("valid", _validated(False, ["/n: too big [maximum]"]))[0] == "fail"
+
+
+CRON = Fault("a cron expression that never parses", "61 25 * * *", "deep-cron-invalid")
+OFTEN = Fault("a schedule too often", "* * * * *", "deep-cron-too-frequent", warning=True)
+
+
+@pytest.mark.parametrize(
+    ("fault", "outcome", "status", "caught"),
+    [
+        (
+            CRON,
+            _validated(False, ["/cron: not valid [deep-cron-invalid]", "/x: no [path-relative]"]),
+            "pass",
+            ("deep-cron-invalid",),
+        ),
+        (OFTEN, _validated(True, [], ["/cron: too often [deep-cron-too-frequent]"]), "pass", ()),
+        (CRON, _validated(True, []), "fail", ()),
+        (CRON, _validated(False, ["/cron: odd [deep-invalid]"]), "warn", ("deep-invalid",)),
+        (CRON, _validated(False, ["/path: out [path-outside-roots]"]), "warn", ()),
+        (CRON, _validated(False, ["the cron is wrong"]), "pass", ()),  # no codes to read
+        (CRON, Success({"content": [], "isError": True}), "fail", ()),
+    ],
+)
+def test_a_planted_fault_asked_of_validate(
+    fault: Fault, outcome: Success, status: str, caught: tuple[str, ...]
+) -> None:
+    judged, messages, codes = judge_fault_validate(fault, "/cron", outcome)
+    assert judged == status
+    assert bool(messages) == (status != "pass")
+    assert set(caught) <= set(codes)
+    if status == "pass" and caught:
+        assert fault.code in codes
+
+
+def test_a_planted_fault_really_called() -> None:
+    problems = [{"code": "deep-cron-invalid", "message": "x", "pointer": "/cron"}]
+    refused = Success(
+        {
+            "content": [],
+            "isError": True,
+            "_meta": {"dev.strictmcp/validation": {"problems": problems}},
+        }
+    )
+    assert judge_fault_call(CRON, "/cron", refused) == ("pass", [], ("deep-cron-invalid",))
+    assert judge_fault_call(CRON, "/cron", RpcError(-32602, "bad"))[0] == "pass"
+    accepted = Success({"content": []})
+    status, messages, _ = judge_fault_call(CRON, "/cron", accepted)
+    assert (status, messages) == (
+        "fail",
+        ["the call accepts a cron expression that never parses: deep-cron-invalid expected"],
+    )
+    assert judge_fault_call(OFTEN, "/cron", accepted)[0] == "warn"

@@ -17,6 +17,7 @@ from strictmcp.guards.deep import DeepValidators, error, warning
 from strictmcp.guards.policy import (
     _OPTIONS,
     GuardRule,
+    Identity,
     Policy,
     PolicyError,
     guard_kinds,
@@ -342,3 +343,99 @@ def test_relative_roots_are_read_from_the_policy_file_directory(tmp_path: Path) 
     entry = {"tool": "*", "argument": "/p", "kind": "path", "roots": ["data"]}
     with pytest.raises(PolicyError, match="not an absolute path"):
         Policy.from_dict({"guard": [entry]})
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings that name the caller's claims
+
+
+def _tenant_policy(tmp_path: Path, *, deep: bool = False) -> Policy:
+    section = "deep" if deep else "guard"
+    text = (
+        f'[[{section}]]\ntool = "read"\nargument = "/path"\nkind = "path"\n'
+        'roots = ["tenants/{claim.tenant}"]\nmust_exist = true\n'
+        + ("on_calls = true\n" if deep else "")
+    )
+    (tmp_path / "policy.toml").write_text(text, encoding="utf-8")
+    return Policy.load(tmp_path / "policy.toml")
+
+
+def test_a_root_per_tenant_is_built_from_the_callers_claim(tmp_path: Path) -> None:
+    for tenant in ("acme", "globex"):
+        (tmp_path / "tenants" / tenant).mkdir(parents=True)
+        (tmp_path / "tenants" / tenant / "f").write_text("x", encoding="utf-8")
+    policy = _tenant_policy(tmp_path)
+    acme = Identity("alice", claims={"tenant": "acme"})
+    globex = Identity("bob", claims={"tenant": "globex"})
+    mine = {"path": str(tmp_path / "tenants/acme/f")}
+    assert policy.check("read", mine, identity=acme) == []
+    assert [v.code for v in policy.check("read", mine, identity=globex)] == ["path-outside-roots"]
+    # Built for acme again after globex: a guard per value, never one caller's for another.
+    assert policy.check("read", mine, identity=acme) == []
+
+    def codes(identity: Identity | None) -> list[str]:
+        return [v.code for v in policy.check("read", mine, identity=identity)]
+
+    assert codes(None) == ["identity-claim-missing"]
+    assert codes(Identity("carol")) == ["identity-claim-missing"]
+    assert codes(Identity("carol", claims={"tenant": ["acme"]})) == ["identity-claim-missing"]
+    for hostile in ("", ".", "..", "a/b", "acme/../globex", "a\x00", "-rf", ".hidden", "*", "a..b"):
+        assert codes(Identity("eve", claims={"tenant": hostile})) == ["identity-claim-unsafe"]
+    # A tenant whose root does not exist (yet): refused, and tried again on the next call.
+    assert codes(Identity("dan", claims={"tenant": "initech"})) == ["identity-guard-unusable"]
+    (tmp_path / "tenants" / "initech").mkdir()
+    assert codes(Identity("dan", claims={"tenant": "initech"})) == ["path-outside-roots"]
+    # An argument the pointer does not reach is not checked, with or without the claim.
+    assert policy.check("read", {}, identity=None) == []
+
+
+def test_a_deep_check_per_tenant(tmp_path: Path) -> None:
+    (tmp_path / "tenants" / "acme").mkdir(parents=True)
+    policy = _tenant_policy(tmp_path, deep=True)
+    arguments = {"path": str(tmp_path / "tenants/acme")}
+
+    def codes(identity: Identity | None) -> list[str]:
+        found = asyncio.run(policy.check_deep("read", arguments, identity=identity))
+        return [v.code for v in found]
+
+    assert codes(Identity("alice", claims={"tenant": "acme"})) == []
+    assert codes(Identity("bob", claims={"tenant": "../x"})) == ["identity-claim-unsafe"]
+    assert codes(None) == ["identity-claim-missing"]
+
+
+def test_a_fixed_identity_has_claims_for_guard_settings(tmp_path: Path) -> None:
+    (tmp_path / "tenants" / "acme").mkdir(parents=True)
+    text = (
+        '[identity]\nsubject = "ci"\nclaims = { tenant = "acme" }\n'
+        '[[guard]]\ntool = "*"\nargument = "/path"\nkind = "path"\n'
+        'roots = ["tenants/{claim.tenant}", "tenants/{claim.sub}"]\n'
+    )
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "tenants" / "ci").mkdir()
+    (tmp_path / "policy.toml").write_text(text, encoding="utf-8")
+    policy = Policy.load(tmp_path / "policy.toml")
+    assert policy.identity is not None
+    assert dict(policy.identity.claims) == {"sub": "ci", "tenant": "acme"}
+    inside = {"path": str(tmp_path / "tenants/ci/x")}
+    assert policy.check("t", inside, identity=policy.identity) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('roots = ["/srv/{claim.}"]', "placeholder is malformed"),
+        ('roots = ["/srv/{claim.a/b}"]', "placeholder is malformed"),
+        ('roots = ["/srv/{claim.tenant"]', "placeholder is malformed"),
+        ('roots = ["/srv/x"]\nentry = "{claim.kind}"', "entry must be one of"),
+        ('roots = ["/srv/{claim.t}"]\nmax_length = 0', "max_length"),
+    ],
+)
+def test_bad_placeholders_and_settings_are_refused_when_loaded(text: str, message: str) -> None:
+    entry = tomllib.loads(f'tool = "t"\nargument = "/p"\nkind = "path"\n{text}')
+    with pytest.raises(PolicyError, match=message):
+        Policy.from_dict({"guard": [entry]})
+
+
+def test_identity_claims_must_be_a_table_of_strings() -> None:
+    with pytest.raises(PolicyError, match="claims must be a table of strings"):
+        Policy.from_dict({"identity": {"subject": "x", "claims": {"tenant": 3}}})

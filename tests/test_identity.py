@@ -2,28 +2,55 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import jwt
+import mcp_types as types
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from mcp import MCPError
+from fastmcp import Client as FastClient
+from fastmcp import FastMCP
+from mcp import Client, MCPError
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
 
-from strictmcp.enforce import AUDIT_LOGGER, RATE_LIMITED, Auditor, Enforcer, RateLimiter
-from strictmcp.guards.policy import AuthSettings, Identity, Policy, PolicyError
+from redis_support import redis_server
+from strictmcp.enforce import (
+    AUDIT_LOGGER,
+    RATE_LIMITED,
+    Auditor,
+    Enforcer,
+    RateLimiter,
+    SharedRateLimiter,
+    StoreUnavailable,
+    limiter_for,
+)
+from strictmcp.guards.policy import (
+    AuthSettings,
+    Identity,
+    Policy,
+    PolicyError,
+    RateStoreSettings,
+)
 from strictmcp.identity import Jwks, KeySet, TokenError, TokenVerifier
 from strictmcp.identity.jwks import MAX_JWKS_BYTES, KeysUnavailable
 from strictmcp.integrations._server_core import ServerCore
+from strictmcp.integrations.fastmcp import StrictMiddleware
+from strictmcp.integrations.lowlevel import protect
+from strictmcp.integrations.mcpserver import StrictExtension
 from strictmcp.protocol import Revision, ToolRegistry, check_call
 from strictmcp.proxy import ProxySession, Routed
+from strictmcp.proxy.relay import Relay
 
 
 def public_jwk(key: Any, kid: str | None, **extra: Any) -> dict[str, Any]:
@@ -401,3 +428,284 @@ def test_the_sdk_integrations_authorize_the_sdks_authenticated_caller_like_the_p
     ana = Identity("ana", "app", scopes=frozenset({"files"}))
     assert proxy.check_call(registry(), "read_file", {}, identity=ana).allowed
     assert not proxy.check_call(registry(), "delete_file", {}, identity=ana).allowed
+
+
+# ---------------------------------------------------------------------------------------------
+# The same access rules in the proxy and in each SDK integration: listings and calls
+
+#: Callers as the SDK's auth middleware hands them over (and as a JWT's claims would say).
+SDK_CALLERS = {
+    "reader": AccessToken(token="t-reader", client_id="app", scopes=["files"], subject="ana"),
+    "ops": AccessToken(
+        token="t-ops", client_id="app", scopes=[], subject="bob", claims={"groups": ["ops"]}
+    ),
+    "service": AccessToken(
+        token="t-svc", client_id="svc", scopes=[], subject="svc-report", claims={"tenant": "acme"}
+    ),
+    "stranger": AccessToken(token="t-eve", client_id="app", scopes=[], subject="eve"),
+}
+TOOL_NAMES = [str(tool["name"]) for tool in TOOLS]
+
+
+def _lowlevel(ran: list[str]) -> Any:
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in TOOLS])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        ran.append(params.name)
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ran")])
+
+    server = Server("test", on_list_tools=list_tools, on_call_tool=call_tool)
+    return protect(server, policy=ACCESS)
+
+
+def _mcpserver(ran: list[str]) -> Any:
+    extension = StrictExtension(policy=ACCESS)
+    app = MCPServer("test", extensions=[extension])
+    for name in TOOL_NAMES:
+        app.tool(name=name)(_recorder(ran, name))
+    return extension.install(app)
+
+
+def _fastmcp(ran: list[str]) -> Any:
+    server = FastMCP("test", middleware=[StrictMiddleware(policy=ACCESS)])
+    for name in TOOL_NAMES:
+        server.tool(_recorder(ran, name), name=name)
+    return server
+
+
+def _recorder(ran: list[str], name: str) -> Callable[[], str]:
+    def tool() -> str:
+        ran.append(name)
+        return "ran"
+
+    return tool
+
+
+async def _through_sdk_client(server: Any, fastmcp: bool) -> list[str]:
+    """The names the client is listed, calling each tool of the server (``ran`` says which
+    ran)."""
+    if fastmcp:
+        async with FastClient(server) as client:
+            names = [tool.name for tool in await client.list_tools()]
+            for name in TOOL_NAMES:
+                with contextlib.suppress(Exception):
+                    await client.call_tool(name, {}, raise_on_error=False)
+            return names
+    async with Client(server, mode="legacy") as sdk:
+        names = [tool.name for tool in (await sdk.list_tools()).tools]
+        for name in TOOL_NAMES:
+            with contextlib.suppress(MCPError):
+                await sdk.call_tool(name, {})
+        return names
+
+
+def _through_proxy(token: AccessToken) -> tuple[list[str], list[str]]:
+    """What the proxy lists and lets through for the caller of ``token``'s claims."""
+    claims = {
+        **(token.claims or {}),
+        "sub": token.subject,
+        "client_id": token.client_id,
+        "scope": " ".join(token.scopes),
+    }
+    caller = Identity.from_claims(claims)
+    proxy = ProxySession(Auditor(io.StringIO()), policy=ACCESS)
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
+    server = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s"}}
+    messages: list[tuple[dict[str, Any], Any]] = [
+        ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 0, "result": server}, "s2c"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, "c2s"),
+    ]
+    for message, direction in messages:
+        proxy.decide(json.dumps(message).encode(), direction, identity=caller)
+    listed = proxy.decide(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": TOOLS}}).encode(), "s2c"
+    )
+    assert isinstance(listed, Routed)
+    names = [t["name"] for t in json.loads(listed.forward[0])["result"]["tools"]]
+    enforcer = Enforcer(policy=ACCESS, auditor=Auditor(io.StringIO()))
+    allowed = [
+        n for n in TOOL_NAMES if enforcer.check_call(registry(), n, {}, identity=caller).allowed
+    ]
+    return names, allowed
+
+
+@pytest.mark.parametrize("framework", ["lowlevel", "mcpserver", "fastmcp"])
+@pytest.mark.parametrize("caller", sorted(SDK_CALLERS))
+def test_each_sdk_integration_lists_and_runs_what_the_proxy_does(
+    framework: str, caller: str
+) -> None:
+    token = SDK_CALLERS[caller]
+    ran: list[str] = []
+    server = {"lowlevel": _lowlevel, "mcpserver": _mcpserver, "fastmcp": _fastmcp}[framework](ran)
+    reset = auth_context_var.set(AuthenticatedUser(token))
+    try:
+        listed = anyio.run(_through_sdk_client, server, framework == "fastmcp")
+    finally:
+        auth_context_var.reset(reset)
+    proxy_listed, proxy_allowed = _through_proxy(token)
+    expected = {
+        "reader": ["read_file"],
+        "ops": TOOL_NAMES,
+        "service": ["report"],
+        "stranger": [],
+    }[caller]
+    assert proxy_allowed == expected
+    assert proxy_listed == [*expected, "validate"]
+    # The validate tool's name is the framework's own choice; the server's tools are the same.
+    assert [n for n in listed if n in TOOL_NAMES] == expected
+    assert len(listed) == len(expected) + 1
+    assert ran == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limits shared through Redis
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        ({"url": "redis://127.0.0.1:1", "url_env": "X"}, "one of url, url_env or url_file"),
+        ({}, "one of url, url_env or url_file"),
+        ({"url": "http://127.0.0.1:6379"}, "redis:// or rediss://"),
+        ({"url": "redis://:hunter2@127.0.0.1:6379"}, "holds a password"),
+        ({"url": "redis://127.0.0.1:1", "timeout_ms": 0}, "timeout_ms"),
+        ({"url": "redis://127.0.0.1:1", "on_unavailable": "maybe"}, "closed, open"),
+        ({"url": "redis://127.0.0.1:1", "host": "x"}, "unknown keys: host"),
+    ],
+)
+def test_bad_rate_stores_are_refused(store: dict[str, Any], message: str) -> None:
+    limit = [{"tools": ["*"], "calls": 1}]
+    with pytest.raises(PolicyError, match=message):
+        Policy.from_dict({"rate_limit": limit, "rate_store": store})
+
+
+def test_a_rate_store_needs_limits_and_its_url_is_read_where_it_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(PolicyError, match="needs \\[\\[rate_limit\\]\\]"):
+        Policy.from_dict({"rate_store": {"url": "redis://127.0.0.1:1"}})
+    policy = Policy.from_dict(
+        {"rate_limit": [{"tools": ["*"], "calls": 1}], "rate_store": {"url_env": "RATE_URL"}}
+    )
+    assert policy.rate_store is not None
+    monkeypatch.delenv("RATE_URL", raising=False)
+    with pytest.raises(PolicyError, match="RATE_URL") as missing:
+        limiter_for(policy)
+    monkeypatch.setenv("RATE_URL", "redis://:hunter2@127.0.0.1:1/0")
+    assert isinstance(limiter_for(policy), SharedRateLimiter)
+    monkeypatch.setenv("RATE_URL", "http://:hunter2@127.0.0.1:1/0")
+    with pytest.raises(PolicyError) as wrong:
+        limiter_for(policy)
+    assert "hunter2" not in str(wrong.value) + str(missing.value)
+
+
+def test_shared_buckets_are_taken_atomically_in_redis_and_an_outage_is_reported() -> None:
+    searches = {"tools": ["search*"], "calls": 3, "period": 600}
+    everything = {"tools": ["*"], "calls": 4, "period": 600}
+    # Two replicas' limiters; the second's first limit names no tool, so that its bucket of
+    # the second limit (the same key: the same position, numbers, caller and tool) can be
+    # read alone.
+    both = Policy.from_dict({"rate_limit": [searches, everything]}).rate_limits
+    second_only = Policy.from_dict(
+        {"rate_limit": [{**searches, "tools": ["nothing"]}, everything]}
+    ).rate_limits
+    with redis_server() as redis:
+        store = RateStoreSettings(url=redis.url, timeout_ms=300)
+        ana, bob = Identity("ana", "app"), Identity("bob", "app")
+
+        async def scenario() -> None:
+            limiter = SharedRateLimiter(both, store, redis.url)
+            replica = SharedRateLimiter(second_only, store, redis.url)
+            try:
+                assert [await limiter.take(ana, "search") for _ in range(3)] == [None] * 3
+                # The first limit is spent (one token every 200 s); the call is refused...
+                assert 190 <= (await limiter.take(ana, "search") or 0) <= 200
+                # ... and took nothing from the second: 4 - 3 = 1 left there, for any replica.
+                assert await replica.take(ana, "search") is None
+                assert 140 <= (await replica.take(ana, "search") or 0) <= 150
+                assert await limiter.take(bob, "search") is None  # another identity
+                assert await limiter.take(ana, "report") is None  # another tool
+                # A tool no limit names never asks Redis, even when it is gone.
+                redis.stop()
+                with pytest.raises(StoreUnavailable) as lost:
+                    await limiter.take(ana, "search")
+                assert "127.0.0.1" not in str(lost.value)
+                assert limiter.reachable is False
+                untouched = SharedRateLimiter(both[:1], store, redis.url)
+                assert await untouched.take(ana, "report") is None
+                assert untouched.reachable is True
+                await untouched.aclose()
+            finally:
+                await limiter.aclose()
+                await replica.aclose()
+
+        asyncio.run(scenario())
+
+
+class _Wire:
+    """One side of a relay, recording what it is sent."""
+
+    blocked = False
+    waiting = False
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    def write(self, lines: list[bytes]) -> None:
+        self.lines += lines
+
+    async def drain(self) -> None:
+        return None
+
+
+def test_a_shared_limit_takes_the_calls_turn_in_the_relay_so_none_overtakes_it() -> None:
+    policy = Policy.from_dict(
+        {"identity": {"subject": "ci"}, "rate_limit": [{"tools": ["report"], "calls": 1}]}
+    )
+    with redis_server() as redis:
+        store = RateStoreSettings(url=redis.url)
+
+        async def scenario() -> list[str]:
+            limiter = SharedRateLimiter(policy.rate_limits, store, redis.url)
+            session = ProxySession(Auditor(io.StringIO()), policy=policy, limiter=limiter)
+            _listed(session)
+            server = _Wire()
+            relay = Relay(session, cast(Any, server), timeout=30, client=cast(Any, _Wire()))
+
+            def call(request_id: int, tool: str) -> bytes:
+                params = {"name": tool, "arguments": {}}
+                message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+                return json.dumps({**message, "params": params}).encode()
+
+            # The limited call waits for Redis; the calls after it wait for their turn.
+            tools = ["report", "read_file", "report", "delete_file"]
+            decided = [relay.decide(call(i, tool)) for i, tool in enumerate(tools, 2)]
+            assert not isinstance(decided[0], Routed)
+            routed = [each if isinstance(each, Routed) else await each for each in decided]
+            relay.flush()
+            await limiter.aclose()
+            # The proxy's own answers are the caller's to send: here, the refusal only.
+            replies = [json.loads(line) for each in routed for line in each.reply]
+            assert [(r["id"], r["error"]["code"]) for r in replies] == [(4, RATE_LIMITED)]
+            return [json.loads(line)["params"]["name"] for line in server.lines]
+
+        sent = asyncio.run(scenario())
+    # The second call of report was over the limit; everything else went on in order.
+    assert sent == ["report", "read_file", "delete_file"]
+
+
+def _listed(session: ProxySession) -> None:
+    """``session`` initialized, and its server's tools listed."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
+    server = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s"}}
+    messages: list[tuple[dict[str, Any], Any]] = [
+        ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 0, "result": server}, "s2c"),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, "c2s"),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": TOOLS}}, "s2c"),
+    ]
+    for message, direction in messages:
+        session.decide(json.dumps(message).encode(), direction)

@@ -15,8 +15,10 @@ import anyio
 import mcp_types as types
 import pytest
 from click.testing import CliRunner
+from mcp import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
 
-from proxy_fixtures.rugpull_server import NOTE, WEATHER, listing
+from proxy_fixtures.rugpull_server import NOTE, SUMMARIZE, WEATHER, listing, prompt_listing
 from strictmcp.cli import main
 from strictmcp.enforce import Auditor, Enforcer, PinError, PinFile
 from strictmcp.enforce.pins import canonical_json, tool_digest
@@ -26,6 +28,8 @@ from test_listing_checks import FIXTURE, proxied
 
 CLEAN = listing(turned=False)
 POISONED = listing(turned=True)
+CLEAN_PROMPTS = prompt_listing(turned=False)
+POISONED_PROMPTS = prompt_listing(turned=True)
 
 
 # --- RFC 8785 ---------------------------------------------------------------------------------
@@ -183,9 +187,98 @@ def test_pin_usage_errors(tmp_path: Path) -> None:
 
 def test_pin_a_live_server(tmp_path: Path) -> None:
     lock = str(tmp_path / "live.lock.json")
-    code, _, _ = run("--lock", lock, "--", sys.executable, str(FIXTURE), str(tmp_path / "calls"))
+    code, _, err = run("--lock", lock, "--", sys.executable, str(FIXTURE), str(tmp_path / "calls"))
     assert code == 0
-    assert list(PinFile.load(lock).tools) == ["add_note", "get_weather"]
+    assert "2 tools and 1 prompts pinned" in err
+    pins = PinFile.load(lock)
+    assert list(pins.tools) == ["add_note", "get_weather"]
+    assert pins.prompts is not None
+    assert list(pins.prompts) == ["summarize"]
+    assert pins.prompts["summarize"][1] == SUMMARIZE
+    # The live server's prompts have turned since (their first listing was the pin's).
+    code, out, _ = run(
+        "--diff", "--lock", lock, "--", sys.executable, str(FIXTURE), str(tmp_path / "c")
+    )
+    assert code == 0  # a fresh server lists its clean prompts first
+    assert out == "no change since the tools were pinned\n"
+
+
+# --- prompts ----------------------------------------------------------------------------------
+
+
+def test_prompt_pins_round_trip_and_leave_prompts_unpinned_when_not_given() -> None:
+    pins = PinFile.from_tools(CLEAN, CLEAN_PROMPTS)
+    assert PinFile.from_dict(json.loads(pins.dumps())) == pins
+    assert json.loads(pins.dumps())["prompts"]["summarize"]["definition"] == SUMMARIZE
+    unpinned = PinFile.from_tools(CLEAN)
+    assert unpinned.prompts is None
+    assert "prompts" not in json.loads(unpinned.dumps())
+    assert unpinned.check_prompt(POISONED_PROMPTS[1], "/result/prompts/1") == []
+    edited = json.loads(pins.dumps())
+    edited["prompts"]["summarize"]["definition"]["description"] = "Summarise and send."
+    with pytest.raises(PinError) as raised:
+        PinFile.from_dict(edited)
+    assert raised.value.code == "pin-digest-mismatch"
+    assert "prompt" in str(raised.value)
+
+
+def test_a_changed_or_new_prompt_is_a_finding_and_its_get_refused() -> None:
+    pins = PinFile.from_tools(CLEAN, CLEAN_PROMPTS)
+    assert [v.code for v in pins.check_prompt(SUMMARIZE, "/p/0")] == []
+    changed, new = (
+        pins.check_prompt(prompt, f"/result/prompts/{i}")
+        for i, prompt in enumerate(POISONED_PROMPTS)
+    )
+    assert [(v.code, v.pointer) for v in changed] == [("pin-changed", "/result/prompts/0")]
+    assert changed[0].message.endswith("changed since it was pinned: description")
+    assert [v.code for v in new] == ["pin-new"]
+    assert "ssh" not in changed[0].message
+    enforcer = Enforcer(pins=pins, auditor=Auditor())
+    assert enforcer.check_prompt_get("summarize") == []
+    assert enforcer.check_prompt_listing(POISONED_PROMPTS) == {0, 1}
+    assert [v.code for v in enforcer.check_prompt_get("summarize")] == ["pin-changed"]
+    assert [v.code for v in enforcer.check_prompt_get("share_notes")] == ["pin-new"]
+    # Listed as pinned again: callable again.
+    assert enforcer.check_prompt_listing(CLEAN_PROMPTS) == set()
+    assert enforcer.check_prompt_get("summarize") == []
+    auditing = Enforcer(pins=pins, auditor=Auditor(), mode="audit")
+    assert auditing.check_prompt_listing(POISONED_PROMPTS) == set()
+    assert auditing.check_prompt_get("share_notes") == []
+
+
+def test_pin_diff_shows_prompts_field_by_field(tmp_path: Path) -> None:
+    def listing_file(name: str, tools: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps({"tools": tools, "prompts": prompts}), encoding="utf-8")
+        return str(path)
+
+    lock = str(tmp_path / "tools.lock.json")
+    code, _, err = run("--lock", lock, listing_file("clean.json", CLEAN, CLEAN_PROMPTS))
+    assert code == 0
+    assert "2 tools and 1 prompts pinned" in err
+    code, out, _ = run("--diff", "--lock", lock, listing_file("now.json", CLEAN, POISONED_PROMPTS))
+    assert code == 1
+    lines = out.splitlines()  # in name order
+    assert lines[0] == '+ prompt "share_notes": new since pinning'
+    assert lines[1] == '~ prompt "summarize": changed'
+    assert lines[2] == "    description:"
+    assert lines[3] == '      - "Summarise a text."'
+    assert lines[4].startswith('      + "Summarise a text.\\udb40')
+    code, out, _ = run(
+        "--diff",
+        "--format",
+        "json",
+        "--lock",
+        lock,
+        listing_file("j.json", CLEAN, POISONED_PROMPTS),
+    )
+    assert code == 1
+    changes = json.loads(out)["changes"]
+    assert [(c.get("prompt"), c["kind"]) for c in changes] == [
+        ("share_notes", "new"),
+        ("summarize", "changed"),
+    ]
+    assert changes[1]["fields"][0]["before"] == ["Summarise a text."]
 
 
 # --- proxy --pin, end to end ------------------------------------------------------------------
@@ -235,6 +328,55 @@ def test_with_a_pin_every_change_is_withheld_and_calls_refused(tmp_path: Path, m
     } <= listing_records
     calls = tmp_path / "calls"
     assert not calls.exists() or calls.read_text() == ""
+
+
+@pytest.mark.parametrize("mode", ["enforce", "audit"])
+def test_with_a_pin_changed_and_new_prompts_are_withheld_and_their_get_refused(
+    tmp_path: Path, mode: str
+) -> None:
+    lock = tmp_path / "tools.lock.json"
+    lock.write_text(PinFile.from_tools(CLEAN, CLEAN_PROMPTS).dumps(), encoding="utf-8")
+    log = tmp_path / "audit.jsonl"
+    options = ("--pin", str(lock), "--listing-rules", "none", "--audit-log", str(log))
+    refusals: list[str] = []
+
+    async def body() -> None:
+        with anyio.fail_after(30):
+            async with proxied(tmp_path, *options, "--mode", mode) as session:
+                first = await session.list_prompts()
+                assert [p.name for p in first.prompts] == ["summarize"]
+                got = await session.get_prompt("summarize", {"text": "hi"})
+                assert got.messages
+                second = await session.list_prompts()
+                names = [p.name for p in second.prompts]
+                if mode == "audit":
+                    assert names == ["summarize", "share_notes"]
+                    return
+                assert names == []
+                for name in ("summarize", "share_notes"):
+                    with pytest.raises(MCPError) as raised:
+                        await session.get_prompt(name, {"text": "hi"})
+                    assert raised.value.error.code == INVALID_PARAMS
+                    refusals.append(raised.value.error.message)
+
+    anyio.run(body)
+    reached = [json.loads(line) for line in (tmp_path / "calls").read_text().splitlines()]
+    assert reached == [{"prompt": "summarize"}]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    pinned = {(r["method"], r["code"], r["action"]) for r in records if r["stage"] == "listing"}
+    if mode == "audit":
+        assert ("prompts/list", "pin-changed", "allowed") in pinned
+        assert ("prompts/list", "pin-new", "allowed") in pinned
+        return
+    assert {
+        ("prompts/list", "pin-changed", "withheld"),
+        ("prompts/list", "pin-new", "withheld"),
+        ("prompts/get", "pin-changed", "refused"),
+        ("prompts/get", "pin-new", "refused"),
+    } <= pinned
+    assert refusals[0].startswith('Prompt "summarize" was withheld by strictmcp:')
+    assert refusals[0].endswith("[pin-changed]")
+    assert "ssh" not in " ".join(refusals)
 
 
 def test_proxy_refuses_an_unreadable_pin_file(tmp_path: Path) -> None:

@@ -957,6 +957,18 @@ def test_sampling_result_is_checked_against_the_offered_tools() -> None:
     assert found(not_offered) == [(Rule.SAMPLING_TOOL_USE_NOT_OFFERED.value, "/result/content/0")]
 
 
+def test_sampling_include_context_and_required_tool_use_in_a_conversation() -> None:
+    session = Session(V2025_11, capabilities={"sampling": {"tools": {}}})
+    with_context = {**SAMPLING, "includeContext": "thisServer"}
+    asked, _ = sample(session, with_context, tool_use("lookup", {"city": "Paris"}))
+    assert found(asked) == [(Rule.SAMPLING_CONTEXT_NOT_DECLARED.value, "/params/includeContext")]
+    required = {**SAMPLING, "toolChoice": {"mode": "required"}}
+    text_only = example("CreateMessageResult", "text-response.json")
+    asked, answered = sample(session, required, text_only)
+    assert found(asked) == []
+    assert found(answered) == [(Rule.SAMPLING_TOOL_USE_REQUIRED.value, "/result/content")]
+
+
 def test_sampling_tools_are_not_part_of_2025_06_18() -> None:
     session = Session(V2025_06, capabilities={"sampling": {}})
     asked, _ = sample(session, SAMPLING, example("CreateMessageResult", "text-response.json"))

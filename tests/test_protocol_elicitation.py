@@ -815,3 +815,38 @@ def test_a_failure_of_the_whole_object_refuses_every_default() -> None:
     assert applied.content == {"b": 1}
     assert [v.pointer for v in applied.refused] == ["/params/requestedSchema/properties/a/default"]
     assert [issue.code for issue in applied.refused[0].issues] == [IssueCode.TOO_MANY_PROPERTIES]
+
+
+# --- enumNames --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("revision", ELICITATION)
+@pytest.mark.parametrize(
+    ("names", "described"),
+    [(["Low"], "1 names for 2"), ([], "0 names for 2"), (["Low", "High", "Max"], "3 names for 2")],
+)
+def test_enum_names_must_name_each_enum_value(
+    names: list[str], described: str, revision: Revision
+) -> None:
+    field = {"type": "string", "enum": ["low", "high"], "enumNames": names}
+    requested = form(level=field)
+    # The specification's schema cannot say it: the mismatch is valid by its shape.
+    assert spec_accepts(requested, revision)
+    violations = check_requested_schema(requested, revision)
+    assert [(v.rule, v.pointer, v.severity) for v in violations] == [
+        (
+            Rule.ELICITATION_ENUM_NAMES_MISMATCH,
+            "/params/requestedSchema/properties/level/enumNames",
+            Severity.ERROR,
+        )
+    ]
+    assert described in violations[0].message
+    matched = form(level={**field, "enumNames": ["Low", "High"]})
+    assert check_requested_schema(matched, revision) == []
+    assert check_requested_schema(form(level={"type": "string", "enum": ["a"]}), revision) == []
+
+
+def test_enum_names_not_strings_are_the_shape_check_s_alone() -> None:
+    field = {"type": "string", "enum": ["low", "high"], "enumNames": "Low"}
+    violations = check_requested_schema(form(level=field), Revision.V2025_11_25)
+    assert [v.rule for v in violations] == [Rule.ELICITATION_SCHEMA_UNSUPPORTED]

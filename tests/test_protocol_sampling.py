@@ -425,3 +425,77 @@ def test_no_value_from_the_message_is_echoed(check: Callable[[], list[Violation]
     violations = check()
     assert violations
     assert "SECRET" not in json.dumps([v.to_dict() for v in violations])
+
+
+# --- toolChoice "required" --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("revision", WITH_TOOLS)
+@pytest.mark.parametrize("tools", [None, []])
+def test_tool_choice_required_needs_a_tool_offered(revision: Revision, tools: Any) -> None:
+    request: dict[str, Any] = {
+        "messages": [user(text())],
+        "maxTokens": 1,
+        "toolChoice": {"mode": "required"},
+    }
+    if tools is not None:
+        request["tools"] = tools
+    violations = check_create_message(request, revision, DECLARED)
+    assert [(v.rule, v.pointer, v.severity) for v in violations] == [
+        (Rule.SAMPLING_TOOL_CHOICE_WITHOUT_TOOLS, "/params/toolChoice/mode", Severity.ERROR)
+    ]
+    # With a tool offered it is a valid request; "auto" and "none" need no tool.
+    assert_valid(params(user(text()), toolChoice={"mode": "required"}), revision)
+    for mode in ("auto", "none"):
+        alone = {**request, "toolChoice": {"mode": mode}}
+        assert check_create_message(alone, revision, DECLARED) == []
+
+
+@pytest.mark.parametrize("revision", WITH_TOOLS)
+@pytest.mark.parametrize(
+    ("result", "refused"),
+    [
+        (tool_use_result(text("sunny"), stop="endTurn"), True),
+        (tool_use_result(text("sunny"), stop=None), True),
+        (tool_use_result(text("sun"), stop="maxTokens"), False),  # cut short, not completed
+        (tool_use_result(text("let me check"), use("a")), False),
+    ],
+)
+def test_tool_choice_required_needs_a_tool_use_in_the_result(
+    result: dict[str, Any], refused: bool, revision: Revision
+) -> None:
+    required = params(user(text()), toolChoice={"mode": "required"})
+    violations = check_create_message_result(result, required, revision)
+    expected = [(Rule.SAMPLING_TOOL_USE_REQUIRED, "/result/content")] if refused else []
+    assert [(v.rule, v.pointer) for v in violations] == expected
+    # The same result answers a request that only allowed tools.
+    for mode in ("auto", None):
+        allowed = params(user(text()), **({"toolChoice": {"mode": mode}} if mode else {}))
+        assert check_create_message_result(result, allowed, revision) == []
+
+
+# --- includeContext ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("revision", WITH_TOOLS)
+@pytest.mark.parametrize("included", ["thisServer", "allServers"])
+def test_include_context_needs_the_context_capability(revision: Revision, included: str) -> None:
+    request = {"messages": [user(text())], "maxTokens": 1, "includeContext": included}
+    undeclared: list[dict[str, Any]] = [{}, {"sampling": {}}, {"sampling": {"tools": {}}}]
+    for capabilities in undeclared:
+        violations = check_create_message(request, revision, capabilities)
+        assert [(v.rule, v.pointer, v.severity) for v in violations] == [
+            (Rule.SAMPLING_CONTEXT_NOT_DECLARED, "/params/includeContext", Severity.WARNING)
+        ]
+        assert "sampling.context" in violations[0].message
+    assert check_create_message(request, revision, {"sampling": {"context": {}}}) == []
+    assert check_create_message(request, revision, None) == []  # capabilities unknown
+    none = {**request, "includeContext": "none"}
+    assert check_create_message(none, revision, {"sampling": {}}) == []
+
+
+@pytest.mark.parametrize("revision", WITHOUT_TOOLS)
+def test_include_context_before_2025_11_25_needs_no_capability(revision: Revision) -> None:
+    # No sampling.context capability existed yet: every value was the client's to honour.
+    request = {"messages": [user(text())], "maxTokens": 1, "includeContext": "allServers"}
+    assert check_create_message(request, revision, {"sampling": {}}) == []

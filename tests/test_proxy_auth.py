@@ -10,20 +10,30 @@ or log line may contain a token.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import secrets
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import httpx2
 import mcp_types as types
 import pytest
 from click.testing import CliRunner
-from mcp import ClientSession
+from mcp import ClientSession, MCPError
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 
 from auth_support import (
     AuthorizationServer,
@@ -36,6 +46,7 @@ from auth_support import (
     public_pem,
     unsigned,
 )
+from redis_support import redis_server
 from strictmcp.proxy.cli import proxy as proxy_command
 from test_proxy_http import (  # noqa: F401 - processes is a fixture
     FIXTURES,
@@ -199,6 +210,145 @@ def test_an_allowed_token_calls_a_tool_through_the_official_client(
 
     run(scenario)
     assert_never_leaked(proxy, token)
+
+
+class Browser:
+    """What a person's browser does in the authorization code flow, over loopback HTTP: it
+    opens the authorization URL, signs in and consents on the provider's own pages (its
+    development login form takes any login name and password), and stops at the redirect
+    back to the client, whose query it keeps for the client's callback."""
+
+    def __init__(self, login: str, redirect_uri: str) -> None:
+        self.login = login
+        self.redirect_uri = redirect_uri
+        self.opened: list[str] = []
+        self.pages: list[str] = []
+        self.redirect: dict[str, str] = {}
+
+    async def open(self, url: str) -> None:
+        """The client's redirect handler: from the authorization URL to the redirect back."""
+        self.opened.append(url)
+        async with httpx2.AsyncClient(timeout=20) as http:
+            response = await http.get(url)
+            for _ in range(12):
+                if response.is_redirect:
+                    location = urljoin(str(response.url), response.headers["location"])
+                    if location.startswith(self.redirect_uri):
+                        self.redirect = dict(parse_qsl(urlsplit(location).query))
+                        return
+                    response = await http.get(location)
+                    continue
+                assert response.status_code == 200, response.text
+                page = response.text
+                prompt = re.search(r'name="prompt" value="(\w+)"', page)
+                action = re.search(r'<form[^>]* action="([^"]+)"', page)
+                assert prompt is not None, page
+                assert action is not None, page
+                self.pages.append(prompt.group(1))
+                form = {"prompt": prompt.group(1)}
+                if prompt.group(1) == "login":
+                    form |= {"login": self.login, "password": "any"}
+                target = urljoin(str(response.url), html.unescape(action.group(1)))
+                response = await http.post(target, data=form)
+        raise AssertionError(f"no redirect back to the client; pages seen: {self.pages}")
+
+    async def callback(self) -> AuthorizationCodeResult:
+        """The client's callback handler: the code, state and issuer of the redirect."""
+        assert "code" in self.redirect, self.redirect
+        return AuthorizationCodeResult(
+            code=self.redirect["code"],
+            state=self.redirect.get("state"),
+            iss=self.redirect.get("iss"),
+        )
+
+
+class MemoryStorage:
+    """The client's token storage, holding the pre-registered public client."""
+
+    def __init__(self, client: OAuthClientInformationFull) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client = client
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+def test_the_official_client_signs_a_person_in_with_the_code_flow_and_pkce(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    person = '[[access]]\ntools = ["echo"]\nsubject = "alice"\nclient_id = "pkce-app"\n'
+    proxy = launch(tail=person, options=("--audit-log", str(audit)))
+    redirect_uri = "http://127.0.0.1:9/callback"
+    browser = Browser("alice", redirect_uri)
+    metadata = {
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "scope": "mcp:read",
+    }
+    storage = MemoryStorage(
+        OAuthClientInformationFull.model_validate({**metadata, "client_id": "pkce-app"})
+    )
+    auth = OAuthClientProvider(
+        server_url=proxy.url,
+        client_metadata=OAuthClientMetadata.model_validate(metadata),
+        storage=storage,
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+    )
+
+    seen: list[tuple[set[str], Any, Any]] = []
+
+    async def scenario() -> None:
+        seen.append(await session_of_alice())
+
+    async def session_of_alice() -> tuple[set[str], Any, Any]:
+        async with (
+            httpx2.AsyncClient(auth=auth, timeout=30) as http,
+            streamable_http_client(proxy.url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            echoed = await session.call_tool("echo", {"text": "hi"})
+            try:
+                await session.call_tool("read_file", {"path": "/etc/hostname"})
+            except MCPError as error:
+                return names, echoed, error.error.code
+            raise AssertionError("read_file is not alice's")
+
+    run(scenario)
+    ((names, echoed, refused),) = seen
+    # The client went to the provider with PKCE (S256) and a resource indicator for the proxy,
+    # a person signed in and consented, and the token it got is alice's, for the proxy.
+    (opened,) = browser.opened
+    query = dict(parse_qsl(urlsplit(opened).query))
+    assert opened.startswith(f"{provider.issuer}/auth?")
+    assert query["code_challenge_method"] == "S256"
+    assert len(query["code_challenge"]) == 43
+    assert query["resource"] == proxy.url
+    assert browser.pages == ["login", "consent"]
+    assert storage.tokens is not None
+    _, claims = parts(storage.tokens.access_token)
+    assert (claims["sub"], claims["client_id"], claims["aud"]) == ("alice", "pkce-app", proxy.url)
+    # Through the proxy, alice is listed and may call her tool only.
+    assert names == {"echo", "validate"}
+    assert echoed.is_error is False
+    assert refused == -32602
+    denial = [r for r in _records(audit) if r["stage"] == "access"]
+    assert [r["identity"] for r in denial] == [{"subject": "alice", "clientId": "pkce-app"}]
+    assert_never_leaked(proxy, storage.tokens.access_token)
 
 
 def test_a_token_for_another_resource_is_401(launch: Launch, provider: AuthorizationServer) -> None:
@@ -700,6 +850,75 @@ def test_upstream_credentials_that_cannot_be_read_stop_the_proxy_at_start_up(
 
 
 # ---------------------------------------------------------------------------------------------
+# Guard settings per identity: a path root per tenant, from the token's `tenant` claim
+
+
+def _codes(answer: Any) -> list[str]:
+    result = answer["result"]
+    assert result["isError"] is True
+    codes = result["_meta"]["dev.strictmcp/validation"]["codes"]
+    assert isinstance(codes, list)
+    return codes
+
+
+def test_a_tenant_reads_only_under_its_own_root(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    tenants = tmp_path / "tenants"
+    for tenant in ("acme", "globex"):
+        (tenants / tenant).mkdir(parents=True)
+        (tenants / tenant / "report.txt").write_text(f"{tenant} secret", encoding="utf-8")
+    # A link an acme user planted in its own directory, pointing at the other tenant's.
+    (tenants / "acme" / "peek").symlink_to(tenants / "globex")
+    guard = (
+        '[[guard]]\ntool = "read_file"\nargument = "/path"\nkind = "path"\n'
+        f'roots = ["{tenants}/{{claim.tenant}}"]\n'
+    )
+    proxy = launch(tail=guard)
+    acme = Caller(proxy, provider.token("tenant-a", proxy.url))
+    globex = Caller(proxy, provider.token("tenant-b", proxy.url))
+    acme_file, globex_file = tenants / "acme" / "report.txt", tenants / "globex" / "report.txt"
+
+    def text(answer: Any) -> str:
+        assert answer["result"]["isError"] is False, answer
+        content = answer["result"]["content"][0]["text"]
+        assert isinstance(content, str)
+        return content
+
+    for alone in (False, True):  # in a session, and 2026-07-28 requests one by one
+        if not alone:
+            acme.open()
+            globex.open()
+        assert text(acme.call("read_file", {"path": str(acme_file)}, alone=alone)) == "acme secret"
+        assert text(globex.call("read_file", {"path": str(globex_file)}, alone=alone)) == (
+            "globex secret"
+        )
+        # The other tenant's file, directly, through the planted link, and through '..'.
+        for path in (
+            str(globex_file),
+            str(tenants / "acme" / "peek" / "report.txt"),
+            f"{tenants}/acme/../globex/report.txt",
+        ):
+            codes = _codes(acme.call("read_file", {"path": path}, alone=alone))
+            assert codes[0] in ("path-outside-roots", "path-symlink-escape"), codes
+        assert _codes(globex.call("read_file", {"path": str(acme_file)}, alone=alone)) == [
+            "path-outside-roots"
+        ]
+    # A token without the claim, and one whose claim would leave its slot, are refused
+    # whatever the path: fail closed, naming the claim, never its value.
+    reader = Caller(proxy, provider.token("reader", proxy.url))
+    missing = reader.call("read_file", {"path": str(acme_file)}, alone=True)
+    assert _codes(missing) == ["identity-claim-missing"]
+    evil = Caller(proxy, provider.token("tenant-evil", proxy.url))
+    unsafe = evil.call("read_file", {"path": str(globex_file)}, alone=True)
+    assert _codes(unsafe) == ["identity-claim-unsafe"]
+    assert "acme/../globex" not in json.dumps(unsafe)
+    # The server read each tenant's own file only.
+    read = [c["arguments"]["path"] for c in _calls(proxy) if c["name"] == "read_file"]
+    assert sorted(read) == sorted([str(acme_file), str(globex_file)] * 2)
+
+
+# ---------------------------------------------------------------------------------------------
 # Rate limits
 
 
@@ -738,6 +957,162 @@ def test_a_rate_limit_is_reached_and_recovered_per_identity(
     assert reader.call("echo", {"text": "hi"})["error"]["code"] == -32029
     time.sleep(8.2)  # one token back
     assert reader.call("echo", {"text": "hi"})["result"]["isError"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limits shared by replicas through Redis
+
+
+def _limited_call(proxy: Protected, token: str) -> tuple[int, dict[str, Any], str | None]:
+    """One 2026-07-28 call of echo: the HTTP status, the JSON-RPC answer, Retry-After."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": _MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {
+        **_ACCEPT,
+        "authorization": f"Bearer {token}",
+        "mcp-protocol-version": _MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "echo",
+    }
+    response = httpx2.post(proxy.url, json=message, headers=headers, timeout=30)
+    return response.status_code, _answer(response), response.headers.get("retry-after")
+
+
+def _shared_limit(url: str, *, unavailable: str = "closed") -> str:
+    # One call, then one more every 8 seconds (see the per-replica test for why so slow).
+    return (
+        '[[rate_limit]]\ntools = ["echo"]\ncalls = 2\nperiod = 16\n'
+        f'[rate_store]\nurl = "{url}"\non_unavailable = "{unavailable}"\ntimeout_ms = 300\n'
+    )
+
+
+def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
+    launch: Launch, provider: AuthorizationServer, tmp_path: Path
+) -> None:
+    with redis_server() as redis:
+        audit = tmp_path / "audit.jsonl"
+        options = ("--audit-log", str(audit))
+        first = launch(tail=_shared_limit(redis.url), options=options)
+        second = launch(tail=_shared_limit(redis.url))
+        tokens = {proxy.url: provider.token("reader", proxy.url) for proxy in (first, second)}
+
+        def call(proxy: Protected) -> tuple[int, dict[str, Any], str | None]:
+            return _limited_call(proxy, tokens[proxy.url])
+
+        # Two calls in all, whichever replica answers them; the third is refused by both.
+        assert call(first)[1]["result"]["isError"] is False
+        assert call(second)[1]["result"]["isError"] is False
+        for proxy in (first, second):
+            status, answer, retry = call(proxy)
+            assert status == 429
+            assert answer["error"]["code"] == -32029
+            assert retry is not None
+            assert 1 <= int(retry) <= 8
+            assert answer["error"]["data"] == {"retryAfter": int(retry)}
+        # Another identity has its own bucket, in Redis too.
+        admin = provider.token("admin", second.url, scope="mcp:read mcp:admin")
+        assert _limited_call(second, admin)[1]["result"]["isError"] is False
+        # A session-based client of a replica is counted in the same bucket, in turn.
+        reader = Caller(second, tokens[second.url])
+        reader.open()
+        refused = reader.call("echo", {"text": "hi"})["error"]
+        assert refused["code"] == -32029
+        # One token back (and less than two: one comes every 8 s), for whichever replica.
+        time.sleep(refused["data"]["retryAfter"] + 0.2)
+        assert call(second)[1]["result"]["isError"] is False
+        assert call(first)[0] == 429
+        # Both replicas' servers record to the one file of the workspace.
+        echoed = [c for c in _calls(first) if c["name"] == "echo"]
+        assert len(echoed) == 4  # the reader's three and the admin's one
+
+        # Redis goes away: the limited tool is refused (fail closed), the others go on.
+        redis.stop()
+        status, answer, retry = call(first)
+        assert (status, retry) == (429, "1")
+        assert answer["error"]["code"] == -32029
+        assert "cannot be checked" in answer["error"]["message"]
+        hello = tmp_path / "hello.txt"
+        hello.write_text("hello", encoding="utf-8")
+        unlimited = Caller(first, tokens[first.url]).call(
+            "read_file", {"path": str(hello)}, alone=True
+        )
+        assert unlimited["result"]["isError"] is False
+        first.process.wait_for("rate limit store (Redis) cannot be reached")
+        refusals = [r for r in _records(audit) if r["code"] == "rate-store-unavailable"]
+        assert [r["action"] for r in refusals] == ["refused"]
+        assert refusals[0]["identity"] == {"subject": "reader", "clientId": "reader"}
+        # A replica whose policy says open lets the call through, and says so.
+        opened = launch(tail=_shared_limit(redis.url, unavailable="open"))
+        token = provider.token("reader", opened.url)
+        assert _limited_call(opened, token)[1]["result"]["isError"] is False
+        opened.process.wait_for("are let through until it can")
+        assert "redis://" not in first.process.output() + opened.process.output()
+        # Redis is back (empty): the limit holds again, and the operator is told.
+        redis.start()
+        assert call(first)[1]["result"]["isError"] is False
+        first.process.wait_for("can be reached again")
+
+
+def test_a_shared_limit_is_decided_in_turn_over_stdio_never_reordering(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    hello = tmp_path / "hello.txt"
+    hello.write_text("hello", encoding="utf-8")
+    with redis_server() as redis:
+        policy = tmp_path / "policy.toml"
+        policy.write_text(
+            '[identity]\nsubject = "ci"\n'
+            '[[rate_limit]]\ntools = ["echo"]\ncalls = 1\nperiod = 600\n'
+            f'[rate_store]\nurl = "{redis.url}"\n',
+            encoding="utf-8",
+        )
+        server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
+        command = [sys.executable, "-m", "strictmcp.proxy", "--policy", str(policy), "--", *server]
+        proxy = Process(command, tmp_path, "stdout", stdin=True)
+        processes.append(proxy)
+        proxy.send(_INIT)
+        assert json.loads(proxy.next_line())["id"] == 0
+        proxy.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        proxy.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert json.loads(proxy.next_line())["id"] == 1
+
+        def call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
+            params = {"name": tool, "arguments": arguments}
+            message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+            return json.dumps(message) + "\n"
+
+        # In one write: a limited call (awaited in Redis), an unlimited one, the limited
+        # one again (over its limit), an unlimited one: the server must get them in order.
+        assert proxy.popen.stdin is not None
+        proxy.popen.stdin.write(
+            call(2, "echo", {"text": "one"})
+            + call(3, "read_file", {"path": str(hello)})
+            + call(4, "echo", {"text": "two"})
+            + call(5, "read_file", {"path": str(hello)})
+        )
+        proxy.popen.stdin.flush()
+        answers: dict[int, Any] = {}
+        while len(answers) < 4:
+            answer = json.loads(proxy.next_line())
+            answers[answer["id"]] = answer
+        assert answers[4]["error"]["code"] == -32029
+        assert all(answers[i]["result"]["isError"] is False for i in (2, 3, 5))
+        received = [(c["name"], c["arguments"]) for c in _calls_in(tmp_path)]
+        assert received == [
+            ("echo", {"text": "one"}),
+            ("read_file", {"path": str(hello)}),
+            ("read_file", {"path": str(hello)}),
+        ]
+
+
+def _calls_in(workspace: Path) -> list[dict[str, Any]]:
+    path = workspace / "calls"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,11 @@ its roots) ask for it the way the session's protocol revision does: up to 2025-1
 request to the client while the call is open, from 2026-07-28 with an ``input_required``
 result the client answers by calling again (SEP-2322). The SDK seals the ``requestState``
 that such a call carries, so a tampered one is refused before any handler here runs.
+
+From 2026-07-28 it also offers the tasks extension (SEP-2663, task_store.py): the task tools
+(``slow_compute``, ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
+``test_tool_with_task``) answer a request that declared the extension with a task, and run
+inline, or refuse with -32021 when they can only run as a task, for one that did not.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ import json
 import sys
 import warnings
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -47,6 +54,10 @@ from mcp_types import JSONRPCMessage
 from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from proxy_fixtures import task_store  # found through the path just set
+from proxy_fixtures.task_store import Job, Question, TaskStore, Work
 
 NAME = "strictmcp-conformance-fixture"
 Context = ServerRequestContext[Any]
@@ -454,6 +465,10 @@ async def _toggle_prompt(
     return _result(_text(f"{DYNAMIC_PROMPT.name} is {'listed' if app.extra_prompt else 'gone'}."))
 
 
+async def _hello(app: Fixture, ctx: Context, params: types.CallToolRequestParams) -> ToolResult:
+    return _result(_text(f"Hello, {_arguments(params)['name']}!"))
+
+
 async def _region(app: Fixture, ctx: Context, params: types.CallToolRequestParams) -> ToolResult:
     arguments = _arguments(params)
     return _result(_text(f"Searched {arguments['region']} for {arguments.get('query', '')!r}."))
@@ -551,6 +566,7 @@ TOOLS: list[tuple[types.Tool, ToolHandler]] = [
     (types.Tool(name=name, description=description, input_schema=schema), handler)
     for name, description, schema, handler in [
         ("test_simple_text", "Answers with one text block.", NO_ARGUMENTS, _simple_text),
+        ("greet", "Greets someone by name; never runs as a task.", _strings("name"), _hello),
         ("test_image_content", "Answers with a PNG image.", NO_ARGUMENTS, _image),
         ("test_audio_content", "Answers with a WAV clip.", NO_ARGUMENTS, _audio),
         ("test_embedded_resource", "Answers with an embedded resource.", NO_ARGUMENTS, _embedded),
@@ -673,6 +689,173 @@ TOOLS: list[tuple[types.Tool, ToolHandler]] = [
             ),
         ),
     ]
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools that run as tasks
+
+
+# "optional": a task when the request declared the extension, inline otherwise; "required":
+# only as a task, so a request without the extension is refused with -32021.
+TaskSupport = Literal["optional", "required"]
+# What a task tool does with a call: an answer before any task (a refusal, an MRTR round) or
+# the work to run, as a task or inline.
+TaskStart = Callable[
+    ["Fixture", Context, types.CallToolRequestParams], Awaitable[ToolResult | Work]
+]
+
+
+@dataclass(frozen=True)
+class TaskTool:
+    """A tool that can run as a task, and whether it can also run inline."""
+
+    tool: types.Tool
+    support: TaskSupport
+    start: TaskStart
+
+
+async def ask(job: Job, asks: Sequence[Ask]) -> Answered:
+    """Ask the client ``asks`` at once through the job's task; what it answered."""
+    answers = await job.ask({a.key: Question(a.request, a.answer) for a in asks})
+    return Answered({a.key: _revive(a.answer, answers[a.key]) for a in asks})
+
+
+# The longest a slow_compute may take: a task is not meant to outlive its test.
+LONGEST_COMPUTE_SECONDS = 120
+COMPUTE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "seconds": {"type": "number", "minimum": 0, "maximum": LONGEST_COMPUTE_SECONDS},
+        "label": {"type": "string"},
+    },
+}
+CONFIRM_DELETE_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "description": "Go ahead?"}},
+    "required": ["confirm"],
+}
+
+
+async def _slow_compute(
+    app: Fixture, ctx: Context, params: types.CallToolRequestParams
+) -> ToolResult | Work:
+    arguments = _arguments(params)
+    seconds, label = arguments.get("seconds", 0), str(arguments.get("label", ""))
+    if not isinstance(seconds, (int, float)) or not 0 <= seconds <= LONGEST_COMPUTE_SECONDS:
+        return _failure(f"seconds must be a number from 0 to {LONGEST_COMPUTE_SECONDS}.")
+
+    async def work(job: Job) -> types.CallToolResult:
+        await anyio.sleep(seconds)
+        return _result(_text(f"Computed {label!r} in {seconds} s."))
+
+    return work
+
+
+async def _failing_job(
+    app: Fixture, ctx: Context, params: types.CallToolRequestParams
+) -> ToolResult | Work:
+    async def work(job: Job) -> types.CallToolResult:
+        await anyio.sleep(1)
+        return _failure("The job ran and failed.")
+
+    return work
+
+
+async def _protocol_error_job(
+    app: Fixture, ctx: Context, params: types.CallToolRequestParams
+) -> ToolResult | Work:
+    async def work(job: Job) -> types.CallToolResult:
+        await anyio.sleep(0.1)
+        raise RuntimeError("The job crashed.")
+
+    return work
+
+
+async def _confirm_delete(
+    app: Fixture, ctx: Context, params: types.CallToolRequestParams
+) -> ToolResult | Work:
+    filename = _arguments(params)["filename"]
+    question = form("confirm_delete", f"Delete {filename}?", CONFIRM_DELETE_FORM)
+
+    async def work(job: Job) -> types.CallToolResult:
+        action, content = (await ask(job, [question])).form(question.key)
+        deleted = action == "accept" and content.get("confirm") is True
+        return _result(_text(f"Deleted {filename}." if deleted else f"Kept {filename}."))
+
+    return work
+
+
+async def _multi_input(
+    app: Fixture, ctx: Context, params: types.CallToolRequestParams
+) -> ToolResult | Work:
+    name = form("name", "What is your name?", NAME_FORM)
+    confirmation = form("confirmation", "Shall I go ahead?", CONFIRM_DELETE_FORM)
+
+    async def work(job: Job) -> types.CallToolResult:
+        answered = await ask(job, [name, confirmation])
+        _, given = answered.form(name.key)
+        action, _ = answered.form(confirmation.key)
+        return _result(_text(f"{given.get('name')} answered both; confirmation: {action}."))
+
+    return work
+
+
+async def _greet_later(
+    app: Fixture, ctx: Context, params: types.CallToolRequestParams
+) -> ToolResult | Work:
+    # Asks the name in MRTR rounds first; the call that brings the answer gets the task.
+    outcome = await converse(ctx, params, [[form("user_name", "What is your name?", NAME_FORM)]])
+    if isinstance(outcome, types.InputRequiredResult):
+        return outcome
+
+    async def work(job: Job) -> types.CallToolResult:
+        return _result(_text(_greet(outcome)))
+
+    return work
+
+
+def _task_tool(
+    name: str, description: str, schema: dict[str, Any], support: TaskSupport, start: TaskStart
+) -> TaskTool:
+    return TaskTool(
+        types.Tool(name=name, description=description, input_schema=schema), support, start
+    )
+
+
+TASK_TOOLS = [
+    _task_tool(
+        "slow_compute",
+        "Works for the given seconds, then answers.",
+        COMPUTE_SCHEMA,
+        "optional",
+        _slow_compute,
+    ),
+    _task_tool(
+        "failing_job", "Works a second, then fails.", NO_ARGUMENTS, "required", _failing_job
+    ),
+    _task_tool(
+        "protocol_error_job",
+        "Crashes: a JSON-RPC error.",
+        NO_ARGUMENTS,
+        "optional",
+        _protocol_error_job,
+    ),
+    _task_tool(
+        "confirm_delete",
+        "Deletes a file once the user confirms.",
+        _strings("filename"),
+        "required",
+        _confirm_delete,
+    ),
+    _task_tool("multi_input", "Asks two things at once.", NO_ARGUMENTS, "required", _multi_input),
+    _task_tool(
+        "test_tool_with_task",
+        "Asks the user's name, then greets them from a task.",
+        NO_ARGUMENTS,
+        "required",
+        _greet_later,
+    ),
 ]
 
 
@@ -844,6 +1027,8 @@ class Fixture:
             weakref.WeakKeyDictionary()
         )
         self._tools = {tool.name: (tool, handler) for tool, handler in TOOLS}
+        self._task_tools = {task_tool.tool.name: task_tool for task_tool in TASK_TOOLS}
+        self.tasks = TaskStore()
         # Whether the trigger tools have added their tool and prompt; the lists are the
         # same for every session, and subscriptions/listen streams hear of each change.
         self.extra_tool = False
@@ -870,19 +1055,36 @@ class Fixture:
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         extra = [DYNAMIC_TOOL] if self.extra_tool else []
-        return types.ListToolsResult(tools=[tool for tool, _ in TOOLS] + extra)
+        tools = [tool for tool, _ in TOOLS] + [task_tool.tool for task_tool in TASK_TOOLS]
+        return types.ListToolsResult(tools=tools + extra)
 
-    async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> ToolResult:
+    async def call_tool(
+        self, ctx: Context, params: types.CallToolRequestParams
+    ) -> ToolResult | dict[str, Any]:
+        """The tool's result, or, for a task tool, a ``CreateTaskResult`` when it runs as a task."""
         if params.name == DYNAMIC_TOOL.name and self.extra_tool:
             return _result(_text("The dynamic tool ran."))
-        if params.name not in self._tools:
+        task_tool = self._task_tools.get(params.name)
+        if task_tool is not None:
+            tool = task_tool.tool
+        elif params.name in self._tools:
+            tool, handler = self._tools[params.name]
+        else:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        tool, handler = self._tools[params.name]
         arguments = _arguments(params)
         for name in tool.input_schema.get("required", []):
             if not isinstance(arguments.get(name), str):
                 return _failure(f"The argument {name!r} must be a string.")
-        return await handler(self, ctx, params)
+        if task_tool is None:
+            return await handler(self, ctx, params)
+        if task_tool.support == "required":
+            task_store.require(ctx)
+        outcome = await task_tool.start(self, ctx, params)
+        if isinstance(outcome, (types.CallToolResult, types.InputRequiredResult)):
+            return outcome
+        if task_store.negotiated(ctx):
+            return self.tasks.start(outcome)
+        return await outcome(task_store.synchronous())
 
     async def list_resources(
         self, ctx: Context, params: types.PaginatedRequestParams | None
@@ -963,6 +1165,12 @@ class Fixture:
             completion=types.Completion(values=values, total=len(values), has_more=False)
         )
 
+    @asynccontextmanager
+    async def lifespan(self, server: Server[Any]) -> AsyncIterator[None]:
+        """While the server runs, so do its tasks."""
+        async with self.tasks.running():
+            yield
+
     def server(self) -> Server[Any]:
         # The SDK warns that logging/setLevel is gone from 2026-07-28; the handshake
         # revisions this fixture also serves still have it.
@@ -971,8 +1179,8 @@ class Fixture:
             server = Server(
                 NAME,
                 version="1.0.0",
+                lifespan=self.lifespan,
                 on_list_tools=self.list_tools,
-                on_call_tool=self.call_tool,
                 on_list_resources=self.list_resources,
                 on_list_resource_templates=self.list_templates,
                 on_read_resource=self.read_resource,
@@ -989,6 +1197,11 @@ class Fixture:
         server.middleware.append(
             RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=NAME)
         )
+        # Registered directly rather than as on_call_tool, whose type admits no CreateTaskResult.
+        server.add_request_handler("tools/call", types.CallToolRequestParams, self.call_tool)
+        server.extensions[task_store.TASKS] = {}
+        for method, params_type, handler in self.tasks.methods():
+            server.add_request_handler(method, params_type, handler)
         return server
 
 

@@ -12,6 +12,13 @@
 //   reader  mcp:read              admin  mcp:read mcp:admin
 //   noscope profile (no mcp scope) brief  mcp:read, tokens live 1 second
 //   opaque  mcp:read, opaque tokens (for introspection)
+//   tenant-a, tenant-b  mcp:read, with a `tenant` claim of "acme" and "globex"
+//   tenant-evil         mcp:read, its `tenant` claim "acme/../globex" (a directory's attribute
+//                       a user could set: what a per-tenant guard setting must refuse)
+// and one public client for the authorization code flow with PKCE (a person signs in):
+//   pkce-app  token_endpoint_auth_method none, redirect_uri http://127.0.0.1:9/callback
+//             (never reached: the test reads the code from the redirect); the provider's
+//             development login and consent pages (any login name, any password) are on
 // GET /_test/jwks-fetches counts the requests of the JWKS endpoint (the proxy's refreshes).
 import http from 'node:http';
 import crypto from 'node:crypto';
@@ -50,7 +57,19 @@ const clients = [
   machine('opaque', 'mcp:read'),
   // The proxy's own credentials to introspect opaque tokens.
   machine('introspector', 'mcp:read'),
+  machine('tenant-a', 'mcp:read'),
+  machine('tenant-b', 'mcp:read'),
+  machine('tenant-evil', 'mcp:read'),
+  {
+    client_id: 'pkce-app',
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    redirect_uris: ['http://127.0.0.1:9/callback'],
+    token_endpoint_auth_method: 'none',
+    scope: SCOPES,
+  },
 ];
+const TENANTS = { 'tenant-a': 'acme', 'tenant-b': 'globex', 'tenant-evil': 'acme/../globex' };
 
 async function start() {
   let fetches = 0;
@@ -62,7 +81,7 @@ async function start() {
     jwks: { keys },
     scopes: ['openid', 'profile', 'mcp:read', 'mcp:admin'],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -80,6 +99,11 @@ async function start() {
           };
         },
       },
+    },
+    // Each tenant client's access tokens carry its tenant, as a directory attribute would.
+    extraTokenClaims(ctx, token) {
+      const tenant = TENANTS[token.clientId];
+      return tenant === undefined ? undefined : { tenant };
     },
     ttl: {
       ClientCredentials: (ctx, token) => token.resourceServer?.accessTokenTTL ?? 600,

@@ -98,7 +98,8 @@ class _Progress:
     "--policy",
     "policy_file",
     type=click.Path(exists=True, dir_okay=False),
-    help="TOML policy of guards, for lint.",
+    help="TOML policy: lint reads its guards, and a fault is planted for each of its guards "
+    "and deep checks, which the server (or the proxy in front of it) must refuse.",
 )
 @click.option("--url", help="A streamable HTTP server, instead of a command.")
 @click.option(

@@ -9,13 +9,17 @@ from typing import Any
 from ..connect.client import Outcome, RpcError, TransportFailure
 from ..guards import GuardCode
 from ..protocol import Severity, Violation
-from .cases import Expect
+from ..protocol.tool_calls import VALIDATION_META_KEY
+from .cases import Expect, Fault
 from .redact import redact_text
 from .results import Status, worst
 
 INVALID_PARAMS = -32602
 _CODE = re.compile(r"\[([a-z0-9-]+)\]$")
+# A line of strictmcp's validate answers: "POINTER: MESSAGE [CODE]".
+_LINE = re.compile(r"(?P<pointer>\S*): .* \[(?P<code>[a-z0-9-]+)\]")
 _CHECK_CODES = frozenset(code.value for code in GuardCode)
+REFUSED_BY_CHECKS = "validate refuses it by its guards or deep checks"
 _STDERR_SHOWN = 5
 _ERROR_TEXT = 200
 
@@ -72,15 +76,89 @@ def judge_validate(
     if expect == "valid" and not verdict:
         checks = _check_codes(outcome.result)
         if checks:
-            # The schema allows it and the policy's guards or deep checks refuse it: what
-            # they are for, shown rather than failed (no job is made of such an input).
-            return "warn", [f"validate refuses it by its guards or deep checks ({checks})"]
+            # The schema allows it and the policy's guards or deep checks refuse it before
+            # it reaches the server: what they are for, a pass, said in the report.
+            return "pass", [f"{REFUSED_BY_CHECKS} ({checks})"]
         return "fail", ["validate says invalid for an input the schema accepts"]
     if expect == "invalid" and verdict:
         return "fail", ["validate says valid for an input the schema refuses"]
     if expect == "suspicious" and verdict:
         return "warn", ["validate accepts a suspicious input the schema allows"]
     return "pass", []
+
+
+Judged = tuple[Status, list[str], tuple[str, ...]]
+"""A planted fault's verdict: status, messages, and the codes that caught it."""
+
+
+def judge_fault_validate(fault: Fault, pointer: str, outcome: Outcome) -> Judged:
+    """The validate tool, asked about a planted fault at ``pointer``: found when its answer
+    has the fault's code at that pointer (an error, or the warning a warning-level check
+    gives); the codes that caught it are the errors at that pointer, and that code."""
+    if isinstance(outcome, TransportFailure):
+        return "fail", [f"validate: {crash_message(outcome)}"], ()
+    if isinstance(outcome, RpcError):
+        return "fail", [f"validate answered with JSON-RPC error {_error(outcome)}"], ()
+    verdict = validate_verdict(outcome.result)
+    if verdict is None:
+        return "fail", ["validate answered without a {valid, errors, warnings} verdict"], ()
+    structured = outcome.result.get("structuredContent")
+    answer = structured if isinstance(structured, dict) else {}
+    errors = _located(answer.get("errors"))
+    warned = [code for where, code in _located(answer.get("warnings")) if where == pointer]
+    if fault.code in warned:
+        errors.append((pointer, fault.code))
+    return _fault_verdict(fault, pointer, not verdict, errors, real_call=False)
+
+
+def judge_fault_call(fault: Fault, pointer: str, outcome: Outcome) -> Judged:
+    """A real call with a planted fault: it must be refused (``isError`` or -32602), and by
+    the fault's check when the refusal names codes (strictmcp's ``_meta`` problems)."""
+    if isinstance(outcome, TransportFailure):
+        return "fail", [crash_message(outcome)], ()
+    if isinstance(outcome, RpcError):
+        return _fault_verdict(fault, pointer, True, [], real_call=True)
+    meta = outcome.result.get("_meta")
+    payload = meta.get(VALIDATION_META_KEY) if isinstance(meta, dict) else None
+    problems = payload.get("problems") if isinstance(payload, dict) else None
+    found = [
+        (str(entry.get("pointer")), entry["code"])
+        for entry in (problems if isinstance(problems, list) else [])
+        if isinstance(entry, dict) and isinstance(entry.get("code"), str)
+    ]
+    refused = outcome.result.get("isError") is True
+    return _fault_verdict(fault, pointer, refused, found, real_call=True)
+
+
+def _fault_verdict(
+    fault: Fault, pointer: str, refused: bool, found: list[tuple[str, str]], *, real_call: bool
+) -> Judged:
+    """``found``: the (pointer, code) pairs the answer (of validate, or of the real call)
+    names."""
+    by = "the call" if real_call else "validate"
+    caught = tuple(dict.fromkeys(code for where, code in found if where == pointer))
+    if fault.code in caught:
+        return "pass", [], caught
+    if refused and caught:
+        refusers = ", ".join(caught)
+        return "warn", [f"{by} refuses {fault.label}, by {refusers}, not {fault.code}"], caught
+    if refused and found:
+        # The other arguments of the generated input were refused: this one went unjudged.
+        others = ", ".join(dict.fromkeys(code for _, code in found))
+        return "warn", [f"{by} refuses the input for other arguments ({others})"], caught
+    if refused:
+        return "pass", [], caught  # a server that names no codes
+    if fault.warning and real_call:
+        # A check that only warns lets the call go ahead: validate is where it shows.
+        return "warn", [f"{by} accepts {fault.label} ({fault.code} only warns)"], caught
+    return "fail", [f"{by} accepts {fault.label}: {fault.code} expected"], caught
+
+
+def _located(lines: Any) -> list[tuple[str, str]]:
+    """The (pointer, code) of each line of a validate answer's errors or warnings."""
+    given = lines if isinstance(lines, list) else []
+    matches = [_LINE.fullmatch(line) for line in given if isinstance(line, str)]
+    return [(m["pointer"], m["code"]) for m in matches if m is not None]
 
 
 def combine(*verdicts: tuple[Status, list[str]]) -> tuple[Status, list[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..lint.model import printable
+from .judge import REFUSED_BY_CHECKS
 from .results import CheckReport, ToolReport
 
 _WARNINGS_SHOWN = 20
@@ -20,6 +21,8 @@ def render_text(report: CheckReport) -> str:
     lines += ["", *_table(report.tools)]
     for tool in report.tools:
         lines += [f"note: {tool.name}: {note}" for note in tool.notes]
+    lines += _checked_lines(report.tools)
+    lines += _planted_lines(report.tools)
     failing = [tool for tool in report.tools if tool.verdict == "fail"]
     if failing:
         lines += ["", "Failures:"]
@@ -64,6 +67,48 @@ def _lint_lines(report: CheckReport) -> list[str]:
     return [f"lint: {len(findings)} finding(s)"] + [
         f"  {f['code']} {f['severity']} {f['tool']}{f['pointer']}: {f['message']}" for f in findings
     ]
+
+
+def _checked_lines(tools: list[ToolReport]) -> list[str]:
+    """Generated inputs the schema allows that the target's checks refused: a pass, counted."""
+    lines = []
+    for tool in tools:
+        refused = [
+            r
+            for r in tool.cases
+            if r.status == "pass" and r.messages and r.messages[0].startswith(REFUSED_BY_CHECKS)
+        ]
+        if refused:
+            lines.append(
+                f"checked: {tool.name}: {len(refused)} generated input(s) the schema allows were"
+                " refused by the guards or deep checks in front of the server"
+            )
+    return lines
+
+
+def _planted_lines(tools: list[ToolReport]) -> list[str]:
+    """Each planted fault: which checks caught it, or that it got through."""
+    planted = [(t, r) for t in tools for r in t.cases if r.case.fault is not None]
+    if not planted:
+        return []
+    caught = sum(1 for _, r in planted if r.case.fault and r.case.fault.code in r.caught_by)
+    lines = [
+        "",
+        f"Planted faults (from the policy; {caught} of {len(planted)} caught by their check):",
+    ]
+    for tool, result in planted:
+        fault = result.case.fault
+        assert fault is not None
+        if result.status == "skip":
+            outcome = "not asked (no validate tool; --call sends them)"
+        elif fault.code in result.caught_by:
+            outcome = "caught by " + ", ".join(result.caught_by)
+        elif result.status == "fail":
+            outcome = f"ACCEPTED ({fault.code} expected)"
+        else:
+            outcome = "; ".join(result.messages) or "refused"
+        lines.append(f"  {tool.name} {result.case.pointer}: {fault.label}: {outcome}")
+    return lines
 
 
 def _table(tools: list[ToolReport]) -> list[str]:

@@ -22,13 +22,15 @@ def worst(statuses: Iterable[Status]) -> Status:
 
 @dataclass(frozen=True)
 class CaseResult:
-    """The verdict on one case: ``messages`` say why it is not a plain pass."""
+    """The verdict on one case: ``messages`` say why it is not a plain pass; ``caught_by``
+    the codes the target refused a planted fault with, at its argument."""
 
     id: int
     case: Case
     local_valid: bool
     status: Status
     messages: tuple[str, ...] = ()
+    caught_by: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""
@@ -42,6 +44,14 @@ class CaseResult:
             "localValid": self.local_valid,
             "status": self.status,
             "messages": list(self.messages),
+            **(
+                {
+                    "fault": {"code": fault.code, "warning": fault.warning},
+                    "caughtBy": list(self.caught_by),
+                }
+                if (fault := self.case.fault) is not None
+                else {}
+            ),
         }
 
 

@@ -15,10 +15,19 @@ from ..connect.client import ClientError, McpClient, Outcome, Success, Transport
 from ..guards.policy import Policy
 from ..guards.validation import CAPABILITY, PREFERRED_NAME
 from ..protocol import ToolRegistry, check_result
+from ..protocol.tasks import task_support
 from .cases import Case
-from .judge import combine, judge_call, judge_validate
+from .judge import (
+    Judged,
+    combine,
+    judge_call,
+    judge_fault_call,
+    judge_fault_validate,
+    judge_validate,
+)
 from .lint_bridge import lint
 from .plan import plan_tool
+from .plant import plant
 from .results import CaseResult, CheckReport, Status, ToolReport
 
 _RESULTS_KEPT = 5
@@ -42,7 +51,8 @@ class CheckOptions:
     """What to run: ``per_kind`` cases of each kind per tool, from ``seed``.
 
     ``tools`` limits the run to those names (all tools when empty); ``call`` really calls
-    them; ``policy`` goes to lint.
+    them; ``policy`` goes to lint, and its guards and deep checks get planted faults
+    (:mod:`strictmcp.check.plant`).
     """
 
     per_kind: int = 20
@@ -81,11 +91,17 @@ async def run_check(
         tool = registry.get(name)
         assert tool is not None
         plan = plan_tool(tool, per_kind=options.per_kind, seed=options.seed)
-        tool_report = ToolReport(name, notes=list(plan.notes))
+        cases, notes = list(plan.cases), list(plan.notes)
+        base = next((case.arguments for case in cases if case.expect == "valid"), None)
+        if options.policy is not None and base is not None:
+            planted, unplanted = plant(tool, options.policy, base)
+            cases += planted
+            notes += unplanted
+        tool_report = ToolReport(name, notes=notes)
         report.tools.append(tool_report)
         if progress is not None:
-            progress.start(name, len(plan.cases))
-        for index, case in enumerate(plan.cases, start=1):
+            progress.start(name, len(cases))
+        for index, case in enumerate(cases, start=1):
             tool_report.cases.append(await runner.run(name, index, case))
             if progress is not None:
                 progress.advance()
@@ -143,6 +159,8 @@ class _Runner:
         local_valid = tool.input_validator.validate(case.arguments).valid
         if self.report.aborted:
             return CaseResult(index, case, local_valid, "skip", ("not run: the run was aborted",))
+        if case.fault is not None:
+            return await self._run_fault(name, index, case, local_valid)
         verdicts: list[tuple[Status, list[str]]] = []
         if self.report.validate_tool is not None:
             request = {"tool": name, "arguments": case.arguments}
@@ -151,7 +169,9 @@ class _Runner:
             verdicts.append(judge_validate(case.expect, outcome, arguments_object=is_object))
             await self._recover(outcome)
         if self.options.call and not self.report.aborted:
-            outcome = await self.client.call_tool(name, case.arguments)
+            # A tool that runs only as a task is called as one; its final result is judged.
+            as_task = task_support(tool.definition) == "required"
+            outcome = await self.client.call_tool(name, case.arguments, as_task=as_task)
             output = (
                 check_result(self.registry, name, outcome.result, tool=tool)
                 if isinstance(outcome, Success)
@@ -167,6 +187,26 @@ class _Runner:
             return CaseResult(index, case, local_valid, "skip", ("judged locally only",))
         status, messages = combine(*verdicts)
         return CaseResult(index, case, local_valid, status, tuple(messages))
+
+    async def _run_fault(self, name: str, index: int, case: Case, local_valid: bool) -> CaseResult:
+        """A planted fault: asked of validate, and with ``call`` really sent."""
+        fault = case.fault
+        assert fault is not None
+        verdicts: list[Judged] = []
+        if self.report.validate_tool is not None:
+            request = {"tool": name, "arguments": case.arguments}
+            outcome = await self.client.call_tool(self.report.validate_tool, request)
+            verdicts.append(judge_fault_validate(fault, case.pointer, outcome))
+            await self._recover(outcome)
+        if self.options.call and not self.report.aborted:
+            outcome = await self.client.call_tool(name, case.arguments)
+            verdicts.append(judge_fault_call(fault, case.pointer, outcome))
+            await self._recover(outcome)
+        if not verdicts:
+            return CaseResult(index, case, local_valid, "skip", ("judged locally only",))
+        status, messages = combine(*((status, messages) for status, messages, _ in verdicts))
+        caught = tuple(dict.fromkeys(code for _, _, codes in verdicts for code in codes))
+        return CaseResult(index, case, local_valid, status, tuple(messages), caught)
 
     async def _recover(self, outcome: Outcome) -> None:
         # A timed-out server may be stuck for good: both kinds of failure get a fresh one.

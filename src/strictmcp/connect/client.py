@@ -31,6 +31,7 @@ from mcp_types import (
 from .. import __version__
 from ..protocol import Revision
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
+from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from .lines import line_of
 from .paging import follow_pages
 from .process import ProcessUpstream
@@ -254,28 +255,83 @@ class McpClient:
 
     async def list_tools(self, *, timeout: float | None = None) -> list[dict[str, Any]]:
         """Every tool the server lists, all pages (bounded); :class:`ClientError` on failure."""
-        tools: list[dict[str, Any]] = []
+        return await self._list_all("tools", timeout)
+
+    async def list_prompts(self, *, timeout: float | None = None) -> list[dict[str, Any]]:
+        """Every prompt the server lists, all pages (bounded); :class:`ClientError` on
+        failure."""
+        return await self._list_all("prompts", timeout)
+
+    async def _list_all(self, what: str, timeout: float | None) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        method = f"{what}/list"
 
         async def fetch(cursor: str | None) -> object:
             params = {"cursor": cursor} if cursor is not None else None
-            result = _required(await self.request("tools/list", params, timeout=timeout), "list")
-            page = result.get("tools")
+            result = _required(await self.request(method, params, timeout=timeout), "list")
+            page = result.get(what)
             if not isinstance(page, list):
-                raise ClientError("the tools/list result has no tools array")
-            tools.extend(tool for tool in page if isinstance(tool, dict))
-            return result.get("nextCursor") if len(tools) < _MAX_TOOLS else None
+                raise ClientError(f"the {method} result has no {what} array")
+            found.extend(item for item in page if isinstance(item, dict))
+            return result.get("nextCursor") if len(found) < _MAX_TOOLS else None
 
         # A listing cut short is still what the server listed: tested as far as it goes.
         await follow_pages(fetch)
-        return tools[:_MAX_TOOLS]
+        return found[:_MAX_TOOLS]
 
     async def call_tool(
-        self, name: str, arguments: Any, *, timeout: float | None = None
+        self, name: str, arguments: Any, *, timeout: float | None = None, as_task: bool = False
     ) -> Outcome:
-        """Call tool ``name`` with ``arguments`` (sent as they are, even when not an object)."""
-        return await self.request(
-            "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
-        )
+        """Call tool ``name`` with ``arguments`` (sent as they are, even when not an object).
+
+        A call answered with a task is followed to its end (``tasks/get`` at the interval the
+        server asks for, then 2025-11-25's ``tasks/result``, or 2026-07-28's inline result),
+        within ``timeout`` in all: the outcome is the final result, as a direct answer's.
+        ``as_task`` asks a 2025-11-25 server for a task (a tool whose ``taskSupport`` is
+        ``required`` needs it); from 2026-07-28 the client always declares the tasks
+        extension, and the server decides."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if as_task and not self.revision.stateless:
+            params["task"] = {}
+        wait = self.timeout if timeout is None else timeout
+        deadline = asyncio.get_running_loop().time() + wait
+        outcome = await self.request("tools/call", params, timeout=wait)
+        if not isinstance(outcome, Success):
+            return outcome
+        task = _created_task(outcome.result, self.revision)
+        if task is None:
+            return outcome
+        return await self._follow(task, deadline)
+
+    async def _follow(self, task: Mapping[str, Any], deadline: float) -> Outcome:
+        """Poll a task until it ends, then its final result (see :meth:`call_tool`)."""
+        loop = asyncio.get_running_loop()
+        task_id = task.get("taskId")
+        while True:
+            status = task.get("status")
+            if status in ("completed", "failed", "cancelled"):
+                break
+            left = deadline - loop.time()
+            if left <= 0 or not isinstance(task_id, str):
+                return TransportFailure(
+                    "timeout", "the task did not end in time", tuple(self.stderr)
+                )
+            interval = task.get("pollIntervalMs", task.get("pollInterval"))
+            pause = interval / 1000 if isinstance(interval, int) and interval > 0 else 0.05
+            await asyncio.sleep(min(pause, 1.0, left))
+            polled = await self.request("tasks/get", {"taskId": task_id}, timeout=left)
+            if not isinstance(polled, Success):
+                return polled
+            task = polled.result
+        if self.revision.stateless:
+            if isinstance(task.get("result"), dict):
+                return Success(task["result"])
+            error = task.get("error")
+            error = error if isinstance(error, dict) else {}
+            code = error.get("code")
+            return RpcError(code if isinstance(code, int) else None, str(error.get("message", "")))
+        left = max(deadline - loop.time(), 0.001)
+        return await self.request("tasks/result", {"taskId": task_id}, timeout=left)
 
     # --- internals ---------------------------------------------------------------------
 
@@ -286,7 +342,8 @@ class McpClient:
         meta = dict(body.get("_meta") or {})
         meta[PROTOCOL_VERSION_META_KEY] = self.revision.value
         meta[CLIENT_INFO_META_KEY] = _CLIENT_INFO
-        meta[CLIENT_CAPABILITIES_META_KEY] = {}
+        # The tasks extension is declared: a call the server answers with a task is followed.
+        meta[CLIENT_CAPABILITIES_META_KEY] = {"extensions": {TASKS_EXTENSION: {}}}
         body["_meta"] = meta
         return body
 
@@ -423,3 +480,11 @@ def _http_connector(url: str, *, max_size: int, timeout: float) -> UpstreamFacto
         return HttpUpstream(url, max_size=max_size, timeout=timeout + 5)
 
     return connect
+
+
+def _created_task(result: dict[str, Any], revision: Revision) -> Mapping[str, Any] | None:
+    """The task a ``tools/call`` result created, if it is a ``CreateTaskResult``."""
+    if revision.stateless:
+        return result if result.get("resultType") == "task" else None
+    task = result.get("task")
+    return task if isinstance(task, dict) and "content" not in result else None

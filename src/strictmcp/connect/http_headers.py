@@ -54,7 +54,15 @@ _REMOVED = frozenset(
 )
 """Client requests of the handshake revisions that 2026-07-28 no longer has."""
 
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_BY = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663) routes its methods by the task they name.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 """The methods whose request names something, and the parameter holding the name."""
 
 _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")

@@ -1,10 +1,10 @@
 """Where a server's tools are read from, for the commands that judge or pin them: a file, or
 a live server through the MCP client.
 
-A file holds a ``tools/list`` result (``{"tools": [...]}``), a whole JSON-RPC response to
-``tools/list`` (``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``), or a bare list
-of tools. Each tool's place in the file is kept (``/result/tools/3``) so findings can be
-mapped back to lines.
+A file holds a ``tools/list`` result (``{"tools": [...]}``, and ``"prompts"`` beside it when
+the prompts are to be read too), a whole JSON-RPC response to ``tools/list``
+(``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``), or a bare list of tools. Each
+tool's place in the file is kept (``/result/tools/3``) so findings can be mapped back to lines.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ class ToolSource:
 
     ``kind`` is ``file``, ``command`` or ``url``; ``text`` and ``prefixes`` (each tool's
     JSON Pointer in the file) exist for files only; ``revision`` and ``server_info`` for live
-    servers only.
+    servers only. ``prompts`` are the server's prompts when they were asked for and are known
+    (an empty list from a live server without the prompts capability), else None.
     """
 
     kind: str
@@ -45,6 +46,7 @@ class ToolSource:
     text: str | None = None
     revision: Revision | None = None
     server_info: Mapping[str, Any] | None = None
+    prompts: list[Any] | None = None
 
 
 def tools_from_document(document: Any) -> tuple[list[Any], str]:
@@ -66,8 +68,9 @@ def tools_from_document(document: Any) -> tuple[list[Any], str]:
     return document["tools"], base + "/tools"
 
 
-def load_file(path: str) -> ToolSource:
-    """Read a file (``-``: standard input) of tools; raises :class:`ToolSourceError`."""
+def load_file(path: str, *, prompts: bool = False) -> ToolSource:
+    """Read a file (``-``: standard input) of tools (and with ``prompts``, its ``"prompts"``
+    array, if it has one); raises :class:`ToolSourceError`."""
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as error:
@@ -84,7 +87,18 @@ def load_file(path: str) -> ToolSource:
         tools=tools,
         prefixes=[f"{base}/{index}" for index in range(len(tools))],
         text=text,
+        prompts=_prompts_of(document) if prompts else None,
     )
+
+
+def _prompts_of(document: Any) -> list[Any] | None:
+    """The ``"prompts"`` array beside the tools (a result's, or a response's result's); None
+    when the file has none: it says nothing of the server's prompts."""
+    holder = document.get("result", document) if isinstance(document, dict) else None
+    found = holder.get("prompts") if isinstance(holder, dict) else None
+    if found is not None and not isinstance(found, list):
+        raise ToolSourceError('"prompts" must be an array (a prompts/list result\'s)')
+    return found
 
 
 def server_label(command: Sequence[str] | None, url: str | None) -> str:
@@ -111,25 +125,37 @@ def load_live(
     *,
     revision: Revision | None = None,
     timeout: float = 30.0,
+    prompts: bool = False,
 ) -> ToolSource:
-    """List a live server's tools: the stdio server ``command``, or streamable HTTP ``url``.
+    """List a live server's tools (and with ``prompts``, its prompts): the stdio server
+    ``command``, or streamable HTTP ``url``.
 
     ``revision`` is offered to the server (by default the client's usual offer; the
     revision the server answers with is the source's). Raises
     :class:`ToolSourceError` when the server cannot be started, reached or listed.
     """
     try:
-        return asyncio.run(_list_live(command, url, revision, timeout))
+        return asyncio.run(_list_live(command, url, revision, timeout, prompts))
     except ClientError as error:
         raise ToolSourceError(str(error)) from None
 
 
 async def _list_live(
-    command: Sequence[str] | None, url: str | None, revision: Revision | None, timeout: float
+    command: Sequence[str] | None,
+    url: str | None,
+    revision: Revision | None,
+    timeout: float,
+    prompts: bool,
 ) -> ToolSource:
     async with open_client(command, url, revision=revision, timeout=timeout) as client:
         tools = await client.list_tools()
+        listed: list[Any] | None = None
+        if prompts:
+            # A server without the capability has no prompts to list (and may not answer).
+            has = "prompts" in client.capabilities
+            listed = list(await client.list_prompts()) if has else []
         return ToolSource(
+            prompts=listed,
             kind="command" if command else "url",
             name=server_label(command, url),
             tools=list(tools),
@@ -145,15 +171,17 @@ def read_tools(
     *,
     revision: Revision | None = None,
     timeout: float = 30.0,
+    prompts: bool = False,
 ) -> ToolSource:
     """The tools of the file ``target`` (``-``: standard input), else of the live server
-    ``command`` or ``url``: what every command that judges or pins tools reads. Raises
+    ``command`` or ``url``: what every command that judges or pins tools reads; with
+    ``prompts``, the prompts too. Raises
     :class:`ToolSourceError` naming which input failed, a server that cannot be started or
     answers too late included."""
     try:
         if target is not None:
-            return load_file(target)
-        return load_live(command or None, url, revision=revision, timeout=timeout)
+            return load_file(target, prompts=prompts)
+        return load_live(command or None, url, revision=revision, timeout=timeout, prompts=prompts)
     except ToolSourceError as error:
         raise ToolSourceError(f"{target or 'server'}: {error}") from None
     except (OSError, TimeoutError) as error:

@@ -12,9 +12,11 @@ goes through it in stages, each reported to the :class:`Auditor` with the same r
    ``isError`` result;
 2. ``policy``: the policy's guards; a finding that blocks is an ``isError`` result naming it;
 3. ``deep``: the policy's declared deep checks (``[[deep]]`` with ``on_calls``) and the tool
-   author's registered for calls, awaited (:meth:`Enforcer.check_deep`; the proxy awaits
-   them only for a tool that has some, :meth:`Enforcer.has_deep`); the first two stages
-   are synchronous (:meth:`Enforcer.check_call`), for the proxy's hot path;
+   author's registered for calls, awaited (:meth:`Enforcer.check_deep`, which first takes
+   from the rate limits shared through Redis, the ``rate`` stage; the proxy awaits it only
+   for a tool that has either, :meth:`Enforcer.awaits`); the first two stages, with the
+   access rules and the rate limits kept in memory before them, are synchronous
+   (:meth:`Enforcer.check_call`), for the proxy's hot path;
 4. the tool runs, unless a stage refused the call, and then ``result``: its result against
    the ``outputSchema`` (:meth:`Enforcer.check_result`); a result that breaks it is replaced
    by an ``isError`` result that does not quote it.
@@ -42,7 +44,14 @@ asks of the user or the model. Two opt-in rewrites per tool (:mod:`.rewrites`):
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
-from .limits import RATE_LIMITED, RateLimiter
+from .limits import (
+    RATE_LIMITED,
+    Limiter,
+    RateLimiter,
+    SharedRateLimiter,
+    StoreUnavailable,
+    limiter_for,
+)
 from .listing import DEFAULT_LISTING_RULES, LintCode, listing_rules
 from .pins import PinError, PinFile, PinRule
 
@@ -55,12 +64,16 @@ __all__ = [
     "DryRun",
     "DryRunResult",
     "Enforcer",
+    "Limiter",
     "LintCode",
     "PinError",
     "PinFile",
     "PinRule",
     "RateLimiter",
+    "SharedRateLimiter",
     "Stage",
+    "StoreUnavailable",
     "audit_records",
+    "limiter_for",
     "listing_rules",
 ]

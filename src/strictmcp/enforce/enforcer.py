@@ -22,6 +22,7 @@ from ..protocol import (
     Revision,
     Rule,
     Severity,
+    TaskRecord,
     ToolRegistry,
     Violation,
     check_call,
@@ -39,9 +40,16 @@ from ..schema import quote_name
 from .audit import Action, Auditor, Stage
 from .dry_run import DryRun
 from .hygiene import clean_request, clean_result
-from .limits import RATE_LIMITED, RateLimiter
+from .limits import (
+    RATE_LIMITED,
+    Limiter,
+    RateLimiter,
+    SharedRateLimiter,
+    StoreUnavailable,
+    limiter_for,
+)
 from .listing import check_listing, listing_rules
-from .pins import PinFile
+from .pins import PinFile, PinRule
 from .rewrites import decode_json_strings, inline_refs
 
 # The findings on a result that make it unfit to hand on; the others only get reported.
@@ -51,6 +59,8 @@ _RESULT_RULES = frozenset(
         Rule.TOOL_STRUCTURED_CONTENT_MISSING,
         Rule.TOOL_STRUCTURED_CONTENT_NOT_OBJECT,
         Rule.TOOL_OUTPUT_SCHEMA_INVALID,
+        # A task created for a call that did not ask for one is no answer to it.
+        Rule.TASK_NOT_REQUESTED,
     }
 )
 # For isinstance on the proxy's path: a decoded object is a dict, answered without the ABC.
@@ -68,10 +78,13 @@ class Enforcer:
     :func:`~strictmcp.enforce.listing_rules`, hidden characters): a tool with an error-level
     finding is withheld (:meth:`check_listing`) and its calls refused until it is listed
     clean; so is, with ``pins`` (a lock file), a tool whose definition changed or that
-    appeared since pinning. ``limiter`` applies the policy's rate limits: give every
-    enforcer of a process the same one (the proxy makes one per session), else each counts
-    on its own. Calls are checked in two steps: :meth:`check_call` (schema and policy) is
-    synchronous, for a proxy's hot path; :meth:`check_deep` awaits the deep checks.
+    appeared since pinning. ``limiter`` applies the policy's rate limits (by default
+    :func:`~strictmcp.enforce.limits.limiter_for` the policy): give every enforcer of a
+    process the same one (the proxy makes one per session), else each counts on its own.
+    Limits kept in memory are taken in :meth:`check_call`; limits shared through Redis are
+    awaited, first thing in :meth:`check_deep` (:meth:`awaits` says when). Calls are
+    checked in two steps: :meth:`check_call` (schema and policy) is synchronous, for a
+    proxy's hot path; :meth:`check_deep` awaits the shared limits and the deep checks.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
     extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
@@ -90,7 +103,7 @@ class Enforcer:
         auditor: Auditor | None = None,
         listing: Sequence[LintRule] | None = None,
         pins: PinFile | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
@@ -99,6 +112,8 @@ class Enforcer:
         # Tools withheld from the latest listing that named them, with why: their calls are
         # refused, by name, until a listing shows them clean.
         self._withheld: dict[str, tuple[Violation, ...]] = {}
+        # Pinned prompts withheld from the latest listing that named them, likewise.
+        self._withheld_prompts: dict[str, tuple[Violation, ...]] = {}
         self.policy = policy
         self.deep = deep
         self.strict = strict
@@ -106,9 +121,8 @@ class Enforcer:
         #: Whether findings refuse calls (``enforce``) rather than only being reported.
         self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
-        limits = policy.rate_limits if policy is not None else ()
-        if limiter is None and limits:
-            limiter = RateLimiter(limits)
+        if limiter is None:
+            limiter = limiter_for(policy)
         self._limiter = limiter
 
     def check_call(
@@ -153,8 +167,16 @@ class Enforcer:
                 verdict = CallCheck(verdict.violations, tool=verdict.tool)
         if self.policy is None or not isinstance(arguments, _MAPPING):
             return verdict
-        found, blocked = self._guarded(self.policy, name, arguments)
+        found, blocked = self._guarded(self.policy, name, arguments, identity)
         return self._after(registry, name, verdict, "policy", found, blocked, identity)
+
+    def awaits(self, name: str) -> bool:
+        """Whether a real call of ``name`` has checks to await (:meth:`check_deep`): rate
+        limits shared through Redis, or deep checks (:meth:`has_deep`)."""
+        shared = self._limiter
+        return (isinstance(shared, SharedRateLimiter) and shared.applies_to(name)) or (
+            self.has_deep(name)
+        )
 
     def has_deep(self, name: str) -> bool:
         """Whether a real call of ``name`` has deep checks to await (:meth:`check_deep`): the
@@ -212,6 +234,56 @@ class Enforcer:
         if known is not None and len(self._withheld) > len(known):
             self._withheld = {n: v for n, v in self._withheld.items() if n in known}
         return withheld
+
+    def check_prompt_listing(
+        self, prompts: Sequence[Any], *, pointer: str = "/result/prompts"
+    ) -> set[int]:
+        """The pins on one page of a ``prompts/list`` result, when the lock file pins prompts:
+        the indices of the prompts to withhold (changed or new; none in ``audit`` mode), every
+        finding reported. A prompt listed as pinned is no longer refused."""
+        pins = self.pins
+        if pins is None or pins.prompts is None:
+            return set()
+        withheld: set[int] = set()
+        for index, prompt in enumerate(prompts):
+            name = prompt.get("name") if isinstance(prompt, Mapping) else None
+            found = pins.check_prompt(prompt, f"{pointer}/{index}")
+            if not found:
+                if isinstance(name, str):
+                    self._withheld_prompts.pop(name, None)
+                continue
+            refused = self.enforcing and bool(errors(found))
+            action: Action = "withheld" if refused else "allowed"
+            self.auditor.record(
+                found, direction="s2c", method="prompts/list", stage="listing", action=action
+            )
+            if refused:
+                withheld.add(index)
+                # Only pinned names are kept (a new one is refused for being new): what is
+                # kept is bounded by the lock file, not by what a server lists.
+                if isinstance(name, str) and name in pins.prompts:
+                    self._withheld_prompts[name] = tuple(errors(found))
+        return withheld
+
+    def check_prompt_get(self, name: Any) -> list[Violation]:
+        """Why a ``prompts/get`` of ``name`` is refused, reported: a prompt the latest listing
+        had changed since pinning, or one never pinned; empty when it goes on (always in
+        ``audit`` mode, and when prompts are not pinned)."""
+        pins = self.pins
+        if pins is None or pins.prompts is None or not isinstance(name, str):
+            return []
+        found = list(self._withheld_prompts.get(name, ()))
+        if name not in pins.prompts:
+            message = f"prompt {quote_name(name)} was not listed when the prompts were pinned"
+            found = [Violation(PinRule.NEW, message, "/params/name")]
+        if not found:
+            return []
+        refused = self.enforcing
+        action: Action = "refused" if refused else "allowed"
+        self.auditor.record(
+            found, direction="c2s", method="prompts/get", stage="listing", action=action
+        )
+        return found if refused else []
 
     def tool_rule(self, name: str) -> ToolRule:
         """The policy's ``[[tool]]`` entry for ``name`` (no rewrite without a policy)."""
@@ -283,12 +355,21 @@ class Enforcer:
         the tool author's registered for calls), after :meth:`check_call` let the call of
         ``identity`` go ahead with ``decision``. A policy in audit mode never refuses for its
         own."""
-        if not decision.allowed or not isinstance(arguments, _MAPPING):
+        if not decision.allowed:
+            return decision
+        shared = self._limiter
+        if isinstance(shared, SharedRateLimiter) and shared.applies_to(name):
+            limited = await self._shared_limited(shared, name, identity)
+            if limited is not None:
+                return limited
+        if not isinstance(arguments, _MAPPING):
             return decision
         found: list[Violation] = []
         blocked = False
         if self.policy is not None and self.policy.deep:
-            declared = await self.policy.check_deep(name, arguments, real_call=True)
+            declared = await self.policy.check_deep(
+                name, arguments, real_call=True, identity=identity
+            )
             found += declared
             blocked = self.policy.blocks(declared)
         if self.deep is not None:
@@ -385,6 +466,27 @@ class Enforcer:
                 return withheld_result(registry.revision, tool, name, broken)
         return value
 
+    def check_task_result(
+        self,
+        registry: ToolRegistry,
+        task: TaskRecord,
+        payload: dict[str, Any],
+        found: list[Violation],
+        *,
+        identity: Identity | None = None,
+    ) -> dict[str, Any] | None:
+        """The final result of a tool-call ``task``, delivered after the task was created
+        (2025-11-25's ``tasks/result``, 2026-07-28's inline ``result``), judged and cleaned
+        exactly as the direct result of the call would be: ``found`` is what the checks found
+        in it. The result to hand on instead, or None to hand ``payload`` on."""
+        if task.method != "tools/call" or task.name is None:
+            return None
+        name = task.name
+        replaced = self.judge_result(registry, name, found, task.tool, identity=identity)
+        if replaced is not None:
+            return replaced
+        return self.clean_result(registry, name, task.tool or registry.get(name), payload)
+
     def clean_server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """Hygiene of a server's ``elicitation/create`` or ``sampling/createMessage`` params
         (the policy's ``[server_requests]``, flags by default): the params to send on
@@ -414,15 +516,18 @@ class Enforcer:
         others are not shown to it (all are, in audit mode)."""
         if not self._enforces_access():
             return tools
-        assert self.policy is not None  # enforcing access rules: there is a policy
-        policy = self.policy
         return [
             tool
             for tool in tools
             if not isinstance(tool, dict)
             or not isinstance(tool.get("name"), str)
-            or policy.allows(identity, tool["name"])
+            or self.shows(tool["name"], identity)
         ]
+
+    def shows(self, name: str, identity: Identity | None) -> bool:
+        """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if the access
+        rules let it call the tool (always, in audit mode)."""
+        return not self._enforces_access() or self._allows(identity, name)
 
     async def rehearse(
         self,
@@ -447,9 +552,9 @@ class Enforcer:
         if not verdict.allowed or not isinstance(arguments, _MAPPING):
             return violations
         if self.policy is not None:
-            found, blocked = self._guarded(self.policy, name, arguments)
+            found, blocked = self._guarded(self.policy, name, arguments, identity)
             violations += found if blocked else _as_warnings(found)
-            declared = await self.policy.check_deep(name, arguments)
+            declared = await self.policy.check_deep(name, arguments, identity=identity)
             refusing = self.enforcing and self.policy.blocks(declared)
             violations += declared if refusing else _as_warnings(declared)
         if self.deep is not None:
@@ -492,20 +597,57 @@ class Enforcer:
         return not refused
 
     def _limited(self, name: str, identity: Identity | None) -> CallCheck | None:
-        """The refusal of a call over a rate limit (:data:`RATE_LIMITED`, with the seconds
-        to wait as ``retryAfter``); None when the call may go on (or, in audit mode, when
-        the "would deny" has been reported)."""
-        if self._limiter is None:
+        """The refusal of a call over a rate limit kept in memory (:data:`RATE_LIMITED`,
+        with the seconds to wait as ``retryAfter``); None when the call may go on (or, in
+        audit mode, when the "would deny" has been reported)."""
+        if not isinstance(self._limiter, RateLimiter):
             return None
         wait = self._limiter.take(identity, name)
         if wait is None:
             return None
+        over = Violation(GuardCode.RATE_LIMITED, f"rate limit reached for tool {quote_name(name)}")
+        return self._over_limit(name, identity, over, wait, "Rate limit reached")
+
+    async def _shared_limited(
+        self, limiter: SharedRateLimiter, name: str, identity: Identity | None
+    ) -> CallCheck | None:
+        """:meth:`_limited` for limits kept in Redis. While Redis cannot be reached, the call
+        is refused as over its limit (retry in 1 s), unless the store's ``on_unavailable``
+        is ``open``; the operator is told when Redis is lost and when it is back."""
+        was_reachable = limiter.reachable
+        try:
+            wait = await limiter.take(identity, name)
+        except StoreUnavailable as error:
+            if was_reachable:
+                opened = "let through" if limiter.fails_open else "refused"
+                self.auditor.say(
+                    f"the rate limit store (Redis) cannot be reached ({error}): calls of "
+                    f"rate-limited tools are {opened} until it can"
+                )
+            lost = Violation(
+                GuardCode.RATE_STORE_UNAVAILABLE,
+                f"the rate limits of tool {quote_name(name)} could not be checked: their "
+                "store cannot be reached",
+            )
+            if limiter.fails_open:
+                self._report(name, "rate", [lost], False, identity)
+                return None
+            return self._over_limit(name, identity, lost, 1, "Rate limit cannot be checked")
+        if not was_reachable:
+            self.auditor.say("the rate limit store (Redis) can be reached again")
+        if wait is None:
+            return None
+        over = Violation(GuardCode.RATE_LIMITED, f"rate limit reached for tool {quote_name(name)}")
+        return self._over_limit(name, identity, over, wait, "Rate limit reached")
+
+    def _over_limit(
+        self, name: str, identity: Identity | None, why: Violation, wait: int, heading: str
+    ) -> CallCheck | None:
+        """The refusal for ``why`` (reported; in audit mode "would deny", and None)."""
         assert self.policy is not None  # the limiter comes from it
         refused = self._guards_block(self.policy)
-        quoted = quote_name(name)
-        over = Violation(GuardCode.RATE_LIMITED, f"rate limit reached for tool {quoted}")
         self.auditor.record(
-            [over],
+            [why],
             direction="c2s",
             method="tools/call",
             tool=name,
@@ -515,17 +657,22 @@ class Enforcer:
         )
         if not refused:
             return None
-        text = f"Rate limit reached for tool {quoted}; retry in {wait} s"
+        text = f"{heading} for tool {quote_name(name)}; retry in {wait} s"
         return CallCheck(
-            (over,), jsonrpc_error=(RATE_LIMITED, text), jsonrpc_data={"retryAfter": wait}
+            (why,), jsonrpc_error=(RATE_LIMITED, text), jsonrpc_data={"retryAfter": wait}
         )
 
     def _guarded(
-        self, policy: Policy, name: str, arguments: Mapping[str, Any]
+        self,
+        policy: Policy,
+        name: str,
+        arguments: Mapping[str, Any],
+        identity: Identity | None,
     ) -> tuple[list[Violation], bool]:
-        """The policy's findings on a call, and whether they refuse it: the policy's own mode
-        counts too, an audit-mode policy never refusing."""
-        found = policy.check(name, arguments)
+        """The policy's findings on a call by ``identity`` (guards whose settings name its
+        claims are its own), and whether they refuse it: the policy's own mode counts too,
+        an audit-mode policy never refusing."""
+        found = policy.check(name, arguments, identity=identity)
         return found, self.enforcing and policy.blocks(found)
 
     def _schema(self, registry: ToolRegistry, name: str, arguments: Any) -> CallCheck:

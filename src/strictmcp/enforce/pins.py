@@ -1,4 +1,4 @@
-"""Tool pinning: a lock file of each tool's definition and its SHA-256, against "rug pulls".
+"""Tool and prompt pinning: a lock file of each definition and its SHA-256, against "rug pulls".
 
 A server may change a tool after the user approved it: a description that now carries
 instructions, a schema that now takes more, a new tool. ``strictmcp pin`` records each tool's
@@ -8,6 +8,9 @@ server's key order, spacing or number spelling). The proxy (``--pin``) then comp
 listing with the lock file, through :meth:`~strictmcp.enforce.Enforcer.check_listing`: a tool
 whose definition changed, or that appeared since pinning, is withheld in ``enforce`` mode and
 its calls refused; ``audit`` mode reports it. strictmcp's own validate tool is never pinned.
+Prompts are pinned the same way (:data:`PROMPT_FIELDS`), under ``"prompts"``: a changed or new
+prompt is left out of ``prompts/list`` and ``prompts/get`` of it refused. A lock file without
+``"prompts"`` pins no prompt (one with ``"prompts": {}`` pins that there are none).
 
 The lock file is JSON, ASCII only (a hidden character shows as its escape when reviewed)::
 
@@ -19,6 +22,9 @@ The lock file is JSON, ASCII only (a hidden character shows as its escape when r
           "sha256": "5f2b...",
           "definition": {"name": "get_weather", "description": "...", "inputSchema": {...}}
         }
+      },
+      "prompts": {
+        "summarize": {"sha256": "9c1e...", "definition": {"name": "summarize", "arguments": [...]}}
       }
     }
 """
@@ -52,6 +58,8 @@ PINNED_FIELDS = (
 )
 """The fields of a tool definition that are pinned: what the model and the user are shown,
 and what decides the calls. ``_meta`` and icons are not: servers vary them freely."""
+PROMPT_FIELDS = ("name", "title", "description", "arguments")
+"""The fields of a prompt definition that are pinned, likewise."""
 LOCK_VERSION = 1
 _CANONICALIZATION = "RFC 8785"
 # JCS numbers are IEEE 754 doubles: an integer beyond 2**53 is read as the nearest double, as
@@ -78,9 +86,11 @@ class PinError(ValueError):
         self.code = code
 
 
-def pinned_definition(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """The pinned fields :data:`PINNED_FIELDS` that ``tool`` has."""
-    return {key: tool[key] for key in PINNED_FIELDS if key in tool}
+def pinned_definition(
+    tool: Mapping[str, Any], fields: Sequence[str] = PINNED_FIELDS
+) -> dict[str, Any]:
+    """The pinned ``fields`` (a tool's :data:`PINNED_FIELDS` unless told) that ``tool`` has."""
+    return {key: tool[key] for key in fields if key in tool}
 
 
 def canonical_json(value: Any) -> bytes:
@@ -104,9 +114,10 @@ def _as_doubles(value: Any) -> Any:
     return value
 
 
-def tool_digest(tool: Mapping[str, Any]) -> str:
-    """The SHA-256 (hex) of the canonical JSON of ``tool``'s pinned fields."""
-    return hashlib.sha256(canonical_json(pinned_definition(tool))).hexdigest()
+def tool_digest(tool: Mapping[str, Any], fields: Sequence[str] = PINNED_FIELDS) -> str:
+    """The SHA-256 (hex) of the canonical JSON of ``tool``'s pinned ``fields`` (a prompt's:
+    :data:`PROMPT_FIELDS`)."""
+    return hashlib.sha256(canonical_json(pinned_definition(tool, fields))).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -119,37 +130,38 @@ class FieldChange:
 
 
 @dataclass(frozen=True)
-class ToolChange:
-    """How one tool differs from its pin: ``new`` (not pinned), ``gone`` (pinned, not listed),
-    or ``changed`` with the fields that differ."""
+class PinChange:
+    """How one tool (or, ``entity`` says, prompt) differs from its pin: ``new`` (not pinned),
+    ``gone`` (pinned, not listed), or ``changed`` with the fields that differ."""
 
     name: str
     kind: str
     fields: tuple[FieldChange, ...] = ()
+    entity: str = "tool"
+
+
+Pins = Mapping[str, tuple[str, dict[str, Any]]]
+"""Pinned definitions by name: each one's digest and definition."""
 
 
 @dataclass(frozen=True)
 class PinFile:
-    """A lock file: the pinned definition and digest of each tool, by name."""
+    """A lock file: the pinned definition and digest of each tool, by name, and of each
+    prompt (None: prompts are not pinned)."""
 
-    tools: Mapping[str, tuple[str, dict[str, Any]]]
+    tools: Pins
+    prompts: Pins | None = None
 
     @classmethod
-    def from_tools(cls, tools: Sequence[Any]) -> PinFile:
-        """The pins of a listing; strictmcp's validate tool and values that are not tools
-        with a string name are left out. Raises :class:`PinError` when a definition cannot
-        be canonicalized, or two tools share a name (which one would a call reach?)."""
-        pinned: dict[str, tuple[str, dict[str, Any]]] = {}
-        for tool in tools:
-            if not isinstance(tool, Mapping) or is_validate_tool(tool):
-                continue
-            name = tool.get("name")
-            if not isinstance(name, str):
-                continue
-            if name in pinned:
-                raise PinError("pin-duplicate-name", f"two tools are named {quote_name(name)}")
-            pinned[name] = (tool_digest(tool), pinned_definition(tool))
-        return cls(dict(sorted(pinned.items())))
+    def from_tools(cls, tools: Sequence[Any], prompts: Sequence[Any] | None = None) -> PinFile:
+        """The pins of a listing (and of a prompts listing, when given); strictmcp's validate
+        tool and values that are not definitions with a string name are left out. Raises
+        :class:`PinError` when a definition cannot be canonicalized, or two share a name
+        (which one would a call reach?)."""
+        return cls(
+            _pinned(tools, "tool", PINNED_FIELDS),
+            None if prompts is None else _pinned(prompts, "prompt", PROMPT_FIELDS),
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> PinFile:
@@ -172,35 +184,26 @@ class PinFile:
         edit of one without the other is refused rather than trusted."""
         if not isinstance(document, dict) or document.get("version") != LOCK_VERSION:
             raise PinError("pin-invalid", f"not a version {LOCK_VERSION} strictmcp lock file")
-        entries = document.get("tools")
-        if not isinstance(entries, dict):
+        if not isinstance(document.get("tools"), dict):
             raise PinError("pin-invalid", 'the lock file has no "tools" object')
-        tools: dict[str, tuple[str, dict[str, Any]]] = {}
-        for name, entry in entries.items():
-            definition = entry.get("definition") if isinstance(entry, dict) else None
-            digest = entry.get("sha256") if isinstance(entry, dict) else None
-            if not isinstance(definition, dict) or not isinstance(digest, str):
-                raise PinError(
-                    "pin-invalid", f"tool {quote_name(name)}: sha256 or definition missing"
-                )
-            if definition.get("name") != name or tool_digest(definition) != digest:
-                raise PinError(
-                    "pin-digest-mismatch",
-                    f"tool {quote_name(name)}: its sha256 does not match its definition",
-                )
-            tools[name] = (digest, pinned_definition(definition))
-        return cls(tools)
+        if "prompts" in document and not isinstance(document["prompts"], dict):
+            raise PinError("pin-invalid", 'the lock file\'s "prompts" is not an object')
+        prompts = document.get("prompts")
+        return cls(
+            _read_pins(document["tools"], "tool", PINNED_FIELDS),
+            None if prompts is None else _read_pins(prompts, "prompt", PROMPT_FIELDS),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The lock file's JSON form (see the module documentation)."""
-        return {
+        document: dict[str, Any] = {
             "version": LOCK_VERSION,
             "canonicalization": _CANONICALIZATION,
-            "tools": {
-                name: {"sha256": digest, "definition": definition}
-                for name, (digest, definition) in self.tools.items()
-            },
+            "tools": _written(self.tools),
         }
+        if self.prompts is not None:
+            document["prompts"] = _written(self.prompts)
+        return document
 
     def dumps(self) -> str:
         """The lock file's text: indented, keys in order, ASCII only."""
@@ -209,42 +212,107 @@ class PinFile:
     def check(self, tool: Any, pointer: str) -> list[Violation]:
         """What is wrong with a listed ``tool`` against its pin (``pointer`` locates it in the
         message): nothing when its digest matches; never a value from the definition."""
-        if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
-            return []  # unusable anyway: the protocol checks withhold it
-        name = tool["name"]
-        pin = self.tools.get(name)
-        if pin is None:
-            message = f"tool {quote_name(name)} was not listed when the tools were pinned"
-            return [Violation(PinRule.NEW, message, pointer)]
-        try:
-            digest = tool_digest(tool)
-        except PinError:
-            message = f"the definition of tool {quote_name(name)} has no canonical JSON form"
-            return [Violation(PinRule.UNHASHABLE, message, pointer)]
-        if digest == pin[0]:
-            return []
-        fields = ", ".join(change.field for change in _fields(pin[1], pinned_definition(tool)))
-        message = f"the definition of tool {quote_name(name)} changed since it was pinned: {fields}"
-        return [Violation(PinRule.CHANGED, message, pointer)]
+        return _check(self.tools, "tool", PINNED_FIELDS, tool, pointer)
 
-    def diff(self, tools: Sequence[Any]) -> list[ToolChange]:
+    def check_prompt(self, prompt: Any, pointer: str) -> list[Violation]:
+        """What is wrong with a listed ``prompt`` against its pin, as :meth:`check` says of a
+        tool; nothing when prompts are not pinned."""
+        if self.prompts is None:
+            return []
+        return _check(self.prompts, "prompt", PROMPT_FIELDS, prompt, pointer)
+
+    def diff(self, tools: Sequence[Any], prompts: Sequence[Any] | None = None) -> list[PinChange]:
         """How a listing differs from the pins, tool by tool and field by field, in name
-        order. Raises :class:`PinError` as :meth:`from_tools` does."""
-        listed = PinFile.from_tools(tools).tools
-        changes = []
-        for name in sorted(set(self.tools) | set(listed)):
-            if name not in self.tools:
-                changes.append(ToolChange(name, "new"))
-            elif name not in listed:
-                changes.append(ToolChange(name, "gone"))
-            elif self.tools[name][0] != listed[name][0]:
-                fields = tuple(_fields(self.tools[name][1], listed[name][1]))
-                changes.append(ToolChange(name, "changed", fields))
+        order, then the prompts (when both the lock file and the caller have them). Raises
+        :class:`PinError` as :meth:`from_tools` does."""
+        listed = PinFile.from_tools(tools, prompts)
+        changes = _changes(self.tools, listed.tools, "tool", PINNED_FIELDS)
+        if self.prompts is not None and listed.prompts is not None:
+            changes += _changes(self.prompts, listed.prompts, "prompt", PROMPT_FIELDS)
         return changes
 
 
-def _fields(before: Mapping[str, Any], after: Mapping[str, Any]) -> Iterator[FieldChange]:
-    for key in PINNED_FIELDS:
+def _pinned(definitions: Sequence[Any], entity: str, fields: Sequence[str]) -> Pins:
+    pinned: dict[str, tuple[str, dict[str, Any]]] = {}
+    for definition in definitions:
+        if not isinstance(definition, Mapping) or is_validate_tool(definition):
+            continue
+        name = definition.get("name")
+        if not isinstance(name, str):
+            continue
+        if name in pinned:
+            raise PinError("pin-duplicate-name", f"two {entity}s are named {quote_name(name)}")
+        pinned[name] = (tool_digest(definition, fields), pinned_definition(definition, fields))
+    return dict(sorted(pinned.items()))
+
+
+def _read_pins(entries: dict[str, Any], entity: str, fields: Sequence[str]) -> Pins:
+    pins: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, entry in entries.items():
+        definition = entry.get("definition") if isinstance(entry, dict) else None
+        digest = entry.get("sha256") if isinstance(entry, dict) else None
+        if not isinstance(definition, dict) or not isinstance(digest, str):
+            raise PinError(
+                "pin-invalid", f"{entity} {quote_name(name)}: sha256 or definition missing"
+            )
+        if definition.get("name") != name or tool_digest(definition, fields) != digest:
+            raise PinError(
+                "pin-digest-mismatch",
+                f"{entity} {quote_name(name)}: its sha256 does not match its definition",
+            )
+        pins[name] = (digest, pinned_definition(definition, fields))
+    return pins
+
+
+def _written(pins: Pins) -> dict[str, Any]:
+    return {
+        name: {"sha256": digest, "definition": definition}
+        for name, (digest, definition) in pins.items()
+    }
+
+
+def _check(
+    pins: Pins, entity: str, fields: Sequence[str], definition: Any, pointer: str
+) -> list[Violation]:
+    if not isinstance(definition, Mapping) or not isinstance(definition.get("name"), str):
+        return []  # unusable anyway: the protocol checks withhold it
+    name = definition["name"]
+    pin = pins.get(name)
+    if pin is None:
+        message = f"{entity} {quote_name(name)} was not listed when the {entity}s were pinned"
+        return [Violation(PinRule.NEW, message, pointer)]
+    try:
+        digest = tool_digest(definition, fields)
+    except PinError:
+        message = f"the definition of {entity} {quote_name(name)} has no canonical JSON form"
+        return [Violation(PinRule.UNHASHABLE, message, pointer)]
+    if digest == pin[0]:
+        return []
+    now = pinned_definition(definition, fields)
+    changed = ", ".join(change.field for change in _fields(pin[1], now, fields))
+    message = (
+        f"the definition of {entity} {quote_name(name)} changed since it was pinned: {changed}"
+    )
+    return [Violation(PinRule.CHANGED, message, pointer)]
+
+
+def _changes(before: Pins, after: Pins, entity: str, fields: Sequence[str]) -> list[PinChange]:
+    changes = []
+    for name in sorted(set(before) | set(after)):
+        if name not in before:
+            changes.append(PinChange(name, "new", entity=entity))
+        elif name not in after:
+            changes.append(PinChange(name, "gone", entity=entity))
+        elif before[name][0] != after[name][0]:
+            differ = tuple(_fields(before[name][1], after[name][1], fields))
+            changes.append(PinChange(name, "changed", differ, entity))
+    return changes
+
+
+def _fields(
+    before: Mapping[str, Any], after: Mapping[str, Any], fields: Sequence[str]
+) -> Iterator[FieldChange]:
+    for key in fields:
         old, new = before.get(key), after.get(key)
         if key not in before and key not in after:
             continue

@@ -13,6 +13,10 @@ class GuardCode(str, Enum):
     # identity
     ACCESS_DENIED = "access-denied"
     RATE_LIMITED = "rate-limited"
+    RATE_STORE_UNAVAILABLE = "rate-store-unavailable"
+    CLAIM_MISSING = "identity-claim-missing"
+    CLAIM_UNSAFE = "identity-claim-unsafe"
+    CLAIM_GUARD_UNUSABLE = "identity-guard-unusable"
 
     # path
     PATH_OUTSIDE_ROOTS = "path-outside-roots"

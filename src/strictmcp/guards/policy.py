@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -40,7 +41,8 @@ from urllib.parse import urlsplit
 from ..protocol import Severity, Violation
 from ..protocol.tool_calls import ARGUMENTS
 from ..schema import from_fragment, to_pointer
-from .base import Guard
+from .base import Guard, GuardFinding
+from .claims import ClaimGuard, claims_in, substitute
 from .database import SqlDatabaseCheck
 from .deep import bounded
 from .reach import UrlReachCheck
@@ -60,6 +62,7 @@ _TOP_KEYS = (
     "listing",
     "mode",
     "rate_limit",
+    "rate_store",
     "result",
     "server_requests",
     "tool",
@@ -451,13 +454,24 @@ _ACCESS_OPTIONS: dict[str, _Option] = {
 
 
 def _fixed_identity(entry: Any) -> Identity:
-    """The ``[identity]`` table: who the stdio proxy's client is, for its rules and audit."""
-    options = _options("[identity]", entry, _IDENTITY_OPTIONS)
+    """The ``[identity]`` table: who the stdio proxy's client is, for its rules and audit.
+    Its claims are ``sub`` (and ``client_id``) and those of its ``claims`` table."""
+    where = "[identity]"
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where} must be a table")
+    table = entry.get("claims", {})
+    if not isinstance(table, Mapping) or not all(isinstance(v, str) for v in table.values()):
+        raise PolicyError(f"{where}: claims must be a table of strings")
+    declared = {**_IDENTITY_OPTIONS, "claims": _STR}  # checked above, as a table
+    options = _options(where, {k: v for k, v in entry.items() if k != "claims"}, declared)
+    client_id = options.get("client_id")
+    own = {"sub": options["subject"]} | ({"client_id": client_id} if client_id else {})
     return Identity(
         subject=options["subject"],
-        client_id=options.get("client_id"),
+        client_id=client_id,
         scopes=frozenset(options.get("scopes", ())),
         groups=options.get("groups", ()),
+        claims=own | dict(table),
     )
 
 
@@ -526,6 +540,85 @@ class RateLimit:
     def applies_to(self, tool: str) -> bool:
         """Whether ``tool`` is among this limit's tools."""
         return any(fnmatchcase(tool, pattern) for pattern in self.tools)
+
+
+_RATE_STORE_OPTIONS: dict[str, _Option] = {
+    "url": _STR,
+    "url_env": _STR,
+    "url_file": _STR,
+    "on_unavailable": _Option(str, choices=("closed", "open")),
+    "timeout_ms": _INT,
+    "prefix": _STR,
+}
+
+
+@dataclass(frozen=True)
+class RateStoreSettings:
+    """The ``[rate_store]`` table: the ``[[rate_limit]]`` buckets kept in Redis, so that
+    every replica of the proxy counts the same calls.
+
+    The server is named by ``url`` (``redis://`` or ``rediss://``, without a password), or,
+    for a URL holding a secret, by the environment variable ``url_env`` or the file
+    ``url_file``. ``on_unavailable`` says what a call of a limited tool gets while Redis
+    cannot be reached within ``timeout_ms``: refused (``closed``, the default) or let
+    through (``open``). ``prefix`` starts every key the proxy writes.
+    """
+
+    url: str | None = None
+    url_env: str | None = None
+    url_file: str | None = None
+    on_unavailable: Literal["closed", "open"] = "closed"
+    timeout_ms: int = 500
+    prefix: str = "strictmcp:rate:"
+
+    @classmethod
+    def from_dict(cls, entry: Any) -> RateStoreSettings:
+        """The table from its TOML form."""
+        where = "[rate_store]"
+        settings = cls(**_options(where, entry, _RATE_STORE_OPTIONS))
+        ways = [settings.url, settings.url_env, settings.url_file]
+        if sum(way is not None for way in ways) != 1:
+            raise PolicyError(f"{where}: give one of url, url_env or url_file")
+        if settings.url is not None:
+            problem = redis_url_problem(settings.url)
+            if problem is None and urlsplit(settings.url).password is not None:
+                problem = "holds a password: give the URL in url_env or url_file instead"
+            if problem is not None:
+                raise PolicyError(f"{where}: url {problem}")
+        if not 1 <= settings.timeout_ms <= 60_000:
+            raise PolicyError(f"{where}: timeout_ms must be between 1 and 60000")
+        return settings
+
+    def read_url(self) -> str:
+        """The Redis URL, read from where the table says; PolicyError when it cannot be read
+        (the message names the variable or file, never the URL)."""
+        if self.url is not None:
+            return self.url
+        if self.url_env is not None:
+            url = os.environ.get(self.url_env, "").strip()
+            source = f"the environment variable {self.url_env}"
+        else:
+            assert self.url_file is not None  # one of the three, checked when loaded
+            source = f"the file {self.url_file}"
+            try:
+                url = Path(self.url_file).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                raise PolicyError(f"[rate_store]: {source} cannot be read") from None
+        problem = redis_url_problem(url) if url else "is empty"
+        if problem is not None:
+            raise PolicyError(f"[rate_store]: the URL in {source} {problem}")
+        return url
+
+
+def redis_url_problem(url: str) -> str | None:
+    """Why ``url`` is not a Redis server's URL, or None."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "is not a URL"
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname:
+        return "must be a redis:// or rediss:// URL with a host"
+    return None
 
 
 def _rate_limit(index: int, entry: Any) -> RateLimit:
@@ -677,6 +770,8 @@ class Policy:
     upstream: UpstreamSettings | None = None
     #: The ``[[rate_limit]]`` entries: calls per identity and tool.
     rate_limits: tuple[RateLimit, ...] = ()
+    #: The ``[rate_store]`` table: the rate limits' buckets kept in Redis (None: in memory).
+    rate_store: RateStoreSettings | None = None
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
@@ -688,36 +783,54 @@ class Policy:
             return False
         return any(rule.allows(tool) and rule.matches(identity) for rule in self.access)
 
-    def check(self, tool: str, arguments: Any, *, pointer: str = ARGUMENTS) -> list[Violation]:
-        """Every finding of every guard that applies to this call, pointing into the message.
+    def check(
+        self,
+        tool: str,
+        arguments: Any,
+        *,
+        pointer: str = ARGUMENTS,
+        identity: Identity | None = None,
+    ) -> list[Violation]:
+        """Every finding of every guard that applies to this call by ``identity``, pointing
+        into the message.
 
         Arguments a pattern does not reach (absent, or not a container where one is needed)
-        are not checked: whether they must exist is the schema's business.
+        are not checked: whether they must exist is the schema's business. A guard whose
+        settings name the caller's claims is built for ``identity``'s (:func:`_bound`).
         """
         violations: list[Violation] = []
         for rule in self.rules:
             if not rule.applies_to(tool):
                 continue
             for where, value in _select(arguments, rule.tokens):
-                violations += [finding.at(pointer + where) for finding in rule.guard.check(value)]
+                guard = _bound(rule.guard, identity)
+                found = [guard] if isinstance(guard, GuardFinding) else guard.check(value)
+                violations += [finding.at(pointer + where) for finding in found]
         return violations
 
     async def check_deep(
-        self, tool: str, arguments: Any, *, real_call: bool = False, pointer: str = ARGUMENTS
+        self,
+        tool: str,
+        arguments: Any,
+        *,
+        real_call: bool = False,
+        pointer: str = ARGUMENTS,
+        identity: Identity | None = None,
     ) -> list[Violation]:
-        """The findings of the deep checks that apply to this call (for a real call, those
-        with ``on_calls``), run concurrently, each in a worker thread bounded by its timeout."""
-        pending = [
-            bounded(
-                asyncio.to_thread(rule.guard.check, value),
-                rule.timeout,
-                f"{rule.guard.kind} check",
-                pointer + where,
-            )
-            for rule in self.deep
-            if rule.applies_to(tool) and (rule.on_calls or not real_call)
-            for where, value in _select(arguments, rule.tokens)
-        ]
+        """The findings of the deep checks that apply to this call by ``identity`` (for a
+        real call, those with ``on_calls``), run concurrently, each in a worker thread
+        bounded by its timeout."""
+        pending = []
+        for rule in self.deep:
+            if not rule.applies_to(tool) or not (rule.on_calls or not real_call):
+                continue
+            for where, value in _select(arguments, rule.tokens):
+                guard = _bound(rule.guard, identity)
+                if isinstance(guard, GuardFinding):
+                    pending.append(_refused(guard.at(pointer + where)))
+                    continue
+                check = asyncio.to_thread(guard.check, value)
+                pending.append(bounded(check, rule.timeout, f"{guard.kind} check", pointer + where))
         found = await asyncio.gather(*pending)
         return [violation for violations in found for violation in violations]
 
@@ -781,6 +894,13 @@ class Policy:
         )
         results = _array("result", data)
         identity = _fixed_identity(data["identity"]) if "identity" in data else None
+        rate_limits = tuple(
+            _rate_limit(i, entry) for i, entry in enumerate(_array("rate_limit", data), 1)
+        )
+        store = data.get("rate_store")
+        rate_store = RateStoreSettings.from_dict(store) if store is not None else None
+        if rate_store is not None and not rate_limits:
+            raise PolicyError("[rate_store] needs [[rate_limit]] entries to keep")
         return cls(
             rules=rules,
             mode=mode,
@@ -791,9 +911,8 @@ class Policy:
             ),
             identity=identity,
             upstream=UpstreamSettings.from_dict(data["upstream"]) if "upstream" in data else None,
-            rate_limits=tuple(
-                _rate_limit(i, entry) for i, entry in enumerate(_array("rate_limit", data), 1)
-            ),
+            rate_limits=rate_limits,
+            rate_store=rate_store,
             listing_rules=_listing(data.get("listing")),
             results=tuple(_result(index, entry) for index, entry in enumerate(results, start=1)),
             server_requests=_server_requests(data.get("server_requests")),
@@ -802,6 +921,18 @@ class Policy:
                 for index, entry in enumerate(_array("tool", data), start=1)
             ),
         )
+
+
+def _bound(guard: Guard, identity: Identity | None) -> Guard | GuardFinding:
+    """The guard that checks a call by ``identity``: ``guard`` itself, or, for settings that
+    name claims, the guard built for its claims (or the finding refusing the call)."""
+    if not isinstance(guard, ClaimGuard):
+        return guard
+    return guard.bind(identity.claims if identity is not None else {})
+
+
+async def _refused(violation: Violation) -> list[Violation]:
+    return [violation]
 
 
 def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, Any]:
@@ -882,10 +1013,34 @@ def _entries(
             # A policy kept beside the server it protects names its roots relative to itself.
             options["roots"] = tuple(str(base / root) for root in options["roots"])
         try:
-            rules.append(build(tool, argument, kind, options, entry))
+            claims = tuple(dict.fromkeys(n for v in options.values() for n in claims_in(v)))
+            if not claims:
+                rules.append(build(tool, argument, kind, options, entry))
+                continue
+            # Settings that name claims are checked now with a stand-in value (a templated
+            # root with "/", which exists), and built for each caller's values at call time.
+            sample = substitute(options, dict.fromkeys(claims, "x"))
+            if kind == "path":
+                sample["roots"] = tuple("/" if claims_in(r) else r for r in options["roots"])
+            rule = build(tool, argument, kind, sample, entry)
         except ValueError as error:
             raise PolicyError(f"{where} ({kind}): {error}") from None
+        per_caller = partial(_guard_of, build, tool, argument, kind, entry=entry)
+        rules.append(replace(rule, guard=ClaimGuard(kind, options, per_caller, claims)))
     return tuple(rules)
+
+
+def _guard_of(
+    build: Callable[[str, str, str, dict[str, Any], Mapping[str, Any]], GuardRule],
+    tool: str,
+    argument: str,
+    kind: str,
+    options: dict[str, Any],
+    *,
+    entry: Mapping[str, Any],
+) -> Guard:
+    """The guard ``build`` makes of an entry's ``options`` (a caller's claims filled in)."""
+    return build(tool, argument, kind, options, entry).guard
 
 
 def _deep_rule(

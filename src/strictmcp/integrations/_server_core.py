@@ -15,6 +15,22 @@ framework's types. :class:`ServerCore` hands each call to an
    is withheld;
 4. the Validation Protocol's dry-run ``validate`` tool, answered here and never passed on.
 
+A call the server answers with a task (``CreateTaskResult``) is remembered, at most
+``max_tasks`` at once and each for its time to live (:class:`~strictmcp.protocol.tasks.TaskBook`,
+as the proxy's sessions do), so that the task's final result, when ``tasks/get`` (2026-07-28) or
+``tasks/result`` (2025-11-25) delivers it, is judged and cleaned as the direct result of the call
+would be (:meth:`ServerCore.task_result`). A final result for a task this server process did not
+create a call for, or has forgotten, is refused in ``enforce`` mode (fail closed).
+
+With ``[[access]]`` rules in the policy, a ``tools/list`` shows each caller only the tools it
+may call (:meth:`ServerCore.shows`), and a call of another is an unknown tool, as in the proxy.
+
+Before any of that, the listing stage runs on the server's own listing, as the proxy's does
+(:meth:`~strictmcp.enforce.Enforcer.check_listing`): lint's listing rules (by default SMT401,
+hidden characters in names, titles and descriptions) and, given a lock file, the pins. A tool
+with an error-level finding is left out of ``tools/list`` and its calls are refused, until the
+server lists it clean.
+
 In ``audit`` mode nothing is refused: every finding is logged and the call, or result, goes
 through unchanged. Findings are logged in both modes on the :data:`AUDIT_LOGGER` logger, one
 record per finding with rule codes and JSON Pointers, never argument or result values.
@@ -31,11 +47,14 @@ from typing import Any, TypedDict, TypeVar
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.shared.exceptions import MCPError
 
-from ..enforce import AUDIT_LOGGER, Auditor, Enforcer
+from ..enforce import AUDIT_LOGGER, Auditor, Enforcer, PinFile
+from ..enforce import listing_rules as enforce_listing_rules
 from ..guards.deep import DeepValidators
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
-from ..protocol import LATEST, Revision, ToolRegistry, errors
+from ..protocol import LATEST, Revision, ToolRegistry, check_result, errors
+from ..protocol.tasks import DEFAULT_MAX_TASKS, TaskBook, TaskRecord, unknown_task
+from ..protocol.violations import under
 
 _log = logging.getLogger(__name__)
 
@@ -50,6 +69,12 @@ class Listing:
     validate_name: str | None
     # The listing as JSON text: one that reads the same needs no new registry.
     fingerprint: str
+    #: The tools the listing stage withholds: left out of ``tools/list``, calls refused.
+    withheld: frozenset[str] = frozenset()
+
+    def shown(self, name: object) -> bool:
+        """Whether a tool of this name goes into the ``tools/list`` a client gets."""
+        return name not in self.withheld
 
 
 class ServerOptions(TypedDict, total=False):
@@ -61,6 +86,18 @@ class ServerOptions(TypedDict, total=False):
     mode: Mode
     validate_tool: bool
     validate_name: str
+    listing_rules: Sequence[str] | None
+    pins: PinFile | None
+    max_tasks: int
+
+
+UNKNOWN_TASK = -32602
+"""The JSON-RPC code refusing a final result for a task the server did not create a call for,
+or has forgotten (as a server answers a task id it does not know)."""
+
+_UNKNOWN_TASK_TEXT = (
+    "Unknown task: no call of this server created it, or it has expired (strictmcp)"
+)
 
 
 class ServerCore:
@@ -69,6 +106,10 @@ class ServerCore:
     ``strict`` also refuses arguments a tool's ``inputSchema`` does not declare, even where
     the schema forgot ``additionalProperties: false``. ``validate_tool`` adds the dry-run tool,
     named ``validate_name`` unless the server has a tool of that name already.
+    ``listing_rules`` selects lint's rules for the listing stage by code or prefix (empty:
+    none; default: the policy's ``[listing]`` rules, else SMT401); ``pins`` is a lock file
+    (:meth:`PinFile.load`) the listed tools must match. ``max_tasks`` bounds how many tasks
+    are remembered to check their final results (the oldest forgotten first).
     """
 
     def __init__(
@@ -80,20 +121,35 @@ class ServerCore:
         mode: Mode = "enforce",
         validate_tool: bool = True,
         validate_name: str = PREFERRED_NAME,
+        listing_rules: Sequence[str] | None = None,
+        pins: PinFile | None = None,
+        max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         auditor = Auditor(logger=logging.getLogger(AUDIT_LOGGER))
+        if listing_rules is None and policy is not None:
+            listing_rules = policy.listing_rules
         self.enforcer = Enforcer(
-            policy=policy, deep=deep, strict=strict, mode=mode, auditor=auditor
+            policy=policy,
+            deep=deep,
+            strict=strict,
+            mode=mode,
+            auditor=auditor,
+            # UnknownRuleError (a ValueError) for a selector that names no rule.
+            listing=enforce_listing_rules(listing_rules),
+            pins=pins,
         )
         self.validate_tool = validate_tool
         self.validate_name = validate_name
         self._listings: dict[Revision, Listing] = {}
+        #: The tasks calls were answered with, to check their final results against.
+        self.tasks = TaskBook(max_tasks)
 
     def listing(self, version: str, tools: Sequence[Mapping[str, Any]]) -> Listing:
-        """The listing of ``tools`` (the server's ``tools/list`` tools, every page) at ``version``.
+        """The listing of ``tools`` (the server's ``tools/list`` tools, every page) at ``version``,
+        through the listing stage.
 
-        Reused while the server lists the same tools; rebuilt, and its schemas compiled
-        through the engine's cache, when they change.
+        Reused while the server lists the same tools; rebuilt, its schemas compiled through
+        the engine's cache and the listing stage run again, when they change.
         """
         revision = _revision(version)
         # JSON text tells true from 1, which == on the listings themselves would not.
@@ -109,8 +165,13 @@ class ServerCore:
                 "the server lists tool definitions strictmcp cannot check calls against: %s",
                 "; ".join(str(v) for v in broken),
             )
+        known = frozenset(registry.names())
+        found = self.enforcer.check_listing(tools, revision, known=known)
+        withheld = frozenset(
+            name for index in found if isinstance(name := tools[index].get("name"), str)
+        )
         name = choose_name(registry.names(), self.validate_name) if self.validate_tool else None
-        listing = Listing(registry, name, fingerprint)
+        listing = Listing(registry, name, fingerprint, withheld)
         self._listings[revision] = listing
         return listing
 
@@ -124,6 +185,21 @@ class ServerCore:
         """The ``capabilities.experimental`` entries to advertise, or None without the tool."""
         return None if listing.validate_name is None else capability(listing.validate_name)
 
+    def caller(self, identity: Identity | None = None) -> Identity | None:
+        """Who the request in progress comes from: ``identity`` when given, else the SDK's
+        authenticated caller (:func:`authenticated`), else the policy's ``[identity]``."""
+        if identity is None:
+            identity = authenticated()
+        policy = self.enforcer.policy
+        if identity is None and policy is not None:
+            identity = policy.identity
+        return identity
+
+    def shows(self, name: str, identity: Identity | None = None) -> bool:
+        """Whether the caller (:meth:`caller`) is listed the tool ``name``: only a tool the
+        policy's access rules let it call, as the proxy lists (all, in audit mode)."""
+        return self.enforcer.shows(name, self.caller(identity))
+
     async def call(
         self,
         listing: Listing,
@@ -132,6 +208,7 @@ class ServerCore:
         proceed: Callable[[], Awaitable[R]],
         dump: Callable[[R], Mapping[str, Any] | None],
         identity: Identity | None = None,
+        created: Callable[[R], Mapping[str, Any] | None] | None = None,
     ) -> R | dict[str, Any]:
         """Answer one ``tools/call`` of ``identity`` (by default the SDK's authenticated
         caller, :func:`authenticated`, else the policy's ``[identity]``): ``proceed()`` runs
@@ -140,16 +217,14 @@ class ServerCore:
         Returns what ``proceed`` returned, or a ``CallToolResult`` dict strictmcp made (a
         refusal, a withheld result, the validate tool's answer). ``dump`` gives a result's
         wire form to check against the ``outputSchema``, or None for results that are not
-        the tool's output (an ``input_required`` round). Raises :class:`MCPError` for an
-        unknown tool.
+        the tool's output (an ``input_required`` round, a task). ``created`` gives the task
+        object of a result that is a ``CreateTaskResult`` (:func:`created_task`), or None:
+        that task is remembered, to check its final result (:meth:`task_result`). Raises
+        :class:`MCPError` for an unknown tool.
         """
         registry = listing.registry
         enforcer = self.enforcer
-        policy = enforcer.policy
-        if identity is None:
-            identity = authenticated()
-        if identity is None and policy is not None:
-            identity = policy.identity
+        identity = self.caller(identity)
         if name == listing.validate_name:
             return await enforcer.dry_run(registry, identity).answer(arguments)
         given = arguments or {}
@@ -161,6 +236,12 @@ class ServerCore:
         if decision.error_result is not None:
             return decision.error_result
         result = await proceed()
+        task = created(result) if created is not None else None
+        if task is not None:
+            status = str(task.get("status", "working"))
+            record = TaskRecord("tools/call", {"name": name}, name, decision.tool, status, None)
+            self.tasks.created(task, record)
+            return result
         dumped = dump(result)
         if dumped is None:
             return result
@@ -170,6 +251,72 @@ class ServerCore:
         # Hygiene (flags by default) rewrites only a result it found something in.
         cleaned = enforcer.clean_result(registry, name, decision.tool, dict(dumped))
         return result if cleaned is None else cleaned
+
+    def task_result(
+        self,
+        listing: Listing,
+        method: str,
+        task_id: str | None,
+        body: Mapping[str, Any],
+        identity: Identity | None = None,
+    ) -> dict[str, Any] | None:
+        """The answer to hand on instead of ``body``, the server's answer to ``method``
+        (``tasks/get``, whose ``result`` is a finished task's final result from 2026-07-28
+        on, or ``tasks/result``, which is one, 2025-11-25) for the task ``task_id``; None to
+        hand ``body`` on.
+
+        A tool-call task's final result goes through
+        :meth:`~strictmcp.enforce.Enforcer.check_task_result`: checked against the
+        ``outputSchema`` of the tool as it was listed when the task was created, replaced
+        by the same ``isError`` result a direct one would be, and cleaned. Raises
+        :class:`MCPError` (``-32602``) in ``enforce`` mode when the task is not one a call
+        created here, or is forgotten: its result cannot be checked, so it is not trusted.
+        """
+        inline = method == "tasks/get"
+        payload = body.get("result") if inline else body
+        if method not in ("tasks/get", "tasks/result") or not isinstance(payload, Mapping):
+            return None
+        enforcer = self.enforcer
+        identity = self.caller(identity)
+        task = self.tasks.get(task_id)
+        if task is None:
+            found = [unknown_task("/result/result" if inline else "/result")]
+            refused = enforcer.enforcing
+            enforcer.auditor.record(
+                found,
+                direction="s2c",
+                method=method,
+                action="replaced" if refused else "allowed",
+                identity=identity,
+            )
+            if refused:
+                raise MCPError(code=UNKNOWN_TASK, message=_UNKNOWN_TASK_TEXT)
+            return None
+        if task_id is not None and inline:
+            task.status = str(body.get("status", task.status))
+        if task.name is None:
+            return None
+        registry = listing.registry
+        found = check_result(registry, task.name, payload, tool=task.tool)
+        found = under("/result/result" if inline else "/result", found)
+        changed = enforcer.check_task_result(
+            registry, task, dict(payload), found, identity=identity
+        )
+        if changed is None:
+            return None
+        return {**body, "result": changed} if inline else changed
+
+
+def created_task(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The task a ``tools/call`` result (its wire form) creates, or None when it is the
+    tool's result itself: 2026-07-28's ``CreateTaskResult`` is the task, marked
+    ``resultType: "task"``; 2025-11-25's holds it in ``task``."""
+    if result.get("resultType") == "task":
+        return result
+    task = result.get("task")
+    if isinstance(task, Mapping) and "content" not in result:
+        return task
+    return None
 
 
 def authenticated() -> Identity | None:

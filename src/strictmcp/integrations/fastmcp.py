@@ -18,12 +18,26 @@ first in ``middleware=`` unless some middleware must see calls before they are c
   deduplicated by version as FastMCP's ``tools/list`` does), read again at each call by
   running the ``on_list_tools`` hooks of the middleware inside this one: clients that never
   list (2026-07-28) are checked too, and middleware outside sees no extra listing.
+- With ``[[access]]`` rules in the policy, ``on_list_tools`` shows each caller only the
+  tools it may call, as the proxy does.
 - The validate tool is added to the listing and answered in ``on_call_tool``, so it is
   callable without being registered; a server tool named ``validate`` keeps its name and the
   validate tool takes another, which the capability names.
 
-Limits: a call that asks for a specific tool version (FastMCP's ``_meta`` version
-selection) is checked against the listed, highest, version; FastMCP Apps' hashed tool
+- Tasks (the ``fastmcp-tasks`` package's ``TasksExtension``, SEP-2663): a call its
+  interceptor, inside this middleware, answers with a ``CreateTaskResult`` is checked like
+  any other before the task starts; the task is remembered, and its final result, which the
+  extension's ``tasks/get`` handler inlines and which reaches this middleware's
+  ``on_request`` (FastMCP runs the middleware's generic hooks around an extension's
+  methods), is checked against the tool's ``outputSchema`` and replaced by the ``isError``
+  result exactly as a direct result is. The task's body itself runs in a Docket worker,
+  outside every middleware, so this is the one place its result can be judged.
+
+Limits: tasks are remembered in this process (``max_tasks`` at most): a ``tasks/get``
+answered by another replica, or after a restart, for a task created elsewhere is refused
+in ``enforce`` mode (its result cannot be checked). A call that asks for a specific tool
+version (FastMCP's ``_meta`` version selection) is checked against the listed, highest,
+version; FastMCP Apps' hashed tool
 names, which are never listed, are unknown tools.
 """
 
@@ -36,10 +50,11 @@ import mcp_types as types
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import InputRequiredToolResult, Tool, ToolResult
 from fastmcp.utilities.versions import dedupe_with_versions
+from pydantic import BaseModel
 from typing_extensions import Unpack
 
-from ..protocol import LATEST
-from ._server_core import Listing, ServerCore, ServerOptions
+from ..protocol import LATEST, task_id_of
+from ._server_core import Listing, ServerCore, ServerOptions, created_task
 
 __all__ = ["StrictMiddleware"]
 
@@ -61,35 +76,62 @@ class StrictMiddleware(Middleware):
         context: MiddlewareContext[types.ListToolsRequest],
         call_next: CallNext[types.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
-        """The tools inside, and the validate tool."""
+        """The tools inside that the caller may call, but those the listing stage withholds,
+        and the validate tool."""
         tools = await call_next(context)
-        if not self.core.validate_tool:
-            return tools
-        definition = self.core.advertised(self.core.listing(_version(context), _wire(tools)))
+        listing = self.core.listing(_version(context), _wire(tools))
+        shown = [t for t in tools if listing.shown(t.name) and self.core.shows(t.name)]
+        definition = self.core.advertised(listing)
         if definition is None:
-            return tools
+            return shown
         validate = Tool(
             name=definition["name"],
             description=definition["description"],
             parameters=definition["inputSchema"],
             output_schema=definition.get("outputSchema"),
         )
-        return [*tools, validate]
+        return [*shown, validate]
 
     async def on_call_tool(
         self,
         context: MiddlewareContext[types.CallToolRequestParams],
         call_next: CallNext[types.CallToolRequestParams, ToolResult],
     ) -> ToolResult:
-        """The call checked and run, refused, or answered by the validate tool."""
+        """The call checked and run, refused, or answered by the validate tool; a task
+        an extension answers it with is remembered (:meth:`on_request` checks its result)."""
         listing = await self._listing(context)
         message = context.message
         result = await self.core.call(
-            listing, message.name, message.arguments, lambda: call_next(context), _tool_output
+            listing,
+            message.name,
+            message.arguments,
+            lambda: call_next(context),
+            _tool_output,
+            created=_created_task,
         )
-        if isinstance(result, ToolResult):
+        if not isinstance(result, dict):
+            # The tool's ToolResult, or an extension's own result (a CreateTaskResult).
             return result
         return ToolResult.from_mcp_result(types.CallToolResult.model_validate(result))
+
+    async def on_request(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        """A task's final result, inlined in ``tasks/get`` (2026-07-28), checked as the
+        direct result of its call would be; every other request passed on untouched."""
+        result = await call_next(context)
+        if context.method != "tasks/get":
+            return result
+        body = _dumped(result)
+        if body is None:
+            return result
+        # FastMCP hands these generic hooks the request's raw params.
+        task_id = task_id_of(_dumped(context.message))
+        listing = await self._listing(context)
+        changed = self.core.task_result(listing, "tasks/get", task_id, body)
+        return result if changed is None else changed
 
     async def on_initialize(
         self,
@@ -175,9 +217,25 @@ def _wire(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     ]
 
 
+def _dumped(value: object) -> dict[str, Any] | None:
+    """A model or mapping as its wire dict; None for anything else."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+def _created_task(result: ToolResult) -> Mapping[str, Any] | None:
+    """The task an extension answered the call with, instead of running the tool now."""
+    if isinstance(result, ToolResult):
+        return None
+    dumped = _dumped(result)
+    return created_task(dumped) if dumped is not None else None
+
+
 def _tool_output(result: ToolResult) -> Mapping[str, Any] | None:
-    """What the ``outputSchema`` check reads of a result; None for an ``input_required`` round."""
-    if isinstance(result, InputRequiredToolResult):
+    """What the ``outputSchema`` check reads of a result; None for an ``input_required``
+    round or an extension's own result shape (a task)."""
+    if isinstance(result, InputRequiredToolResult) or not isinstance(result, ToolResult):
         return None
     output: dict[str, Any] = {"isError": result.is_error}
     if result.structured_content is not None:

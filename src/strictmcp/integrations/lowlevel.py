@@ -17,6 +17,13 @@ Two hooks, each where the SDK (2.3) shapes what it produces:
   and ``server/discover`` get ``capabilities.experimental.toolValidation``. The capability is
   added there because ``server/discover`` never reads ``create_initialization_options``.
 
+A server that adds tasks itself (the SDK has none built in; an extension's
+``add_request_handler("tasks/get", ...)``) has each task a call is answered with remembered,
+and the task's final result, inlined in a ``tasks/get`` result (2026-07-28) or answering
+``tasks/result`` (2025-11-25), judged by the middleware as the direct result would be
+(:meth:`ServerCore.task_result`). A ``notifications/tasks/status`` the server sends is not
+seen: the SDK's middleware wraps requests it receives, not what the server sends.
+
 Calls are checked against what the server's own ``tools/list`` handler returns at the time of
 the call, run with the call's context, every page, so a server that changes its tools or lists
 them per caller is checked against the listing that caller would get. The listing is not
@@ -40,7 +47,8 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from ..connect.paging import follow_pages
-from ._server_core import ServerCore, ServerOptions
+from ..protocol import task_id_of
+from ._server_core import ServerCore, ServerOptions, created_task
 
 __all__ = ["protect"]
 
@@ -104,12 +112,19 @@ class ToolCallInterceptor(Extension):
             raise MCPError(code=INTERNAL_ERROR, message="strictmcp is not installed on this server")
         listing = self.core.listing(ctx.protocol_version, await self.source(ctx))
         return await self.core.call(
-            listing, params.name, params.arguments, lambda: call_next(ctx), _tool_output
+            listing,
+            params.name,
+            params.arguments,
+            lambda: call_next(ctx),
+            _tool_output,
+            created=lambda result: created_task(_wire(result)),
         )
 
 
 class ListingMiddleware:
-    """Adds the validate tool to ``tools/list`` and its capability to the handshake results."""
+    """Shows each caller only its tools in ``tools/list``, less those the listing stage
+    withholds, and adds the validate tool there, and its capability to the handshake results;
+    judges the final results of tasks (``tasks/get``, ``tasks/result``)."""
 
     def __init__(self, core: ServerCore, source: ToolSource) -> None:
         self.core = core
@@ -119,17 +134,26 @@ class ListingMiddleware:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         """Pass the request on; rewrite the result of the three methods concerned."""
-        rewritten = ("tools/list", "initialize", "server/discover")
-        if not self.core.validate_tool or ctx.method not in rewritten:
+        if ctx.method in ("tasks/get", "tasks/result"):
+            return await self._task(ctx, call_next)
+        handshake = ("initialize", "server/discover")
+        if ctx.method != "tools/list" and not (self.core.validate_tool and ctx.method in handshake):
             return await call_next(ctx)
         result = _wire(await call_next(ctx))
         # initialize's result says which revision was just negotiated; ctx cannot know yet.
         version = result.get("protocolVersion", ctx.protocol_version)
         listing = self.core.listing(str(version), await self.source(ctx))
         if ctx.method == "tools/list":
+            tools = [
+                tool
+                for tool in result.get("tools", [])
+                if listing.shown(tool.get("name")) and self.core.shows(tool.get("name", ""))
+            ]
             # Appended to the last page only, so a paginated listing has it once.
-            if result.get("nextCursor") is None:
-                result["tools"] = [*result.get("tools", []), self.core.advertised(listing)]
+            validate = self.core.advertised(listing)
+            if result.get("nextCursor") is None and validate is not None:
+                tools.append(validate)
+            result["tools"] = tools
             return result
         capabilities = dict(result.get("capabilities") or {})
         experimental = dict(capabilities.get("experimental") or {})
@@ -137,6 +161,16 @@ class ListingMiddleware:
         capabilities["experimental"] = experimental
         result["capabilities"] = capabilities
         return result
+
+    async def _task(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """A task's final result, checked as the direct result of its call would be."""
+        result = await call_next(ctx)
+        body = _wire(result)
+        listing = self.core.listing(ctx.protocol_version, await self.source(ctx))
+        changed = self.core.task_result(listing, ctx.method, task_id_of(ctx.params), body)
+        return result if changed is None else changed
 
 
 def _handler_source(server: Server[Any]) -> ToolSource:

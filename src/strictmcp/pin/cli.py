@@ -1,4 +1,5 @@
-"""``strictmcp pin``: a lock file of a server's tools, and what changed since it was written."""
+"""``strictmcp pin``: a lock file of a server's tools and prompts, and what changed since it was
+written."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import click
 
 from ..connect.command_line import ServerCommand, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
-from ..enforce.pins import PinError, PinFile, ToolChange
+from ..enforce.pins import PinChange, PinError, PinFile, Pins
 
 EXIT_SAME, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 DEFAULT_LOCK = "strictmcp-tools.lock.json"
@@ -72,24 +73,29 @@ def pin(
 ) -> None:
     """Pin the tools of an MCP server: each definition (name, title, description, schemas,
     annotations, execution) and its SHA-256 over RFC 8785 canonical JSON, in a lock file for
-    `strictmcp proxy --pin`. strictmcp's own validate tool is not pinned.
+    `strictmcp proxy --pin`; and its prompts (name, title, description, arguments). strictmcp's
+    own validate tool is not pinned.
 
-    TOOLS.json holds a tools/list result, a JSON-RPC response to one, or a list of tools (-
-    reads standard input); or give the stdio server after --, or --url.
+    TOOLS.json holds a tools/list result (with a "prompts" array beside "tools" to pin
+    prompts too), a JSON-RPC response to one, or a list of tools (- reads standard input); or
+    give the stdio server after --, or --url.
     """
     command = server_command(ctx)
     if sum(1 for given in (target, command, url) if given) != 1:
         raise click.UsageError("give exactly one of TOOLS.json, -- COMMAND [ARGS...] or --url")
     source = _source(target, command, url, timeout)
     try:
-        listed = PinFile.from_tools(source.tools)
+        listed = PinFile.from_tools(source.tools, source.prompts)
         if not diff:
             with open(lock, "w", encoding="utf-8") as stream:
                 stream.write(listed.dumps())
-            click.echo(f"strictmcp pin: {len(listed.tools)} tools pinned in {lock}", err=True)
+            prompts = f" and {len(listed.prompts)} prompts" if listed.prompts is not None else ""
+            click.echo(
+                f"strictmcp pin: {len(listed.tools)} tools{prompts} pinned in {lock}", err=True
+            )
             return
         before = PinFile.load(lock)
-        changes = before.diff(source.tools)
+        changes = before.diff(source.tools, source.prompts)
     except PinError as error:
         _fail(f"{error} [{error.code}]")
     except OSError as error:
@@ -106,7 +112,7 @@ def _source(
     target: str | None, command: tuple[str, ...], url: str | None, timeout: float
 ) -> ToolSource:
     try:
-        return read_tools(target, command, url, timeout=timeout)
+        return read_tools(target, command, url, timeout=timeout, prompts=True)
     except ToolSourceError as error:
         _fail(str(error))
 
@@ -117,8 +123,9 @@ def _fail(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
-def _value(pins: PinFile, name: str, field: str, pointer: str) -> Any:
-    value: Any = pins.tools[name][1].get(field)
+def _value(pins: PinFile, change: PinChange, field: str, pointer: str) -> Any:
+    entries: Pins = (pins.prompts or {}) if change.entity == "prompt" else pins.tools
+    value: Any = entries[change.name][1].get(field)
     for token in pointer.split("/")[1:] if pointer else []:
         key = token.replace("~1", "/").replace("~0", "~")
         if isinstance(value, dict) and key in value:
@@ -137,42 +144,40 @@ def _shown(value: Any) -> str:
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
-def _diff_lines(changes: list[ToolChange], before: PinFile, after: PinFile) -> list[str]:
+def _diff_lines(changes: list[PinChange], before: PinFile, after: PinFile) -> list[str]:
     if not changes:
         return ["no change since the tools were pinned"]
     lines = []
     for change in changes:
-        name = json.dumps(change.name, ensure_ascii=True)
+        name = f"{change.entity} {json.dumps(change.name, ensure_ascii=True)}"
         if change.kind == "new":
-            lines.append(f"+ tool {name}: new since pinning")
+            lines.append(f"+ {name}: new since pinning")
             continue
         if change.kind == "gone":
-            lines.append(f"- tool {name}: pinned, no longer listed")
+            lines.append(f"- {name}: pinned, no longer listed")
             continue
-        lines.append(f"~ tool {name}: changed")
+        lines.append(f"~ {name}: changed")
         for field in change.fields:
             for pointer in field.where:
                 lines.append(f"    {field.field}{pointer}:")
-                lines.append(f"      - {_shown(_value(before, change.name, field.field, pointer))}")
-                lines.append(f"      + {_shown(_value(after, change.name, field.field, pointer))}")
+                lines.append(f"      - {_shown(_value(before, change, field.field, pointer))}")
+                lines.append(f"      + {_shown(_value(after, change, field.field, pointer))}")
     return lines
 
 
-def _diff_document(changes: list[ToolChange], before: PinFile, after: PinFile) -> dict[str, Any]:
+def _diff_document(changes: list[PinChange], before: PinFile, after: PinFile) -> dict[str, Any]:
     return {
         "version": 1,
         "changes": [
             {
-                "tool": change.name,
+                change.entity: change.name,
                 "kind": change.kind,
                 "fields": [
                     {
                         "field": field.field,
                         "pointers": list(field.where),
-                        "before": [
-                            _value(before, change.name, field.field, p) for p in field.where
-                        ],
-                        "after": [_value(after, change.name, field.field, p) for p in field.where],
+                        "before": [_value(before, change, field.field, p) for p in field.where],
+                        "after": [_value(after, change, field.field, p) for p in field.where],
                     }
                     for field in change.fields
                 ],

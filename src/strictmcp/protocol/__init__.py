@@ -25,6 +25,7 @@ from .prompts import check_prompt_arguments
 from .revisions import LATEST, Revision
 from .rules import Rule
 from .sampling import check_create_message, check_create_message_result
+from .tasks import RELATED_TASK, TaskRecord, task_id_of
 from .tool_calls import (
     VALIDATION_META_KEY,
     CallCheck,
@@ -41,6 +42,7 @@ from .violations import Severity, Violation, errors
 __all__ = [
     "ASSUMED_REVISION",
     "LATEST",
+    "RELATED_TASK",
     "VALIDATION_META_KEY",
     "AppliedDefaults",
     "CallCheck",
@@ -59,6 +61,7 @@ __all__ = [
     "Rule",
     "Sender",
     "Severity",
+    "TaskRecord",
     "ToolRegistry",
     "Violation",
     "apply_defaults",
@@ -83,5 +86,6 @@ __all__ = [
     "jsonrpc_error_for",
     "own_message",
     "sender_of",
+    "task_id_of",
     "validate_capture",
 ]

@@ -18,6 +18,7 @@ from .jsonrpc import DEFAULT_MAX_SIZE, Message, check_envelope, decode, unpaired
 from .methods import sender_of
 from .revisions import Revision
 from .rules import Rule
+from .tasks import task_id_of
 from .violations import Severity, Violation
 
 _DIRECTIONS: tuple[Direction, ...] = ("c2s", "s2c")
@@ -150,6 +151,14 @@ def _attribute(
     sender = sender_of(method, "request" if message.kind == "request" else "notification")
     if sender is not None:
         return "c2s" if sender == "client" else "s2c"
+    # Either side may create tasks: a message about one comes from the side that asked for it
+    # (a tasks/* request) or from the side that runs it (a status notification).
+    task_id = task_id_of(message.params)
+    created = [d for d in _DIRECTIONS if conversation.task(d, task_id) is not None]
+    if len(created) == 1:
+        if message.kind == "request":
+            return created[0]
+        return "s2c" if created[0] == "c2s" else "c2s"
     if method not in guessed:
         guessed.add(method)
         findings.append(

@@ -18,12 +18,31 @@ from typing import Any, Literal
 from ..schema import Limits, to_pointer
 from .elicitation import check_elicit_result, check_requested_schema
 from .jsonrpc import Kind, Message, RequestTracker
-from .methods import Sender, check_notification, check_request, sender_of
+from .methods import (
+    Sender,
+    check_create_task_result,
+    check_notification,
+    check_request,
+    is_mcp_request,
+)
 from .methods import check_result as check_method_result
 from .prompts import check_prompt_arguments
 from .revisions import Revision
 from .rules import Rule
 from .sampling import check_create_message, check_create_message_result
+from .tasks import (
+    DEFAULT_MAX_TASKS,
+    TASK_METHODS,
+    TaskBook,
+    TaskRecord,
+    augmentation_violations,
+    check_task_message,
+    extension_declared,
+    refused_task_call,
+    task_augmented,
+    task_id_of,
+    unknown_task,
+)
 from .tool_calls import CallCheck, check_call
 from .tool_calls import check_result as check_tool_result
 from .tool_registry import ToolRegistry
@@ -41,6 +60,17 @@ _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 # For isinstance on hot paths: a decoded object is a dict, answered without the ABC's own hook
 # (ten times slower); None is tested before, for the same reason.
 _MAPPING = (dict, Mapping)
+_V2025_11_25 = Revision.V2025_11_25
+_TASKS_2026 = TASK_METHODS[Revision.V2026_07_28]
+_TASK_STATUS = "notifications/tasks/status"
+_NAMING_TASKS = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+# The requests a 2025-11-25 task may answer, and a member their direct results always have.
+_RESULT_KEY = {
+    "tools/call": "content",
+    "sampling/createMessage": "role",
+    "elicitation/create": "action",
+}
+_AUGMENTABLE = frozenset(_RESULT_KEY)
 
 
 @dataclass(slots=True)
@@ -56,6 +86,12 @@ class _Pending:
     cursor: bool = False
     # From 2026-07-28 capabilities travel with each request, and its result is read by them.
     client_capabilities: Mapping[str, Any] | None = None
+    # Tasks: the request asked for one (2025-11-25's ``task``, 2026-07-28's extension), or
+    # names one (``tasks/*``: the task as it was when asked about, None when unknown).
+    task_asked: bool = False
+    method: str | None = None
+    params: Mapping[str, Any] | None = None
+    task: TaskRecord | None = None
 
 
 class Observed(list[Violation]):
@@ -90,6 +126,7 @@ class Conversation:
         portable_names: bool = False,
         limits: Limits | None = None,
         max_tracked: int = 10_000,
+        max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         self.strict = strict
         self.portable_names = portable_names
@@ -116,6 +153,12 @@ class Conversation:
         }
         self._input_requests: OrderedDict[str, tuple[str, Mapping[str, Any]]] = OrderedDict()
         self._client_capabilities: Mapping[str, Any] | None = None
+        self._server_capabilities: Mapping[str, Any] | None = None
+        # Tasks by the direction of the requests that created them: "c2s" are the server's.
+        self._tasks: dict[Direction, TaskBook] = {
+            "c2s": TaskBook(max_tasks),
+            "s2c": TaskBook(max_tasks),
+        }
 
     # --- what the session has shown so far ---------------------------------------------------
 
@@ -149,6 +192,11 @@ class Conversation:
         revision = self._revision or ASSUMED_REVISION
         return not check_method_result(request.method, message.result, revision, sender)
 
+    def task(self, requestor: Direction, task_id: str | None) -> TaskRecord | None:
+        """The task ``task_id`` created for a request sent in ``requestor``'s direction
+        (``"c2s"``: the server's tasks), unless unknown, expired or forgotten."""
+        return self._tasks[requestor].get(task_id)
+
     def request_answered_by(self, message: Message, direction: Direction) -> Message | None:
         """The request in flight that a response sent in ``direction`` would answer."""
         if message.id is None:
@@ -172,13 +220,19 @@ class Conversation:
             duplicate = self._requests[direction].sent(message)
             violations += duplicate
             revision = self._revision_of(message, violations)
-            violations += check_request(message, revision, sender, strict=self.strict)
+            if revision.at_least(Revision.V2026_07_28) and message.method in _TASKS_2026:
+                violations += self._task_request(message, direction)
+            else:
+                violations += check_request(message, revision, sender, strict=self.strict)
             # A duplicate id keeps the first request's expectations: the response is paired
             # with that one.
             self._request(message, direction, revision, size, violations, remember=not duplicate)
         elif message.kind == "notification":
             revision = self._revision_of(message, violations)
-            violations += check_notification(message, revision, sender, strict=self.strict)
+            if message.method == _TASK_STATUS:
+                violations += self._task_status(message, direction, revision)
+            else:
+                violations += check_notification(message, revision, sender, strict=self.strict)
             if message.method == "notifications/tools/list_changed" and direction == "s2c":
                 self._registry(revision).mark_stale()
             elif message.method == "notifications/cancelled" and message.params:
@@ -193,21 +247,25 @@ class Conversation:
             if request is None or request.id is None:
                 return violations
             pending = self._pending[answers].pop(request.id, _NOTHING)
-            known = sender_of(request.method or "", "request") is not None
+            known = is_mcp_request(request.method or "")
             if request.method is not None and message.kind == "response" and known:
                 # The initialize result settles the revision; other results are read by the
                 # revision their request was made under.
                 said = message if request.method == "initialize" else request
                 revision = self._revision_of(said, violations)
-                violations += check_method_result(
-                    request.method,
-                    message.result,
-                    revision,
-                    sender,
-                    strict=self.strict,
-                    pointer="/result",
-                )
-                violations += self._result(request, message, pending, size)
+                task = self._task_answer(request, message, pending, answers, revision)
+                if task is not None:
+                    violations += task
+                else:
+                    violations += check_method_result(
+                        request.method,
+                        message.result,
+                        revision,
+                        sender,
+                        strict=self.strict,
+                        pointer="/result",
+                    )
+                    violations += self._result(request, message, pending, size)
         return violations
 
     # --- the revision ------------------------------------------------------------------------
@@ -266,6 +324,9 @@ class Conversation:
         params = message.params or {}
         method = message.method
         pending = _NOTHING
+        asked = self._task_asked(message, direction, revision, violations)
+        if method in TASK_METHODS.get(revision, ()) and method in _NAMING_TASKS:
+            pending = self._naming(params, direction, revision, violations)
         if direction == "c2s":
             meta = params.get("_meta")
             if method == "initialize" and isinstance(params.get("capabilities"), Mapping):
@@ -276,18 +337,30 @@ class Conversation:
                 and isinstance(meta.get(_META_CAPABILITIES), Mapping)
             ):
                 self._client_capabilities = meta[_META_CAPABILITIES]
-                pending = _Pending(client_capabilities=meta[_META_CAPABILITIES])
+                pending = replace(pending, client_capabilities=meta[_META_CAPABILITIES])
             violations += self._input_responses(params, revision)
             if method == "tools/call":
                 check = check_call(
                     self._registry(revision), params, strict=self.strict, json_size=size
                 )
+                if check.allowed and check.tool is not None and revision is _V2025_11_25:
+                    refused = refused_task_call(params["name"], check.tool.definition, asked)
+                    if refused is not None:
+                        violation, error = refused
+                        check = CallCheck(
+                            (*check.violations, violation), jsonrpc_error=error, tool=check.tool
+                        )
                 violations.call = check
                 violations += check.violations
                 # Client capabilities are all the request may have left so far.
-                if check.tool is not None or pending.client_capabilities is not None:
+                if check.tool is not None or pending.client_capabilities is not None or asked:
+                    capabilities = pending.client_capabilities
                     pending = _Pending(
-                        tool=check.tool, client_capabilities=pending.client_capabilities
+                        tool=check.tool,
+                        client_capabilities=capabilities,
+                        task_asked=asked or extension_declared(capabilities),
+                        method=method,
+                        params=params,
                     )
             elif method == "tools/list" and params.get("cursor") is not None:
                 pending = replace(pending, cursor=True)
@@ -303,12 +376,242 @@ class Conversation:
                 elicitation=True,
                 requested_schema=params.get("requestedSchema"),
                 elicitation_mode=mode,
+                task_asked=asked,
+                method=method,
+                params=params,
             )
         elif method == "sampling/createMessage":
             violations += check_create_message(params, revision, self._client_capabilities)
-            pending = _Pending(sampling_params=params)
+            pending = _Pending(
+                sampling_params=params, task_asked=asked, method=method, params=params
+            )
         if remember and pending is not _NOTHING and message.id is not None:
             _remember(self._pending[direction], message.id, pending, self._max_tracked)
+
+    # --- tasks (tasks.py) ------------------------------------------------------------------
+
+    def _task_asked(
+        self, message: Message, direction: Direction, revision: Revision, violations: Observed
+    ) -> bool:
+        """Whether a 2025-11-25 request asks for a task, checked against the receiver's
+        capabilities (2026-07-28 asks by declaring the extension instead)."""
+        params = message.params or {}
+        if not task_augmented(message.method, params, revision):
+            return False
+        receiver = self._server_capabilities if direction == "c2s" else self._client_capabilities
+        assert message.method is not None  # a request
+        violations += augmentation_violations(message.method, receiver)
+        return True
+
+    def _naming(
+        self,
+        params: Mapping[str, Any],
+        direction: Direction,
+        revision: Revision,
+        violations: Observed,
+    ) -> _Pending:
+        """A ``tasks/*`` request naming a task: an unknown one is reported (its answers
+        cannot be checked); a known one is kept with the request, for its answer."""
+        task_id = task_id_of(params)
+        if task_id is None:
+            return _NOTHING  # its shape check says so
+        capabilities = None
+        meta = params.get("_meta")
+        if revision.at_least(Revision.V2026_07_28):
+            declared = meta.get(_META_CAPABILITIES) if isinstance(meta, _MAPPING) else None
+            capabilities = declared if isinstance(declared, Mapping) else None
+            if not extension_declared(capabilities):
+                return _NOTHING  # refused by the server before any task is looked up
+        record = self._tasks[direction].get(task_id)
+        if record is None:
+            violations.append(unknown_task("/params/taskId"))
+            return _NOTHING
+        return _Pending(task=record, client_capabilities=capabilities)
+
+    def _task_request(self, message: Message, direction: Direction) -> list[Violation]:
+        """A 2026-07-28 ``tasks/*`` request: its params, and the extension declared with it
+        (a request without it is answered -32021 by the server)."""
+        params = message.params
+        method = message.method or ""
+        shape = "tasks/update params" if method == "tasks/update" else "params"
+        found = check_task_message(
+            shape,
+            params if params is not None else {},
+            Rule.INVALID_PARAMS,
+            "/params",
+            strict=self.strict,
+        )
+        meta = params.get("_meta") if params is not None else None
+        declared = meta.get(_META_CAPABILITIES) if isinstance(meta, _MAPPING) else None
+        if direction != "c2s":
+            found.append(
+                Violation(Rule.WRONG_DIRECTION, f"{method} is sent by the client", "/method")
+            )
+        elif not extension_declared(declared if isinstance(declared, Mapping) else None):
+            found.append(
+                Violation(
+                    Rule.TASK_NOT_NEGOTIATED,
+                    f"{method} needs the tasks extension declared in the request's own "
+                    "client capabilities",
+                    "/params/_meta",
+                )
+            )
+        return found
+
+    def _task_status(
+        self, message: Message, direction: Direction, revision: Revision
+    ) -> list[Violation]:
+        """``notifications/tasks/status``: its shape, the transition, and from 2026-07-28 a
+        final result inline, checked as a direct one would be."""
+        sender: Sender = "client" if direction == "c2s" else "server"
+        params = message.params or {}
+        requestor: Direction = "s2c" if direction == "c2s" else "c2s"
+        task_id = task_id_of(params)
+        if not revision.at_least(Revision.V2026_07_28):
+            found = check_notification(message, revision, sender, strict=self.strict)
+            if task_id is not None:
+                found += self._tasks[requestor].moved(task_id, params.get("status"), "/params")
+            return found
+        found = check_task_message(
+            _TASK_STATUS, params, Rule.INVALID_NOTIFICATION, "/params", strict=self.strict
+        )
+        if direction != "s2c":
+            found.append(
+                Violation(Rule.WRONG_DIRECTION, f"{_TASK_STATUS} is sent by the server", "/method")
+            )
+        record = self._tasks[requestor].get(task_id)
+        if record is None:
+            if "result" in params:
+                found.append(unknown_task("/params/result"))
+            return found
+        found += self._tasks[requestor].moved(task_id or "", params.get("status"), "/params")
+        return found + self._inline(record, params, revision, "/params")
+
+    def _task_answer(
+        self,
+        request: Message,
+        response: Message,
+        pending: _Pending,
+        requestor: Direction,
+        revision: Revision,
+    ) -> list[Violation] | None:
+        """The checks of a response that creates a task or answers a ``tasks/*`` request,
+        or None for any other response (checked the usual way)."""
+        result = response.result
+        method = request.method or ""
+        if not isinstance(result, _MAPPING):
+            return None
+        if revision.at_least(Revision.V2026_07_28):
+            if method in _TASKS_2026:
+                return self._task_result_2026(method, result, pending, requestor, revision)
+            if result.get("resultType") != "task":
+                return None
+            if method != "tools/call" or not pending.task_asked:
+                return [_not_requested(method)]
+            found = check_task_message(
+                "CreateTaskResult", result, Rule.INVALID_RESULT, "/result", strict=self.strict
+            )
+            self._created(result, pending, requestor)
+            return found
+        if method in ("tasks/get", "tasks/cancel") and pending.task is not None:
+            task_id = task_id_of(result)
+            found = check_method_result(
+                method, result, revision, _sender(requestor), strict=self.strict, pointer="/result"
+            )
+            if task_id is not None:
+                found += self._tasks[requestor].moved(task_id, result.get("status"), "/result")
+            return found
+        if method == "tasks/result":
+            found = check_method_result(
+                method, result, revision, _sender(requestor), strict=self.strict, pointer="/result"
+            )
+            if pending.task is None:
+                return [*found, unknown_task("/result")]
+            return found + self._payload(pending.task, result, revision, "/result")
+        if method not in _AUGMENTABLE or not isinstance(result.get("task"), _MAPPING):
+            return None
+        if not pending.task_asked:
+            if _RESULT_KEY[method] in result:
+                return None  # a direct result with a stray member: its own check says so
+            return [_not_requested(method)]
+        found = check_create_task_result(result, revision, strict=self.strict, pointer="/result")
+        task = result.get("task")
+        if isinstance(task, _MAPPING):
+            self._created(task, pending, requestor)
+        return found
+
+    def _task_result_2026(
+        self,
+        method: str,
+        result: Mapping[str, Any],
+        pending: _Pending,
+        requestor: Direction,
+        revision: Revision,
+    ) -> list[Violation]:
+        found = check_task_message(
+            method, result, Rule.INVALID_RESULT, "/result", strict=self.strict
+        )
+        if method != "tasks/get":
+            return found
+        record = pending.task
+        if record is None:
+            return [*found, unknown_task("/result")] if "result" in result else found
+        task_id = task_id_of(result)
+        if task_id is not None:
+            found += self._tasks[requestor].moved(task_id, result.get("status"), "/result")
+        capabilities = pending.client_capabilities or self._client_capabilities
+        if result.get("status") == "input_required":
+            found += self._input_requests_of(result, revision, capabilities)
+        return found + self._inline(record, result, revision, "/result")
+
+    def _inline(
+        self, record: TaskRecord, task: Mapping[str, Any], revision: Revision, pointer: str
+    ) -> list[Violation]:
+        """A 2026-07-28 task's final result, carried inline, checked as a direct one."""
+        payload = task.get("result")
+        if not isinstance(payload, _MAPPING):
+            return []
+        if "resultType" not in payload:  # inline, the result's own kind goes without saying
+            payload = {**payload, "resultType": "complete"}
+        return self._payload(record, payload, revision, f"{pointer}/result")
+
+    def _payload(
+        self, record: TaskRecord, payload: Mapping[str, Any], revision: Revision, pointer: str
+    ) -> list[Violation]:
+        """A task's final result, checked as the result of the request that made it."""
+        sender: Sender = "server" if record.method == "tools/call" else "client"
+        found = check_method_result(
+            record.method, payload, revision, sender, strict=self.strict, pointer=pointer
+        )
+        if record.method == "tools/call" and record.name is not None:
+            registry = self._registry(revision)
+            checked = check_tool_result(registry, record.name, payload, tool=record.tool)
+            found += under(pointer, checked)
+        elif record.method == "sampling/createMessage":
+            found += check_create_message_result(payload, record.params, revision, at=pointer)
+        elif record.method == "elicitation/create":
+            params = record.params
+            found += check_elicit_result(
+                params.get("requestedSchema"),
+                payload,
+                revision,
+                mode=_elicitation_mode(params),
+                at=pointer,
+            )
+        return found
+
+    def _created(self, task: Mapping[str, Any], pending: _Pending, requestor: Direction) -> None:
+        params = pending.params if pending.params is not None else {}
+        name = params.get("name") if pending.method == "tools/call" else None
+        record = TaskRecord(
+            method=pending.method or "",
+            params=params,
+            name=name if isinstance(name, str) else None,
+            tool=pending.tool,
+            status=str(task.get("status")),
+            deadline=None,
+        )
+        self._tasks[requestor].created(task, record)
 
     def _forget(self, request_id: Any, direction: Direction) -> None:
         if isinstance(request_id, (int, str)) and request_id in self._requests[direction]:
@@ -331,6 +634,8 @@ class Conversation:
             return under("/result", found)
         if method == "prompts/list":
             self._remember_prompts(result.get("prompts"))
+        if method == "initialize" and isinstance(result.get("capabilities"), _MAPPING):
+            self._server_capabilities = result["capabilities"]
         if result.get("resultType") == "input_required":
             capabilities = pending.client_capabilities or self._client_capabilities
             return self._input_requests_of(result, revision, capabilities)
@@ -407,6 +712,19 @@ class Conversation:
             else:
                 violations += check_create_message_result(response, request_params, revision, at=at)
         return violations
+
+
+def _sender(requestor: Direction) -> Sender:
+    """Who answers a request sent in ``requestor``'s direction."""
+    return "server" if requestor == "c2s" else "client"
+
+
+def _not_requested(method: str) -> Violation:
+    return Violation(
+        Rule.TASK_NOT_REQUESTED,
+        f"a task was created for a {method} request that did not ask for one",
+        "/result",
+    )
 
 
 def _elicitation_mode(params: Mapping[str, Any]) -> Literal["form", "url"]:

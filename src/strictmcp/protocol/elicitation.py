@@ -293,7 +293,24 @@ def _check_property(name: str, schema: Any, pointer: str, revision: Revision) ->
                 pointer,
             )
         ]
-    return _check_shape(schema, form, prefix, pointer, revision)
+    found = _check_shape(schema, form, prefix, pointer, revision)
+    if form is _SINGLE_SELECT:
+        found += _check_enum_names(schema, prefix, pointer)
+    return found
+
+
+def _check_enum_names(schema: Mapping[str, Any], prefix: str, pointer: str) -> list[Violation]:
+    """``enumNames`` are the display names of ``enum``'s values, one for each: a list of
+    another length leaves values unnamed or names nothing, and a client that pairs them by
+    position shows the user a wrong label."""
+    values, names = schema.get("enum"), schema.get("enumNames")
+    if not _is_strings(values) or not _is_strings(names) or len(values) == len(names):
+        return []
+    message = (
+        f"{prefix}enumNames has {len(names)} names for {len(values)} enum values: "
+        "it must name each value once, in order"
+    )
+    return [Violation(Rule.ELICITATION_ENUM_NAMES_MISMATCH, message, f"{pointer}/enumNames")]
 
 
 def _not_in_revision(revision: Revision) -> Violation:
@@ -315,6 +332,8 @@ def check_requested_schema(
     or titled multi-select enums (``type: array``); all with ``title`` and ``description``.
     ``default`` is allowed on booleans from 2025-06-18 and on every form from 2025-11-25.
 
+    ``enumNames`` of another length than ``enum`` is
+    :attr:`Rule.ELICITATION_ENUM_NAMES_MISMATCH`.
     Anything else is :attr:`Rule.ELICITATION_SCHEMA_UNSUPPORTED` at the offending keyword, as
     is a ``required`` name that no property declares and a schema the engine cannot compile.
     A ``default`` its own field refuses is reported as a warning. ``at`` is where the schema

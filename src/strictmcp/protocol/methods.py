@@ -46,6 +46,7 @@ from functools import cache, reduce
 from types import UnionType
 from typing import Any, Literal
 
+import mcp_types._v2025_11_25 as v2025
 from mcp_types.methods import (
     CLIENT_NOTIFICATIONS,
     CLIENT_REQUESTS,
@@ -66,7 +67,14 @@ from .revisions import Revision
 from .rules import Rule
 from .violations import Violation
 
-__all__ = ["Sender", "check_notification", "check_request", "check_result"]
+__all__ = [
+    "Sender",
+    "check_create_task_result",
+    "check_notification",
+    "check_request",
+    "check_result",
+    "is_mcp_request",
+]
 
 Sender = Literal["client", "server"]
 """Who sends a message: the client or the server."""
@@ -168,6 +176,12 @@ _REQUIRED_BEFORE: dict[tuple[str, str], Revision] = {
 }
 """(class, field) → the first revision where the model's optional field stopped being required."""
 
+# `_meta` keys a revision defines, which strict mode does not report as unknown.
+_META_KEYS_SINCE: dict[str, Revision] = {
+    "io.modelcontextprotocol/related-task": _V2025_11_25,
+    "io.modelcontextprotocol/model-immediate-response": _V2025_11_25,
+}
+
 _OPEN_MODELS = frozenset({"InputSchema", "OutputSchema"})
 """JSON Schema documents: every keyword is a legitimate member; the tool layer checks them."""
 
@@ -184,6 +198,26 @@ def _absent(model: str, field: str, revision: Revision) -> bool:
 
 _Surface = Mapping[tuple[str, str], Any]
 
+# Tasks as 2025-11-25 defines them (SEP-1686). mcp-types leaves them out of its surface maps
+# on purpose (2026-07-28 made them an extension; see tasks.py), but its models for the
+# revision have them; either side may send them, as either side may create a task.
+_TASKS = Revision.V2025_11_25.value
+_TASK_REQUESTS: _Surface = {
+    ("tasks/get", _TASKS): v2025.GetTaskRequest,
+    ("tasks/result", _TASKS): v2025.GetTaskPayloadRequest,
+    ("tasks/list", _TASKS): v2025.ListTasksRequest,
+    ("tasks/cancel", _TASKS): v2025.CancelTaskRequest,
+}
+_TASK_RESULTS: _Surface = {
+    ("tasks/get", _TASKS): v2025.GetTaskResult,
+    ("tasks/result", _TASKS): v2025.GetTaskPayloadResult,
+    ("tasks/list", _TASKS): v2025.ListTasksResult,
+    ("tasks/cancel", _TASKS): v2025.CancelTaskResult,
+}
+_TASK_NOTIFICATIONS: _Surface = {
+    ("notifications/tasks/status", _TASKS): v2025.TaskStatusNotification,
+}
+
 
 @dataclass(frozen=True)
 class _Kind:
@@ -197,24 +231,37 @@ def _methods(*surfaces: _Surface) -> frozenset[str]:
     return frozenset(method for surface in surfaces for method, _ in surface)
 
 
+def _with_tasks(surface: _Surface, tasks: _Surface) -> _Surface:
+    return {**surface, **tasks}
+
+
 _REQUEST = _Kind(
     "request",
     Rule.INVALID_PARAMS,
-    {"client": CLIENT_REQUESTS, "server": SERVER_REQUESTS},
-    _methods(CLIENT_REQUESTS, SERVER_REQUESTS),
+    {
+        "client": _with_tasks(CLIENT_REQUESTS, _TASK_REQUESTS),
+        "server": _with_tasks(SERVER_REQUESTS, _TASK_REQUESTS),
+    },
+    _methods(CLIENT_REQUESTS, SERVER_REQUESTS, _TASK_REQUESTS),
 )
 _NOTIFICATION = _Kind(
     "notification",
     Rule.INVALID_NOTIFICATION,
-    {"client": CLIENT_NOTIFICATIONS, "server": SERVER_NOTIFICATIONS},
-    _methods(CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS),
+    {
+        "client": _with_tasks(CLIENT_NOTIFICATIONS, _TASK_NOTIFICATIONS),
+        "server": _with_tasks(SERVER_NOTIFICATIONS, _TASK_NOTIFICATIONS),
+    },
+    _methods(CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS, _TASK_NOTIFICATIONS),
 )
 # Results are keyed by their request's method, and sent by the side that received it.
 _RESULT = _Kind(
     "result",
     Rule.INVALID_RESULT,
-    {"server": SERVER_RESULTS, "client": CLIENT_RESULTS},
-    _methods(SERVER_RESULTS, CLIENT_RESULTS),
+    {
+        "server": _with_tasks(SERVER_RESULTS, _TASK_RESULTS),
+        "client": _with_tasks(CLIENT_RESULTS, _TASK_RESULTS),
+    },
+    _methods(SERVER_RESULTS, CLIENT_RESULTS, _TASK_RESULTS),
 )
 
 
@@ -250,6 +297,11 @@ def _route_problem(
     if strict:
         return Rule.UNKNOWN_METHOD, f"the method is not an MCP {kind.noun}"
     return None
+
+
+def is_mcp_request(method: str) -> bool:
+    """Whether some MCP revision defines ``method`` as a request (by either side)."""
+    return method in _REQUEST.known
 
 
 def sender_of(method: str, kind: Literal["request", "notification"]) -> Sender | None:
@@ -347,6 +399,14 @@ def check_result(
         input_required, complete = _result_kinds(target)
         target = input_required if is_input_required(result) else complete
     return _validate(target, result, revision, strict, Rule.INVALID_RESULT, pointer)
+
+
+def check_create_task_result(
+    result: Any, revision: Revision, *, strict: bool = False, pointer: str = ""
+) -> list[Violation]:
+    """Check a 2025-11-25 ``CreateTaskResult``: the answer to a task-augmented request
+    (whichever its method) when the receiver made a task of it."""
+    return _validate(v2025.CreateTaskResult, result, revision, strict, Rule.INVALID_RESULT, pointer)
 
 
 @cache
@@ -668,7 +728,9 @@ class _Walk:
                 )
         if field.closed_map and self.strict and isinstance(value, dict):
             for key in value:
-                self.out.append(_unknown(f"{where}/{_escape(key)}", key, self.revision))
+                since = _META_KEYS_SINCE.get(key)
+                if since is None or not self.revision.at_least(since):
+                    self.out.append(_unknown(f"{where}/{_escape(key)}", key, self.revision))
         if field.descend:
             self.value(value, inner, where)
 

@@ -7,8 +7,10 @@ of strings), so these checks take no revision.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from mcp_types.jsonrpc import INVALID_PARAMS
 
 from ..schema import quote_name, to_pointer
 from .rules import Rule
@@ -65,3 +67,15 @@ def check_prompt_arguments(
                 )
             )
     return found
+
+
+def withheld_prompt_error(name: str, found: Sequence[Violation]) -> dict[str, Any]:
+    """The JSON-RPC ``error`` for a ``prompts/get`` of a prompt withheld from the listing
+    (``found`` says why: it changed since it was pinned, or was never pinned), naming codes
+    and never quoting the definition. A protocol error: a prompt has no ``isError`` result."""
+    reasons = "; ".join(f"{v.message} [{v.code}]" for v in found)
+    return {
+        "code": INVALID_PARAMS,
+        "message": f"Prompt {quote_name(name)} was withheld by strictmcp: {reasons}",
+        "data": {"codes": list(dict.fromkeys(str(v.code) for v in found))},
+    }

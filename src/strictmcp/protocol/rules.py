@@ -55,9 +55,18 @@ class Rule(str, Enum):
     TOOL_STRUCTURED_CONTENT_INVALID = "tool-structured-content-invalid"
     TOOL_STRUCTURED_CONTENT_NOT_OBJECT = "tool-structured-content-not-object"
 
+    # tasks (tasks.py)
+    TASK_NOT_NEGOTIATED = "task-not-negotiated"
+    TASK_NOT_SUPPORTED = "task-not-supported"
+    TASK_REQUIRED = "task-required"
+    TASK_NOT_REQUESTED = "task-not-requested"
+    TASK_UNKNOWN = "task-unknown"
+    TASK_STATUS_TRANSITION = "task-status-transition"
+
     # elicitation (elicitation.py)
     ELICITATION_SCHEMA_UNSUPPORTED = "elicitation-schema-unsupported"
     ELICITATION_RESPONSE_INVALID = "elicitation-response-invalid"
+    ELICITATION_ENUM_NAMES_MISMATCH = "elicitation-enum-names-mismatch"
 
     # sampling (sampling.py)
     SAMPLING_TOOLS_NOT_DECLARED = "sampling-tools-not-declared"
@@ -66,6 +75,9 @@ class Rule(str, Enum):
     SAMPLING_TOOL_USE_UNANSWERED = "sampling-tool-use-unanswered"
     SAMPLING_TOOL_USE_NOT_OFFERED = "sampling-tool-use-not-offered"
     SAMPLING_STOP_REASON_INCONSISTENT = "sampling-stop-reason-inconsistent"
+    SAMPLING_TOOL_CHOICE_WITHOUT_TOOLS = "sampling-tool-choice-without-tools"
+    SAMPLING_TOOL_USE_REQUIRED = "sampling-tool-use-required"
+    SAMPLING_CONTEXT_NOT_DECLARED = "sampling-context-not-declared"
 
     # prompts (prompts.py)
     PROMPT_ARGUMENT_MISSING = "prompt-argument-missing"

@@ -56,9 +56,15 @@ def _ids(blocks: list[_Block], kind: str, key: str) -> set[str]:
     }
 
 
-def _declares_tools(client_capabilities: Mapping[str, Any]) -> bool:
+def _declares(client_capabilities: Mapping[str, Any], feature: str) -> bool:
+    """Whether the client declared ``sampling.<feature>`` (``tools``, ``context``)."""
     sampling = client_capabilities.get("sampling")
-    return isinstance(sampling, Mapping) and isinstance(sampling.get("tools"), Mapping)
+    return isinstance(sampling, Mapping) and isinstance(sampling.get(feature), Mapping)
+
+
+def _requires_tool_use(params: Mapping[str, Any]) -> bool:
+    choice = params.get("toolChoice")
+    return isinstance(choice, Mapping) and choice.get("mode") == "required"
 
 
 def check_create_message(
@@ -76,6 +82,13 @@ def check_create_message(
       handshake), and only the revision is checked; pass ``{}`` for a client that declared none.
     - Each offered tool is checked as a ``tools/list`` entry would be (name, ``inputSchema``
       compiles and is object-rooted, no duplicate names): see :mod:`strictmcp.protocol.tools`.
+    - ``toolChoice: {mode: "required"}`` ("the model MUST use at least one tool") needs at
+      least one tool offered: :attr:`Rule.SAMPLING_TOOL_CHOICE_WITHOUT_TOOLS` otherwise.
+    - ``includeContext`` ``"thisServer"`` or ``"allServers"`` (soft-deprecated from
+      2025-11-25) needs a client that declared ``sampling.context``: "servers SHOULD only use
+      these values if the client declares" it, so a warning
+      (:attr:`Rule.SAMPLING_CONTEXT_NOT_DECLARED`). Before 2025-11-25 there is no such
+      capability and any value goes.
     - A message with tool results holds only tool results
       (:attr:`Rule.SAMPLING_TOOL_RESULT_MIXED`).
     - Every ``tool_use`` is answered by exactly one ``tool_result`` with its id in the next
@@ -89,7 +102,16 @@ def check_create_message(
     found = _check_tool_fields(params, revision, client_capabilities, at)
     if not revision.has_sampling_tools:
         return found
+    found += _check_context(params, client_capabilities, at)
     tools = params.get("tools")
+    if _requires_tool_use(params) and not (isinstance(tools, list) and tools):
+        found.append(
+            Violation(
+                Rule.SAMPLING_TOOL_CHOICE_WITHOUT_TOOLS,
+                'toolChoice mode "required" makes the model use a tool, but no tool is offered',
+                f"{at}/toolChoice/mode",
+            )
+        )
     if isinstance(tools, list):
         # check_tools points into a tools/list result (`/tools/<i>`); params hold `tools` too.
         # A tool that is not an object is the method schema's to report, as invalid params
@@ -120,13 +142,32 @@ def _check_tool_fields(
             f"is not part of {revision.value}: tool use in sampling arrived in 2025-11-25 "
             "(SEP-1577)"
         )
-    elif client_capabilities is None or _declares_tools(client_capabilities):
+    elif client_capabilities is None or _declares(client_capabilities, "tools"):
         return []
     else:
         reason = "needs the client's sampling.tools capability, which it did not declare"
     return [
         Violation(Rule.SAMPLING_TOOLS_NOT_DECLARED, f"{key} {reason}", f"{at}/{key}")
         for key in present
+    ]
+
+
+def _check_context(
+    params: Mapping[str, Any], client_capabilities: Mapping[str, Any] | None, at: str
+) -> list[Violation]:
+    included = params.get("includeContext")
+    if included not in ("thisServer", "allServers") or client_capabilities is None:
+        return []
+    if _declares(client_capabilities, "context"):
+        return []
+    message = (
+        f'includeContext "{included}" needs the client\'s sampling.context capability, which '
+        'it did not declare: use "none" or leave it out'
+    )
+    return [
+        Violation(
+            Rule.SAMPLING_CONTEXT_NOT_DECLARED, message, f"{at}/includeContext", Severity.WARNING
+        )
     ]
 
 
@@ -211,6 +252,9 @@ def check_create_message_result(
       offered one of that name: :attr:`Rule.SAMPLING_TOOL_USE_NOT_OFFERED`. Its ``input``
       must validate against that tool's ``inputSchema``, the parameters the tool expects
       (:attr:`Rule.TOOL_ARGUMENTS_INVALID`, with the engine's value-free issues).
+    - A request with ``toolChoice: {mode: "required"}`` ("the model MUST use at least one
+      tool before completing") needs a ``tool_use`` block in the result, unless the model
+      was cut short (``stopReason`` ``"maxTokens"``): :attr:`Rule.SAMPLING_TOOL_USE_REQUIRED`.
     - ``stopReason`` ``"toolUse"`` means "the model wants to use one or more tools", so
       ``"toolUse"`` without a ``tool_use`` block, or ``tool_use`` blocks with ``"endTurn"``,
       is a warning (:attr:`Rule.SAMPLING_STOP_REASON_INCONSISTENT`). ``stopReason`` is an
@@ -223,6 +267,15 @@ def check_create_message_result(
     uses = _of_type(_blocks(result.get("content"), f"{at}/content"), "tool_use")
     found = _check_offered(uses, request_params, revision)
     stop = result.get("stopReason")
+    if _requires_tool_use(request_params) and not uses and stop != "maxTokens":
+        found.append(
+            Violation(
+                Rule.SAMPLING_TOOL_USE_REQUIRED,
+                'the request\'s toolChoice required tool use (mode "required"), but the '
+                "content holds no tool use",
+                f"{at}/content",
+            )
+        )
     if stop == "toolUse" and not uses:
         inconsistency = 'stopReason is "toolUse" but the content holds no tool use'
     elif stop == "endTurn" and uses:

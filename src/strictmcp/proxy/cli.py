@@ -12,9 +12,18 @@ from typing import Any
 
 import click
 
-from ..enforce import Auditor, PinError, PinFile, RateLimiter, listing_rules
+from ..enforce import (
+    Auditor,
+    Limiter,
+    PinError,
+    PinFile,
+    SharedRateLimiter,
+    limiter_for,
+    listing_rules,
+)
 from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
+from ..protocol.tasks import DEFAULT_MAX_TASKS
 from .session import ProxySession
 from .stdio import TransportError, run
 
@@ -165,8 +174,9 @@ Listening on an address other than loopback without one is refused, unless
     "pin_file",
     type=click.Path(dir_okay=False),
     help=(
-        "Lock file written by `strictmcp pin`: a tool whose definition changed, or that "
-        "appeared, since pinning is withheld and its calls refused (audit mode: reported)."
+        "Lock file written by `strictmcp pin`: a tool (or prompt) whose definition changed, "
+        "or that appeared, since pinning is withheld and its calls (prompts/get) refused "
+        "(audit mode: reported)."
     ),
 )
 @click.option(
@@ -175,6 +185,16 @@ Listening on an address other than loopback without one is refused, unless
     help=(
         "With --listen on an address other than loopback: serve without the policy's [auth] "
         "section (anyone who reaches the port can call every tool)."
+    ),
+)
+@click.option(
+    "--max-tasks",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_TASKS,
+    show_default=True,
+    help=(
+        "Tasks remembered per session (each until its time to live ends), to check their "
+        "final results; the result of a task forgotten past this bound is refused."
     ),
 )
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -195,6 +215,7 @@ def proxy(
     listing_rules: str | None,
     pin_file: str | None,
     allow_unauthenticated: bool,
+    max_tasks: int,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -221,14 +242,14 @@ def proxy(
         pins = PinFile.load(pin_file) if pin_file is not None else None
     except PinError as error:
         raise click.UsageError(f"--pin: {error} [{error.code}]") from None
-    auth = policy.auth if policy is not None else None
-    credentials = policy.upstream if policy is not None else None
     _check_identity(policy, address, upstream, mode, allow_unauthenticated)
     if workers > 1:
         _check_workers(policy, address)
     # One for every session: an identity's calls count together, whichever session they use.
-    rate_limits = policy.rate_limits if policy is not None else ()
-    limiter = RateLimiter(rate_limits) if rate_limits else None
+    try:
+        limiter = limiter_for(policy)
+    except PolicyError as error:
+        raise click.UsageError(f"--policy: {error}") from None
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
 
@@ -242,6 +263,7 @@ def proxy(
                 listing_rules=listing,
                 pins=pins,
                 limiter=limiter,
+                max_tasks=max_tasks,
             )
 
         main: Coroutine[Any, Any, int]
@@ -255,8 +277,13 @@ def proxy(
 
             try:
                 reach = http_main.upstreams(
-                    command, upstream, max_size=max_size, timeout=timeout, credentials=credentials
+                    command,
+                    upstream,
+                    max_size=max_size,
+                    timeout=timeout,
+                    credentials=policy.upstream if policy is not None else None,
                 )
+                auth = policy.auth if policy is not None else None
                 gate = http_main.gate(auth) if auth is not None else None
             except CredentialsError as error:
                 raise click.UsageError(f"--policy: {error}") from None
@@ -289,13 +316,22 @@ def proxy(
                         http_main.workers(
                             workers,
                             address,
-                            lambda sock: _status(served(sock), command),
+                            lambda sock: _status(_closing(served(sock), limiter), command),
                             announce,
                             path=path,
                         )
                     )
                 main = served(None)
-        sys.exit(_status(main, command))
+        sys.exit(_status(_closing(main, limiter), command))
+
+
+async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> int:
+    """Run ``main``, then close the limiter's connections to Redis, if it has any."""
+    try:
+        return await main
+    finally:
+        if isinstance(limiter, SharedRateLimiter):
+            await limiter.aclose()
 
 
 def _silent(url: str) -> None:
@@ -308,11 +344,12 @@ def _check_workers(policy: Policy | None, address: tuple[str, int] | None) -> No
         raise click.UsageError("--workers applies to --listen only")
     if not hasattr(os, "fork"):
         raise click.UsageError("--workers needs a platform with fork(); run one process each")
-    if policy is not None and policy.rate_limits:
-        # Each worker would count on its own: N workers, N times the limit.
+    if policy is not None and policy.rate_limits and policy.rate_store is None:
+        # Each worker would count on its own: N workers, N times the limit (with a
+        # [rate_store] they count together in Redis).
         raise click.UsageError(
             "--workers: the policy's [[rate_limit]] tables are counted in one process; "
-            "run one worker, or replicas that each count on their own (docs/policy.md)"
+            "run one worker, or share the count through Redis with [rate_store] (docs/policy.md)"
         )
 
 

@@ -55,6 +55,8 @@ class Channel:
     ) -> Channel:
         """A running channel; ``OSError`` when its server cannot be started."""
         session = new_session()
+        if shared:
+            session.share()
         upstream = await new_upstream(session)
         router = Router(buffered, shared=shared)
         relay = Relay(session, upstream, timeout=timeout, client=_Answers(router))

@@ -12,9 +12,10 @@ with -32602); a call of the validate tool is answered with the enforcer's dry ru
 these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
 enforcing, loses the tools whose definitions cannot be checked, break an error-level listing
 rule (hidden characters) or differ from their pin; ``initialize`` and ``server/discover`` get
-the capability; a tool result that breaks its ``outputSchema`` is replaced by an ``isError``
-result, and its hygiene (and that of elicitation and sampling requests) flags or strips hidden
-characters and terminal sequences.
+the capability; ``prompts/list`` loses the prompts that differ from their pin (whose
+``prompts/get`` is then refused); a tool result that breaks its ``outputSchema`` is replaced
+by an ``isError`` result, and its hygiene (and that of elicitation and sampling requests)
+flags or strips hidden characters and terminal sequences.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
@@ -24,42 +25,67 @@ before answering it.
 
 from __future__ import annotations
 
+import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_types import CLIENT_CAPABILITIES_META_KEY as CLIENT_CAPABILITIES
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer, PinFile, RateLimiter
+from ..enforce import Auditor, Enforcer, Limiter, PinFile
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
 from ..protocol import (
+    RELATED_TASK,
     CallCheck,
     Conversation,
     Decoded,
     Direction,
     Message,
+    Revision,
     Rule,
+    TaskRecord,
     Violation,
     decode,
     error_response,
     errors,
     own_message,
+    task_id_of,
 )
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
+from ..protocol.prompts import withheld_prompt_error
+from ..protocol.tasks import (
+    DEFAULT_MAX_TASKS,
+    MISSING_CAPABILITY,
+    TASK_METHODS,
+    extension_declared,
+)
+from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
 TOO_MANY_IN_FLIGHT = -32003
 """-32003: the client has too many requests waiting for the server; retry later."""
+UNKNOWN_TASK = -32602
+"""-32602: a task the session did not create through the proxy, or has forgotten (as a
+server answers a task id it does not know)."""
+_UNKNOWN_TASK_TEXT = (
+    "Unknown task: it was not created through this session, or has expired (strictmcp proxy)"
+)
 
 _TOOLS = "/result/tools/"
 # What a server asks of the user or the model: their text gets the results' hygiene.
 _SERVER_REQUESTS = frozenset({"elicitation/create", "sampling/createMessage"})
+# Answers that may carry a task's final result, and the notification that may.
+_TASK_RESULTS = frozenset({"tasks/result", "tasks/get"})
+_TASK_STATUS = "notifications/tasks/status"
+# What names a task in a shared session: it speaks 2026-07-28, where tasks are an extension.
+_NAMING_SHARED = TASK_METHODS[Revision.V2026_07_28]
 
 
 @dataclass(slots=True)
@@ -99,6 +125,8 @@ class ProxySession:
     :mod:`strictmcp.enforce.listing`); ``pins`` a lock file the listed tools must match
     (:mod:`strictmcp.enforce.pins`). ``limiter`` holds the policy's rate limits: the same
     for every session of a proxy, so that a limit holds across an identity's sessions.
+    ``max_tasks`` bounds the tasks remembered to check their final results
+    (:mod:`strictmcp.protocol.tasks`).
     """
 
     def __init__(
@@ -112,7 +140,8 @@ class ProxySession:
         max_in_flight: int = 10_000,
         listing_rules: tuple[LintRule, ...] | None = None,
         pins: PinFile | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: Limiter | None = None,
+        max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         self.enforcer = Enforcer(
             policy=policy,
@@ -129,7 +158,9 @@ class ProxySession:
         self.auditor = self.enforcer.auditor
         self.enforcing = self.enforcer.enforcing
         self.max_size = max_size
-        self.conversation = Conversation(strict=strict, max_tracked=max_in_flight)
+        self.conversation = Conversation(
+            strict=strict, max_tracked=max_in_flight, max_tasks=max_tasks
+        )
         self.validate_name = PREFERRED_NAME
         self._max_in_flight = max_in_flight
         # Client requests forwarded and not yet answered, by id, with their method.
@@ -139,6 +170,17 @@ class ProxySession:
         self._given_up: OrderedDict[int | str, str] = OrderedDict()
         # Who asked for each tools/list still waiting: its answer shows them only their tools.
         self._listers: dict[int | str, Identity | None] = {}
+        # Shared by many clients (stateless HTTP): the task ids clients see are the proxy's
+        # own, unguessable, each mapped to the server's and to the caller that created it.
+        self._shared = False
+        self._tasks = _TaskIds(max_tasks)
+        self._callers: dict[int | str, Identity | None] = {}
+
+    def share(self) -> None:
+        """Serve many clients in this one session (the stateless revision over HTTP): a
+        task is reachable only through the id the proxy gave its creator, and only by the
+        same identity."""
+        self._shared = True
 
     # --- lines -------------------------------------------------------------------------------
 
@@ -265,6 +307,47 @@ class ProxySession:
     # --- messages ----------------------------------------------------------------------------
 
     def _client_message(self, message: Message, size: int, caller: Identity | None) -> _Item:
+        if self._shared and message.kind == "request" and message.method in _NAMING_SHARED:
+            if not extension_declared(_capabilities_of(message)):
+                return self._needs_extension(message)
+            own = self._own_task(message, caller)
+            if own is None:
+                return self._unknown_task(message)
+            message = own
+        item = self._client_checked(message, size, caller)
+        if message.method in _NAMING_SHARED and self._shared and item.forward is not None:
+            item.changed = True  # sent on with the server's task id
+        if self._shared and message.method == "tools/call" and item.forward is not None:
+            assert message.id is not None  # a call with no id is never forwarded as one
+            self._callers[message.id] = caller
+        return item
+
+    def _own_task(self, message: Message, caller: Identity | None) -> Message | None:
+        """A shared session's request naming a task: with the server's id for it, or None
+        when the caller did not create a task of that id through this proxy."""
+        params = message.params or {}
+        server_id = self._tasks.server_id(task_id_of(params), caller)
+        if server_id is None:
+            return None
+        return own_message({**message.raw, "params": {**params, "taskId": server_id}})
+
+    def _needs_extension(self, message: Message) -> _Item:
+        """A shared session's ``tasks/*`` request without the tasks extension: answered as the
+        server would (-32021), without handing the server a task id the caller was not given."""
+        self.conversation.observe(message, "c2s")
+        data: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+        text = "Missing required client capability: the tasks extension"
+        reply = error_response(message.id, MISSING_CAPABILITY, text, data)
+        return _Item(reply=self._answered(reply))
+
+    def _unknown_task(self, message: Message) -> _Item:
+        found = [Violation(Rule.TASK_UNKNOWN, _UNKNOWN_TASK_TEXT, "/params/taskId")]
+        self.auditor.record(found, direction="c2s", method=message.method, action="refused")
+        self.conversation.observe(message, "c2s")
+        reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+        return _Item(reply=self._answered(reply))
+
+    def _client_checked(self, message: Message, size: int, caller: Identity | None) -> _Item:
         params = message.params or {}
         name = params.get("name") if message.method == "tools/call" else None
         if message.kind == "request" and name == self.validate_name and self._listed():
@@ -290,10 +373,22 @@ class ProxySession:
         if call is not None and tool is not None and call.violations:
             # The call's own findings are the enforcer's to report, at their stage.
             found = [v for v in found if v not in call.violations]
+        if self.enforcing and message.id is not None and _names_unknown_task(found):
+            # Tasks belong to the session that made them: another's, or a forgotten one,
+            # is not asked about (its answer could not be checked).
+            self.auditor.record(found, direction="c2s", method=message.method, action="refused")
+            reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+            return _Item(reply=self._answered(reply))
         if found:
             self.auditor.record(
                 found, direction="c2s", method=message.method, tool=tool, action="allowed"
             )
+        if message.method == "prompts/get" and message.id is not None:
+            refused = self.enforcer.check_prompt_get(params.get("name"))
+            if refused:
+                error = withheld_prompt_error(params["name"], refused)
+                reply = error_response(message.id, error["code"], error["message"], error["data"])
+                return _Item(reply=self._answered(reply))
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
@@ -308,8 +403,8 @@ class ProxySession:
         elif decision.jsonrpc_error is not None:
             code, text = decision.jsonrpc_error
             reply = error_response(message.id, code, text, decision.jsonrpc_data)
-        elif self.enforcer.has_deep(tool):
-            deep = self._deep(message, tool, params.get("arguments"), decision)
+        elif self.enforcer.awaits(tool):
+            deep = self._deep(message, tool, params.get("arguments"), decision, caller)
             return _Item(forward=message.raw, changed=rewritten, deep=deep)
         else:
             self._waiting[message.id] = "tools/call"
@@ -323,30 +418,55 @@ class ProxySession:
         return reply
 
     async def _deep(
-        self, message: Message, tool: str, arguments: Any, decision: CallCheck
+        self,
+        message: Message,
+        tool: str,
+        arguments: Any,
+        decision: CallCheck,
+        caller: Identity | None,
     ) -> dict[str, Any] | None:
-        """The answer to a call its deep checks refuse, or None when it goes to the server."""
+        """The answer to a call of ``caller`` its awaited checks refuse (shared rate limits,
+        deep checks), or None when it goes to the server."""
         assert message.id is not None  # only requests are checked
         decision = await self.enforcer.check_deep(
-            self.conversation.tools, tool, arguments, decision
+            self.conversation.tools, tool, arguments, decision, identity=caller
         )
+        if decision.jsonrpc_error is not None:
+            code, text = decision.jsonrpc_error
+            return self._answered(error_response(message.id, code, text, decision.jsonrpc_data))
         if decision.error_result is None:
             self._waiting[message.id] = "tools/call"
             return None
         return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, size: int) -> _Item:
-        request = self.conversation.request_answered_by(message, "s2c")
-        if message.id is not None and message.kind in ("response", "error"):
+        request, caller = None, None
+        if self._shared and message.kind == "response" and message.id is not None:
+            request = self.conversation.request_answered_by(message, "s2c")
+            caller = self._callers.pop(message.id, None)
+        item = self._server_checked(message, size)
+        if self._shared and item.forward is not None:
+            method = request.method if request is not None else message.method
+            public = self._tasks.public(item.forward, method, caller)
+            if public is not None:
+                return _Item(forward=public, changed=True)
+        return item
+
+    def _server_checked(self, message: Message, size: int) -> _Item:
+        answer = message.kind in ("response", "error")
+        request = self.conversation.request_answered_by(message, "s2c") if answer else None
+        if message.id is not None and answer:
             self._waiting.pop(message.id, None)
             why = self._given_up.pop(message.id, None)
             if why is not None:
                 self.auditor.say(f"dropped the server's late answer to a request that {why}")
                 self.conversation.observe(message, "s2c", size=size)
                 return _Item(changed=True)
-        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
         method = request.method if request is not None else message.method
         params = (request.params or {}) if request is not None else {}
+        # The task a message is about, read before the message may make it forgotten.
+        task = self.conversation.task("c2s", task_id_of(params if request else message.params))
+        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
         tool = params.get("name") if method == "tools/call" else None
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
@@ -355,6 +475,8 @@ class ProxySession:
         if isinstance(result, dict) and method == "tools/list":
             changed = self._listing(result, found, lister)
             found = []
+        elif isinstance(result, dict) and method == "prompts/list":
+            changed = self._prompt_listing(result)
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
             changed = _with_capability(result, capability(self.validate_name))
         elif isinstance(result, dict) and tool is not None:
@@ -365,6 +487,8 @@ class ProxySession:
             if changed is None:
                 listed = registry.get(tool)
                 changed = self.enforcer.clean_result(registry, tool, listed, result)
+        elif method in _TASK_RESULTS or message.method == _TASK_STATUS:
+            return self._task_message(message, method, found, task)
         elif message.kind == "request" and message.method in _SERVER_REQUESTS:
             asked = message.params if isinstance(message.params, dict) else None
             cleaned = self.enforcer.clean_server_request(message.method, asked) if asked else None
@@ -378,6 +502,52 @@ class ProxySession:
         if changed is None:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
+
+    def _task_message(
+        self, message: Message, method: str | None, found: list[Violation], task: TaskRecord | None
+    ) -> _Item:
+        """A message that may carry a task's final result: the answer to ``tasks/result``
+        (2025-11-25), to ``tasks/get`` or a status notification (2026-07-28, inline). The
+        result is judged and cleaned as the direct result of the call would be; one for a
+        task the session does not know is not handed on (fail closed)."""
+        holder = "params" if message.kind == "notification" else "result"
+        body = message.raw.get(holder)
+        inline = method != "tasks/result"
+        payload = body.get("result") if inline and isinstance(body, dict) else body
+        if not isinstance(body, dict) or not isinstance(payload, dict):
+            self._report_found(found, message)
+            return _Item(forward=message.raw)
+        if task is None and _names_unknown_task(found) and self.enforcing:
+            self.auditor.record(found, direction="s2c", method=message.method, action="replaced")
+            if message.kind == "notification":
+                return _Item(changed=True)
+            reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+            return _Item(forward=reply, changed=True)
+        if task is None:
+            self._report_found(found, message)
+            return _Item(forward=message.raw)
+        registry = self.conversation.tools
+        changed = self.enforcer.check_task_result(registry, task, payload, found)
+        if changed is None:
+            return _Item(forward=message.raw)
+        if inline:
+            return _Item(forward={**message.raw, holder: {**body, "result": changed}}, changed=True)
+        # The answer to tasks/result says which task it is for only in its _meta: kept.
+        meta = payload.get("_meta")
+        if isinstance(meta, dict) and RELATED_TASK in meta:
+            own = changed.get("_meta")
+            changed = {
+                **changed,
+                "_meta": {
+                    **(own if isinstance(own, dict) else {}),
+                    RELATED_TASK: meta[RELATED_TASK],
+                },
+            }
+        return _Item(forward={**message.raw, "result": changed}, changed=True)
+
+    def _report_found(self, found: list[Violation], message: Message) -> None:
+        if found:
+            self.auditor.record(found, direction="s2c", method=message.method, action="allowed")
 
     def _listing(
         self, result: dict[str, Any], found: list[Violation], lister: Identity | None
@@ -413,6 +583,18 @@ class ProxySession:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
         return {**result, "tools": tools}
+
+    def _prompt_listing(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``prompts/list`` result without the prompts the pins withhold (None: as it
+        came)."""
+        prompts = result.get("prompts")
+        if not isinstance(prompts, list):
+            return None
+        withheld = self.enforcer.check_prompt_listing(prompts)
+        if not withheld:
+            return None
+        kept = [prompt for index, prompt in enumerate(prompts) if index not in withheld]
+        return {**result, "prompts": kept}
 
     def _listed(self) -> bool:
         return self.conversation.tools.listed
@@ -483,6 +665,59 @@ def _with_capability(result: dict[str, Any], entry: dict[str, Any]) -> dict[str,
         **result,
         "capabilities": {**capabilities, "experimental": {**experimental, **entry}},
     }
+
+
+class _TaskIds:
+    """A shared session's task ids: the proxy's own (unguessable) for each of the server's,
+    with the identity that created it; the oldest forgotten past ``bound``."""
+
+    def __init__(self, bound: int) -> None:
+        self._bound = bound
+        self._server: OrderedDict[str, tuple[str, Any]] = OrderedDict()  # public → server's
+        self._public: dict[str, str] = {}  # server's → public
+
+    def server_id(self, public: str | None, caller: Identity | None) -> str | None:
+        """The server's id for ``public``, if ``caller`` created that task."""
+        entry = self._server.get(public) if public is not None else None
+        if entry is None or entry[1] != _principal(caller):
+            return None
+        return entry[0]
+
+    def public(
+        self, message: dict[str, Any], method: str | None, caller: Identity | None
+    ) -> dict[str, Any] | None:
+        """``message`` with the server's task id replaced by the public one (a new one for a
+        task just created, owned by ``caller``); None when it names no task."""
+        holder = "params" if "method" in message else "result"
+        body = message.get(holder)
+        server_id = body.get("taskId") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(server_id, str):
+            return None
+        public = self._public.get(server_id)
+        if public is None:
+            if method != "tools/call":
+                return None  # a task no client was given: the router drops what is unasked
+            public = secrets.token_urlsafe(24)
+            self._public[server_id] = public
+            self._server[public] = (server_id, _principal(caller))
+            while len(self._server) > self._bound:
+                _, (gone, _owner) = self._server.popitem(last=False)
+                self._public.pop(gone, None)
+        return {**message, holder: {**body, "taskId": public}}
+
+
+def _principal(identity: Identity | None) -> tuple[str | None, str | None] | None:
+    return None if identity is None else (identity.subject, identity.client_id)
+
+
+def _capabilities_of(message: Message) -> dict[str, Any] | None:
+    meta = (message.params or {}).get("_meta")
+    declared = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    return declared if isinstance(declared, dict) else None
+
+
+def _names_unknown_task(found: list[Violation]) -> bool:
+    return any(v.rule is Rule.TASK_UNKNOWN for v in found)
 
 
 def _tool_index(pointer: str) -> int | None:
