@@ -829,8 +829,10 @@ def test_handshake_answers_are_json_unless_something_goes_first(
 
     async def body() -> None:
         async with httpx2.AsyncClient(timeout=30) as http:
-            session_id = await handshake(http, url)
-            headers = in_session(session_id)
+            # 2025-06-18 has no priming events: an answer is JSON unless something goes first
+            # (or 15 s pass), with no timing in between to race.
+            session_id = await handshake(http, url, "2025-06-18")
+            headers = in_session(session_id, "2025-06-18")
             # Only the response to send: one JSON body, with the session's id.
             listed = await http.post(url, json=request("tools/list", 1), headers=headers)
             assert listed.headers["content-type"] == "application/json"
@@ -838,15 +840,10 @@ def test_handshake_answers_are_json_unless_something_goes_first(
             assert any(
                 t["name"] == "test_tool_with_logging" for t in listed.json()["result"]["tools"]
             )
-            # Log messages come before the response: a stream, primed for resumption first.
+            # Log messages come before the response: a stream.
             streamed = await http.post(url, json=logged, headers=headers)
             assert streamed.headers["content-type"].startswith("text/event-stream")
-            head, _, rest = streamed.text.partition("\n\n")
-            fields = dict(line.split(": ", 1) for line in head.splitlines())
-            assert fields["id"]
-            assert int(fields["retry"]) > 0
-            assert fields["data"] == ""
-            kinds = [m.get("method", "response") for m in _data(rest)]
+            kinds = [m.get("method", "response") for m in _data(streamed.text)]
             assert kinds == ["notifications/message"] * 3 + ["response"]
             # A client that takes only events gets them, even for a response alone.
             events_only = {**headers, "accept": "text/event-stream"}
@@ -858,6 +855,17 @@ def test_handshake_answers_are_json_unless_something_goes_first(
             whole = await http.post(url, json={**logged, "id": 5}, headers=json_only)
             assert whole.headers["content-type"] == "application/json"
             assert whole.json()["result"]["content"][0]["text"] == "Logged three messages."
+            # From 2025-11-25 a stream starts with a priming event, for resumption.
+            primed = in_session(await handshake(http, url))
+            streamed = await http.post(url, json=logged, headers=primed)
+            assert streamed.headers["content-type"].startswith("text/event-stream")
+            head, _, rest = streamed.text.partition("\n\n")
+            fields = dict(line.split(": ", 1) for line in head.splitlines())
+            assert fields["id"]
+            assert int(fields["retry"]) > 0
+            assert fields["data"] == ""
+            kinds = [m.get("method", "response") for m in _data(rest)]
+            assert kinds == ["notifications/message"] * 3 + ["response"]
 
     run(body)
 
