@@ -207,7 +207,9 @@ async def answer_json(
         # Each answer may be a message or (from a server that reads batches) an array of them.
         items = [r.strip()[1:-1] if r.lstrip().startswith(b"[") else r.strip() for r in replies]
         body = b"[" + b",".join(item for item in items if item) + b"]"
-    message = loads(body)
+    # Only an error has a status of its own: a body that cannot hold the key "error" (not
+    # even spelled with escapes) is not read again, which a large result would cost.
+    message = loads(body) if b'"error"' in body or b"\\u" in body else None
     error = message.get("error") if isinstance(message, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     status = statuses.get(code, 200) if isinstance(code, int) else 200
