@@ -32,7 +32,8 @@ class _Announcing(uvicorn.Server):
 
 async def serve(app: Any) -> None:
     """Serve the ASGI ``app`` on a free loopback port until killed; print its URL once up."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
+    # h11, as the SDK is tested on (see conformance_server.py's serve_http).
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", http="h11")
     await _Announcing(config).serve()
 
 

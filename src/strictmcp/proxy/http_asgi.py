@@ -38,6 +38,10 @@ Headers = list[tuple[bytes, bytes]]
 PING_SECONDS = 15.0
 """An event stream silent this long gets a comment, so that no proxy in between closes it."""
 
+RESUMABLE_SECONDS = 0.1
+"""How long an answer that would be a primed event stream may take to come whole and go out as
+JSON instead: most answers take far less; a slow one gets its stream, primed, at this point."""
+
 BODY_SECONDS = 30.0
 """The longest a request body may take to arrive."""
 
@@ -155,10 +159,13 @@ async def respond(
     """Answer a POST with ``exchange``'s responses as one JSON body when they are all there is
     (see :class:`~.http_streams.Exchange`), else as an event stream (``primed`` as for
     :func:`stream`). A client that takes events gets them once :data:`PING_SECONDS` pass
-    without the answer, so that its connection is not idle that long."""
+    without the answer, so that its connection is not idle that long; or, when the stream
+    would be ``primed``, once :data:`RESUMABLE_SECONDS` pass: a slow answer goes on a stream
+    the client is told it may resume (SEP-1699), as every answer did before 2026-07-28."""
     taken: list[bytes] = []
     if exchange.held is not None:
-        first = await _next(exchange.lines, gone, PING_SECONDS if exchange.streaming else None)
+        patience = PING_SECONDS if primed is None else RESUMABLE_SECONDS
+        first = await _next(exchange.lines, gone, patience if exchange.streaming else None)
         if first is None:
             if not gone.done():
                 await answer_json(send, exchange.held, extra, batch=batch, statuses=statuses)
@@ -200,7 +207,9 @@ async def answer_json(
         # Each answer may be a message or (from a server that reads batches) an array of them.
         items = [r.strip()[1:-1] if r.lstrip().startswith(b"[") else r.strip() for r in replies]
         body = b"[" + b",".join(item for item in items if item) + b"]"
-    message = loads(body)
+    # Only an error has a status of its own: a body that cannot hold the key "error" (not
+    # even spelled with escapes) is not read again, which a large result would cost.
+    message = loads(body) if b'"error"' in body or b"\\u" in body else None
     error = message.get("error") if isinstance(message, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     status = statuses.get(code, 200) if isinstance(code, int) else 200

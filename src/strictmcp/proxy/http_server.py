@@ -492,12 +492,14 @@ class _Server(uvicorn.Server):
 
 
 def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """The request's headers by lower-case name; a repeated one is its values joined with
-    commas, as HTTP combines them, so that no check reads one value and the rest another."""
+    """The request's headers by lower-case name, without the whitespace around each value
+    (RFC 9110 5.5; h11 strips it, httptools keeps what trails); a repeated one is its values
+    joined with commas, as HTTP combines them, so that no check reads one value and the rest
+    another."""
     headers: dict[str, str] = {}
     for key, value in raw:
         name = key.decode("latin-1").lower()
-        text = value.decode("latin-1")
+        text = value.decode("latin-1").strip(" \t")
         headers[name] = f"{headers[name]}, {text}" if name in headers else text
     return headers
 
