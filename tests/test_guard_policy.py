@@ -439,3 +439,11 @@ def test_bad_placeholders_and_settings_are_refused_when_loaded(text: str, messag
 def test_identity_claims_must_be_a_table_of_strings() -> None:
     with pytest.raises(PolicyError, match="claims must be a table of strings"):
         Policy.from_dict({"identity": {"subject": "x", "claims": {"tenant": 3}}})
+
+
+def test_every_other_example_in_docs_policy_md_loads() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "policy.md").read_text()
+    blocks = re.findall(r"^```toml\n(.*?)^```$", page, flags=re.MULTILINE | re.DOTALL)
+    assert len(blocks) >= 4
+    for block in blocks[1:]:
+        Policy.from_dict(tomllib.loads(block))

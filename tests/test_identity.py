@@ -8,6 +8,7 @@ import io
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -696,8 +697,8 @@ def test_a_shared_limit_takes_the_calls_turn_in_the_relay_so_none_overtakes_it()
     assert sent == ["report", "read_file", "delete_file"]
 
 
-def _listed(session: ProxySession) -> None:
-    """``session`` initialized, and its server's tools listed."""
+def _listed(session: ProxySession, tools: list[dict[str, Any]] = TOOLS) -> None:
+    """``session`` initialized, and its server's ``tools`` listed."""
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
     server = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s"}}
     messages: list[tuple[dict[str, Any], Any]] = [
@@ -705,7 +706,52 @@ def _listed(session: ProxySession) -> None:
         ({"jsonrpc": "2.0", "id": 0, "result": server}, "s2c"),
         ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "c2s"),
         ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, "c2s"),
-        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": TOOLS}}, "s2c"),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}, "s2c"),
     ]
     for message, direction in messages:
         session.decide(json.dumps(message).encode(), direction)
+
+
+def test_the_proxy_runs_a_deep_check_with_the_callers_own_settings(tmp_path: Path) -> None:
+    for tenant in ("acme", "globex"):
+        (tmp_path / tenant).mkdir()
+    policy = Policy.from_dict(
+        {
+            "identity": {"subject": "ci", "claims": {"tenant": "acme"}},
+            "deep": [
+                {
+                    "tool": "report",
+                    "argument": "/path",
+                    "kind": "path",
+                    "roots": [f"{tmp_path}/{{claim.tenant}}"],
+                    "on_calls": True,
+                }
+            ],
+        }
+    )
+    tools = [
+        {
+            "name": "report",
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ]
+
+    async def call(session: ProxySession, path: Path) -> Routed:
+        params = {"name": "report", "arguments": {"path": str(path)}}
+        line = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+        decided = session.decide(line.encode(), "c2s")
+        assert not isinstance(decided, Routed)  # a deep check to await
+        return await decided
+
+    def session() -> ProxySession:
+        made = ProxySession(Auditor(io.StringIO()), policy=policy)
+        _listed(made, tools)
+        return made
+
+    mine = asyncio.run(call(session(), tmp_path / "acme" / "x"))
+    assert mine.forward
+    assert not mine.reply
+    theirs = asyncio.run(call(session(), tmp_path / "globex" / "x"))
+    (reply,) = theirs.reply
+    codes = json.loads(reply)["result"]["_meta"]["dev.strictmcp/validation"]["codes"]
+    assert codes == ["path-outside-roots"]
