@@ -37,7 +37,7 @@ from ..connect import http_headers as h
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
 from ..guards.policy import Identity, is_loopback
-from ..protocol import Decoded, Revision, decode, errors
+from ..protocol import Decoded, Revision, decode, errors, own_message
 from ..protocol.jsonrpc import refusal_for
 from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import http_asgi as io
@@ -278,7 +278,10 @@ class App:
             return
         renamed, sent_as, token = self.shared.rename(request)
         line = line_of(renamed)
-        await channel.relay.learn_tools(line)
+        # What was read, with the proxy's own id (and progress token) in place of the
+        # client's: read once, not again for the new id.
+        read = Decoded((own_message(renamed),), False, decoded.violations, len(line), sent_as)
+        await channel.relay.learn_tools(line, read)
         if message.method == "tools/call":
             schema = input_schema(channel.relay.session, str(h.named(request)))
             header_refusal = h.param_mismatch(request, schema, post.headers)
@@ -290,7 +293,7 @@ class App:
             tokens[token] = request["params"]["_meta"]["progressToken"]
         assert message.id is not None  # a request
         exchange = Exchange({sent_as: message.id}, tokens, streaming=post.sse, whole=post.json)
-        await self._answer(channel, post, [(line, None)], exchange, [], modern=True)
+        await self._answer(channel, post, [(line, read)], exchange, [], modern=True)
 
     async def _read_alone(self, post: _Post, statuses: dict[int, int]) -> Decoded | None:
         """The body read outside any session (which would read it at its own revision); None
