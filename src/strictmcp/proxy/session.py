@@ -515,16 +515,18 @@ class ProxySession:
         inline = method != "tasks/result"
         payload = body.get("result") if inline and isinstance(body, dict) else body
         if not isinstance(body, dict) or not isinstance(payload, dict):
-            self._report_found(found, message)
+            self._report_found(found, method)
             return _Item(forward=message.raw)
         if task is None and _names_unknown_task(found) and self.enforcing:
-            self.auditor.record(found, direction="s2c", method=message.method, action="replaced")
+            self.auditor.record(found, direction="s2c", method=method, action="replaced")
             if message.kind == "notification":
                 return _Item(changed=True)
             reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
             return _Item(forward=reply, changed=True)
-        if task is None:
-            self._report_found(found, message)
+        if task is None or task.method != "tools/call":
+            # Only a tool's result has a schema of the server's to hold it to; a task the
+            # server asked of the client is the client's answer, checked and reported.
+            self._report_found(found, method)
             return _Item(forward=message.raw)
         registry = self.conversation.tools
         changed = self.enforcer.check_task_result(registry, task, payload, found)
@@ -545,9 +547,9 @@ class ProxySession:
             }
         return _Item(forward={**message.raw, "result": changed}, changed=True)
 
-    def _report_found(self, found: list[Violation], message: Message) -> None:
+    def _report_found(self, found: list[Violation], method: str | None) -> None:
         if found:
-            self.auditor.record(found, direction="s2c", method=message.method, action="allowed")
+            self.auditor.record(found, direction="s2c", method=method, action="allowed")
 
     def _listing(
         self, result: dict[str, Any], found: list[Violation], lister: Identity | None
