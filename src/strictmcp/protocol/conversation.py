@@ -32,6 +32,7 @@ from .rules import Rule
 from .sampling import check_create_message, check_create_message_result
 from .tasks import (
     DEFAULT_MAX_TASKS,
+    NAMES_A_TASK,
     TASK_METHODS,
     TaskBook,
     TaskRecord,
@@ -64,7 +65,6 @@ _MAPPING = (dict, Mapping)
 _V2025_11_25 = Revision.V2025_11_25
 _TASKS_2026 = TASK_METHODS[Revision.V2026_07_28]
 _TASK_STATUS = "notifications/tasks/status"
-_NAMING_TASKS = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
 # The requests a 2025-11-25 task may answer, and a member their direct results always have.
 _RESULT_KEY = {
     "tools/call": "content",
@@ -326,7 +326,7 @@ class Conversation:
         method = message.method
         pending = _NOTHING
         asked = self._task_asked(message, direction, revision, violations)
-        if method in TASK_METHODS.get(revision, ()) and method in _NAMING_TASKS:
+        if method in TASK_METHODS.get(revision, ()) and method in NAMES_A_TASK:
             pending = self._naming(params, direction, revision, violations)
         if direction == "c2s":
             meta = params.get("_meta")

@@ -45,6 +45,7 @@ from .violations import Severity, Violation
 __all__ = [
     "EXTENSION",
     "MISSING_CAPABILITY",
+    "NAMES_A_TASK",
     "RELATED_TASK",
     "TASK_METHODS",
     "TERMINAL",
@@ -80,7 +81,8 @@ TASK_METHODS = {
     Revision.V2026_07_28: frozenset({"tasks/get", "tasks/update", "tasks/cancel"}),
 }
 """The methods that name a task, by revision (2026-07-28's only with the extension)."""
-_NAMING = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+NAMES_A_TASK = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+"""The methods whose params name a task (``taskId``), in either revision."""
 
 # 2025-11-25: the requests a task may be asked for, and where the receiver's capability for it
 # is under ``capabilities.tasks``.
