@@ -31,6 +31,7 @@ from .revisions import Revision
 from .rules import Rule
 from .sampling import check_create_message, check_create_message_result
 from .tasks import (
+    AUGMENTABLE,
     DEFAULT_MAX_TASKS,
     NAMES_A_TASK,
     TASK_METHODS,
@@ -50,6 +51,7 @@ from .tool_calls import check_result as check_tool_result
 from .tool_registry import ToolRegistry
 from .tools import CheckedTool
 from .violations import Severity, Violation, under
+from .wire import declared_capabilities
 
 Direction = Literal["c2s", "s2c"]
 """Who sent a message: the client (``c2s``) or the server (``s2c``)."""
@@ -65,13 +67,12 @@ _MAPPING = (dict, Mapping)
 _V2025_11_25 = Revision.V2025_11_25
 _TASKS_2026 = TASK_METHODS[Revision.V2026_07_28]
 _TASK_STATUS = "notifications/tasks/status"
-# The requests a 2025-11-25 task may answer, and a member their direct results always have.
+# A member the direct result of each request a 2025-11-25 task may answer always has.
 _RESULT_KEY = {
     "tools/call": "content",
     "sampling/createMessage": "role",
     "elicitation/create": "action",
 }
-_AUGMENTABLE = frozenset(_RESULT_KEY)
 
 
 @dataclass(slots=True)
@@ -422,10 +423,8 @@ class Conversation:
         if task_id is None:
             return _NOTHING  # its shape check says so
         capabilities = None
-        meta = params.get("_meta")
         if revision.at_least(Revision.V2026_07_28):
-            declared = meta.get(_META_CAPABILITIES) if isinstance(meta, _MAPPING) else None
-            capabilities = declared if isinstance(declared, Mapping) else None
+            capabilities = declared_capabilities(params)
             if not extension_declared(capabilities):
                 return _NOTHING  # refused by the server before any task is looked up
         record = self._tasks[direction].get(task_id)
@@ -447,13 +446,11 @@ class Conversation:
             "/params",
             strict=self.strict,
         )
-        meta = params.get("_meta") if params is not None else None
-        declared = meta.get(_META_CAPABILITIES) if isinstance(meta, _MAPPING) else None
         if direction != "c2s":
             found.append(
                 Violation(Rule.WRONG_DIRECTION, f"{method} is sent by the client", "/method")
             )
-        elif not extension_declared(declared if isinstance(declared, Mapping) else None):
+        elif not extension_declared(declared_capabilities(params)):
             found.append(
                 Violation(
                     Rule.TASK_NOT_NEGOTIATED,
@@ -534,7 +531,7 @@ class Conversation:
             if pending.task is None:
                 return [*found, unknown_task("/result")]
             return found + self._payload(pending.task, result, revision, "/result")
-        if method not in _AUGMENTABLE or not isinstance(result.get("task"), _MAPPING):
+        if method not in AUGMENTABLE or not isinstance(result.get("task"), _MAPPING):
             return None
         if not pending.task_asked:
             if _RESULT_KEY[method] in result:
@@ -592,19 +589,8 @@ class Conversation:
         if record.method == "tools/call" and record.name is not None:
             registry = self._registry(revision)
             checked = check_tool_result(registry, record.name, payload, tool=record.tool)
-            found += under(pointer, checked)
-        elif record.method == "sampling/createMessage":
-            found += check_create_message_result(payload, record.params, revision, at=pointer)
-        elif record.method == "elicitation/create":
-            params = record.params
-            found += check_elicit_result(
-                params.get("requestedSchema"),
-                payload,
-                revision,
-                mode=_elicitation_mode(params),
-                at=pointer,
-            )
-        return found
+            return found + under(pointer, checked)
+        return found + _check_answer(record.method, record.params, payload, revision, pointer)
 
     def _created(self, task: Mapping[str, Any], pending: _Pending, requestor: Direction) -> None:
         params = pending.params if pending.params is not None else {}
@@ -707,16 +693,7 @@ class Conversation:
                 continue
             method, request_params = asked
             at = "/params" + to_pointer(["inputResponses", key])
-            if method == "elicitation/create":
-                violations += check_elicit_result(
-                    request_params.get("requestedSchema"),
-                    response,
-                    revision,
-                    mode=_elicitation_mode(request_params),
-                    at=at,
-                )
-            else:
-                violations += check_create_message_result(response, request_params, revision, at=at)
+            violations += _check_answer(method, request_params, response, revision, at)
         return violations
 
 
@@ -731,6 +708,28 @@ def _not_requested(method: str) -> Violation:
         f"a task was created for a {method} request that did not ask for one",
         "/result",
     )
+
+
+def _check_answer(
+    method: str,
+    request_params: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    revision: Revision,
+    at: str,
+) -> list[Violation]:
+    """The client's answer (at ``at``) to a server's elicitation or sampling request, against
+    the request's params: given as a task's result, or in a later request's inputResponses."""
+    if method == "elicitation/create":
+        return check_elicit_result(
+            request_params.get("requestedSchema"),
+            answer,
+            revision,
+            mode=_elicitation_mode(request_params),
+            at=at,
+        )
+    if method == "sampling/createMessage":
+        return check_create_message_result(answer, request_params, revision, at=at)
+    return []
 
 
 def _elicitation_mode(params: Mapping[str, Any]) -> Literal["form", "url"]:

@@ -43,6 +43,7 @@ from .tools import CheckedTool
 from .violations import Severity, Violation
 
 __all__ = [
+    "AUGMENTABLE",
     "EXTENSION",
     "MISSING_CAPABILITY",
     "NAMES_A_TASK",
@@ -84,13 +85,13 @@ TASK_METHODS = {
 NAMES_A_TASK = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
 """The methods whose params name a task (``taskId``), in either revision."""
 
-# 2025-11-25: the requests a task may be asked for, and where the receiver's capability for it
-# is under ``capabilities.tasks``.
-_AUGMENTABLE: dict[str, tuple[str, str]] = {
+AUGMENTABLE: dict[str, tuple[str, str]] = {
     "tools/call": ("tools", "call"),
     "sampling/createMessage": ("sampling", "createMessage"),
     "elicitation/create": ("elicitation", "create"),
 }
+"""2025-11-25: the requests a task may be asked for, and where the receiver declares that it
+takes them as tasks, under ``capabilities.tasks.requests``."""
 
 _MAPPING = (dict, Mapping)
 
@@ -104,7 +105,7 @@ def task_augmented(method: str | None, params: Mapping[str, Any], revision: Revi
     and is ignored, as SEP-2663 asks receivers to do."""
     return (
         revision is Revision.V2025_11_25
-        and method in _AUGMENTABLE
+        and method in AUGMENTABLE
         and isinstance(params.get("task"), _MAPPING)
     )
 
@@ -124,7 +125,7 @@ def augmentation_violations(
     (None: not seen) do not declare task support for it: the spec's "MUST NOT"."""
     if receiver_capabilities is None or declares_tasks(method, receiver_capabilities):
         return []
-    kind, name = _AUGMENTABLE[method]
+    kind, name = AUGMENTABLE[method]
     return [
         Violation(
             Rule.TASK_NOT_NEGOTIATED,
@@ -137,9 +138,9 @@ def augmentation_violations(
 
 def declares_tasks(method: str, capabilities: Mapping[str, Any] | None) -> bool:
     """Whether 2025-11-25 capabilities declare task support for ``method`` requests."""
-    if capabilities is None or method not in _AUGMENTABLE:
+    if capabilities is None or method not in AUGMENTABLE:
         return False
-    kind, name = _AUGMENTABLE[method]
+    kind, name = AUGMENTABLE[method]
     tasks = capabilities.get("tasks")
     requests = tasks.get("requests") if isinstance(tasks, _MAPPING) else None
     group = requests.get(kind) if isinstance(requests, _MAPPING) else None

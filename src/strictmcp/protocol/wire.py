@@ -27,6 +27,13 @@ HANDSHAKE_VERSIONS = frozenset(r.value for r in Revision if not r.stateless)
 """The protocol versions that start a session with ``initialize``."""
 
 
+def declared_capabilities(params: Any) -> dict[str, Any] | None:
+    """The client capabilities a request's params (decoded) declare in their ``_meta``."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    declared = meta.get(META_CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    return declared if isinstance(declared, dict) else None
+
+
 def declared_version(message: Any) -> str | None:
     """The protocol version a request (a decoded object) declares in its ``_meta``."""
     params = message.get("params") if isinstance(message, dict) else None

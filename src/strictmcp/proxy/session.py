@@ -31,7 +31,6 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_types import CLIENT_CAPABILITIES_META_KEY as CLIENT_CAPABILITIES
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
@@ -66,6 +65,7 @@ from ..protocol.tasks import (
     extension_declared,
 )
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
+from ..protocol.wire import declared_capabilities
 
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
@@ -308,7 +308,7 @@ class ProxySession:
 
     def _client_message(self, message: Message, size: int, caller: Identity | None) -> _Item:
         if self._shared and message.kind == "request" and message.method in _NAMING_SHARED:
-            if not extension_declared(_capabilities_of(message)):
+            if not extension_declared(declared_capabilities(message.params)):
                 return self._needs_extension(message)
             own = self._own_task(message, caller)
             if own is None:
@@ -440,21 +440,20 @@ class ProxySession:
         return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, size: int) -> _Item:
-        request, caller = None, None
-        if self._shared and message.kind == "response" and message.id is not None:
-            request = self.conversation.request_answered_by(message, "s2c")
-            caller = self._callers.pop(message.id, None)
-        item = self._server_checked(message, size)
+        answer = message.kind in ("response", "error")
+        request = self.conversation.request_answered_by(message, "s2c") if answer else None
+        caller = self._callers.pop(message.id, None) if answer and message.id is not None else None
+        item = self._server_checked(message, size, request)
         if self._shared and item.forward is not None:
+            # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
             public = self._tasks.public(item.forward, method, caller)
             if public is not None:
                 return _Item(forward=public, changed=True)
         return item
 
-    def _server_checked(self, message: Message, size: int) -> _Item:
+    def _server_checked(self, message: Message, size: int, request: Message | None) -> _Item:
         answer = message.kind in ("response", "error")
-        request = self.conversation.request_answered_by(message, "s2c") if answer else None
         if message.id is not None and answer:
             self._waiting.pop(message.id, None)
             why = self._given_up.pop(message.id, None)
@@ -633,6 +632,7 @@ class ProxySession:
         which the operator is then told came for a request that ``why``."""
         method = self._waiting.pop(request_id, None)
         self._listers.pop(request_id, None)
+        self._callers.pop(request_id, None)
         if method is None:
             return Routed()
         self._given_up[request_id] = why
@@ -655,6 +655,7 @@ class ProxySession:
         replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
         self._waiting.clear()
         self._listers.clear()
+        self._callers.clear()
         return replies
 
 
@@ -710,12 +711,6 @@ class _TaskIds:
 
 def _principal(identity: Identity | None) -> tuple[str | None, str | None] | None:
     return None if identity is None else (identity.subject, identity.client_id)
-
-
-def _capabilities_of(message: Message) -> dict[str, Any] | None:
-    meta = (message.params or {}).get("_meta")
-    declared = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
-    return declared if isinstance(declared, dict) else None
 
 
 def _names_unknown_task(found: list[Violation]) -> bool:
