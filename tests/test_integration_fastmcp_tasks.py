@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from mcp import MCPError
 
-from strictmcp.integrations._server_core import UNKNOWN_TASK, ServerCore
+from strictmcp.integrations._server_core import ServerCore
+from strictmcp.protocol.tasks import UNKNOWN_TASK
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS_PYTHON = ROOT / ".venv-fastmcp-tasks" / "bin" / "python"

@@ -33,7 +33,7 @@ from pydantic import ConfigDict
 from proxy_fixtures import lowlevel_tasks_server as fixture
 from proxy_fixtures.task_store import TASKS, TaskStore
 from strictmcp.integrations import AUDIT_LOGGER
-from strictmcp.integrations._server_core import UNKNOWN_TASK
+from strictmcp.protocol.tasks import UNKNOWN_TASK
 
 MODERN = "2026-07-28"
 SRC = Path(__file__).resolve().parents[1] / "src"

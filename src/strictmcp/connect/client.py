@@ -32,6 +32,7 @@ from .. import __version__
 from ..protocol import Revision
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
+from ..protocol.tasks import created_task
 from .lines import line_of
 from .paging import follow_pages
 from .process import ProcessUpstream
@@ -298,7 +299,7 @@ class McpClient:
         outcome = await self.request("tools/call", params, timeout=wait)
         if not isinstance(outcome, Success):
             return outcome
-        task = _created_task(outcome.result, self.revision)
+        task = created_task(outcome.result)
         if task is None:
             return outcome
         return await self._follow(task, deadline)
@@ -480,11 +481,3 @@ def _http_connector(url: str, *, max_size: int, timeout: float) -> UpstreamFacto
         return HttpUpstream(url, max_size=max_size, timeout=timeout + 5)
 
     return connect
-
-
-def _created_task(result: dict[str, Any], revision: Revision) -> Mapping[str, Any] | None:
-    """The task a ``tools/call`` result created, if it is a ``CreateTaskResult``."""
-    if revision.stateless:
-        return result if result.get("resultType") == "task" else None
-    task = result.get("task")
-    return task if isinstance(task, dict) and "content" not in result else None

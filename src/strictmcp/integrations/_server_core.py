@@ -53,7 +53,14 @@ from ..guards.deep import DeepValidators
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..protocol import LATEST, Revision, ToolRegistry, check_result, errors
-from ..protocol.tasks import DEFAULT_MAX_TASKS, TaskBook, TaskRecord, unknown_task
+from ..protocol.tasks import (
+    DEFAULT_MAX_TASKS,
+    UNKNOWN_TASK,
+    UNKNOWN_TASK_TEXT,
+    TaskBook,
+    TaskRecord,
+    unknown_task,
+)
 from ..protocol.violations import under
 
 _log = logging.getLogger(__name__)
@@ -89,15 +96,6 @@ class ServerOptions(TypedDict, total=False):
     listing_rules: Sequence[str] | None
     pins: PinFile | None
     max_tasks: int
-
-
-UNKNOWN_TASK = -32602
-"""The JSON-RPC code refusing a final result for a task the server did not create a call for,
-or has forgotten (as a server answers a task id it does not know)."""
-
-_UNKNOWN_TASK_TEXT = (
-    "Unknown task: no call of this server created it, or it has expired (strictmcp)"
-)
 
 
 class ServerCore:
@@ -218,9 +216,10 @@ class ServerCore:
         refusal, a withheld result, the validate tool's answer). ``dump`` gives a result's
         wire form to check against the ``outputSchema``, or None for results that are not
         the tool's output (an ``input_required`` round, a task). ``created`` gives the task
-        object of a result that is a ``CreateTaskResult`` (:func:`created_task`), or None:
-        that task is remembered, to check its final result (:meth:`task_result`). Raises
-        :class:`MCPError` for an unknown tool.
+        object of a result that is a ``CreateTaskResult``
+        (:func:`~strictmcp.protocol.tasks.created_task`), or None: that task is remembered,
+        to check its final result (:meth:`task_result`). Raises :class:`MCPError` for an
+        unknown tool.
         """
         registry = listing.registry
         enforcer = self.enforcer
@@ -290,7 +289,7 @@ class ServerCore:
                 identity=identity,
             )
             if refused:
-                raise MCPError(code=UNKNOWN_TASK, message=_UNKNOWN_TASK_TEXT)
+                raise MCPError(code=UNKNOWN_TASK, message=UNKNOWN_TASK_TEXT)
             return None
         if task_id is not None and inline:
             task.status = str(body.get("status", task.status))
@@ -305,18 +304,6 @@ class ServerCore:
         if changed is None:
             return None
         return {**body, "result": changed} if inline else changed
-
-
-def created_task(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The task a ``tools/call`` result (its wire form) creates, or None when it is the
-    tool's result itself: 2026-07-28's ``CreateTaskResult`` is the task, marked
-    ``resultType: "task"``; 2025-11-25's holds it in ``task``."""
-    if result.get("resultType") == "task":
-        return result
-    task = result.get("task")
-    if isinstance(task, Mapping) and "content" not in result:
-        return task
-    return None
 
 
 def authenticated() -> Identity | None:

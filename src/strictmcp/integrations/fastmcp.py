@@ -54,7 +54,8 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from ..protocol import LATEST, task_id_of
-from ._server_core import Listing, ServerCore, ServerOptions, created_task
+from ..protocol.tasks import created_task
+from ._server_core import Listing, ServerCore, ServerOptions
 
 __all__ = ["StrictMiddleware"]
 

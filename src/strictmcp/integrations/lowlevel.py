@@ -48,7 +48,8 @@ from typing_extensions import Unpack
 
 from ..connect.paging import follow_pages
 from ..protocol import task_id_of
-from ._server_core import ServerCore, ServerOptions, created_task
+from ..protocol.tasks import created_task
+from ._server_core import ServerCore, ServerOptions
 
 __all__ = ["protect"]
 

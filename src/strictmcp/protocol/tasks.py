@@ -50,9 +50,12 @@ __all__ = [
     "RELATED_TASK",
     "TASK_METHODS",
     "TERMINAL",
+    "UNKNOWN_TASK",
+    "UNKNOWN_TASK_TEXT",
     "TaskBook",
     "TaskRecord",
     "check_task_message",
+    "created_task",
     "declares_tasks",
     "extension_declared",
     "refused_task_call",
@@ -68,6 +71,10 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 MISSING_CAPABILITY = -32021
 """2026-07-28: a request needs a capability the client did not declare with it."""
 METHOD_NOT_FOUND = -32601
+UNKNOWN_TASK = -32602
+"""What strictmcp answers for a task it did not see created, or has forgotten, as a server
+answers a task id it does not know."""
+UNKNOWN_TASK_TEXT = "Unknown task: strictmcp did not see it created, or it has expired"
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 """The statuses a task never leaves."""
@@ -177,6 +184,16 @@ def refused_task_call(
             f"Tool {quoted} must be called as a task",
         )
     return None
+
+
+def created_task(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The task a ``tools/call`` result creates, or None when it is the tool's result
+    itself: 2026-07-28's ``CreateTaskResult`` is the task, marked ``resultType: "task"``;
+    2025-11-25's holds it in ``task``."""
+    if result.get("resultType") == "task":
+        return result
+    task = result.get("task")
+    return task if isinstance(task, _MAPPING) and "content" not in result else None
 
 
 def task_id_of(params: Mapping[str, Any] | None) -> str | None:

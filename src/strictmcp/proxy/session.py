@@ -62,6 +62,8 @@ from ..protocol.tasks import (
     DEFAULT_MAX_TASKS,
     MISSING_CAPABILITY,
     TASK_METHODS,
+    UNKNOWN_TASK,
+    UNKNOWN_TASK_TEXT,
     extension_declared,
 )
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
@@ -71,13 +73,6 @@ UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
 TOO_MANY_IN_FLIGHT = -32003
 """-32003: the client has too many requests waiting for the server; retry later."""
-UNKNOWN_TASK = -32602
-"""-32602: a task the session did not create through the proxy, or has forgotten (as a
-server answers a task id it does not know)."""
-_UNKNOWN_TASK_TEXT = (
-    "Unknown task: it was not created through this session, or has expired (strictmcp proxy)"
-)
-
 _TOOLS = "/result/tools/"
 # What a server asks of the user or the model: their text gets the results' hygiene.
 _SERVER_REQUESTS = frozenset({"elicitation/create", "sampling/createMessage"})
@@ -341,10 +336,10 @@ class ProxySession:
         return _Item(reply=self._answered(reply))
 
     def _unknown_task(self, message: Message) -> _Item:
-        found = [Violation(Rule.TASK_UNKNOWN, _UNKNOWN_TASK_TEXT, "/params/taskId")]
+        found = [Violation(Rule.TASK_UNKNOWN, UNKNOWN_TASK_TEXT, "/params/taskId")]
         self.auditor.record(found, direction="c2s", method=message.method, action="refused")
         self.conversation.observe(message, "c2s")
-        reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+        reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
         return _Item(reply=self._answered(reply))
 
     def _client_checked(self, message: Message, size: int, caller: Identity | None) -> _Item:
@@ -377,7 +372,7 @@ class ProxySession:
             # Tasks belong to the session that made them: another's, or a forgotten one,
             # is not asked about (its answer could not be checked).
             self.auditor.record(found, direction="c2s", method=message.method, action="refused")
-            reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+            reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
             return _Item(reply=self._answered(reply))
         if found:
             self.auditor.record(
@@ -520,7 +515,7 @@ class ProxySession:
             self.auditor.record(found, direction="s2c", method=method, action="replaced")
             if message.kind == "notification":
                 return _Item(changed=True)
-            reply = error_response(message.id, UNKNOWN_TASK, _UNKNOWN_TASK_TEXT)
+            reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
             return _Item(forward=reply, changed=True)
         if task is None or task.method != "tools/call":
             # Only a tool's result has a schema of the server's to hold it to; a task the
