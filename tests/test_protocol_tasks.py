@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from proxy_fixtures.task_server import STAMP, TOOLS
 from strictmcp.protocol import (
     Conversation,
     Message,
@@ -16,33 +17,13 @@ from strictmcp.protocol import (
     check_envelope,
     validate_capture,
 )
-from strictmcp.protocol.tasks import TaskBook, TaskRecord
+from strictmcp.protocol.tasks import EXTENSION, TaskBook, TaskRecord
+from strictmcp.protocol.wire import META_CLIENT_CAPABILITIES as CAPABILITIES
 
 Obj = dict[str, Any]
 V2025 = Revision.V2025_11_25
 V2026 = Revision.V2026_07_28
-EXTENSION = "io.modelcontextprotocol/tasks"
-CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-STAMP = "2026-05-01T10:30:00Z"
 
-TOOLS = [
-    {
-        "name": "report",
-        "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
-        "outputSchema": {
-            "type": "object",
-            "properties": {"total": {"type": "integer"}},
-            "required": ["total"],
-        },
-        "execution": {"taskSupport": "optional"},
-    },
-    {"name": "quick", "inputSchema": {"type": "object"}},
-    {
-        "name": "batch",
-        "inputSchema": {"type": "object"},
-        "execution": {"taskSupport": "required"},
-    },
-]
 GOOD = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"total": 3}}
 BAD = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"total": "three"}}
 
@@ -141,9 +122,7 @@ def task_2026(task_id: str = "t-1", status: str = "working", **extra: Any) -> Ob
 
 
 def v2025_task(session: Session, result: Obj | None = None) -> None:
-    call = session.ask(
-        "tools/call", {"name": "report", "arguments": {"n": 1}, "task": {"ttl": 60_000}}
-    )
+    call = session.ask("tools/call", {"name": "report", "arguments": {}, "task": {"ttl": 60_000}})
     assert call[1] == []
     assert session.last_call is not None
     assert session.last_call.allowed
@@ -186,11 +165,11 @@ def test_2025_task_support_forbidden_and_required() -> None:
     assert session.last_call is not None
     assert session.last_call.jsonrpc_error is not None
     assert session.last_call.jsonrpc_error[0] == -32601
-    required = session.ask("tools/call", {"name": "batch", "arguments": {}})
+    required = session.ask("tools/call", {"name": "batch", "arguments": {"n": 1}})
     assert codes(required[1]) == [Rule.TASK_REQUIRED.value]
     assert session.last_call is not None
     assert not session.last_call.allowed
-    fine = session.ask("tools/call", {"name": "batch", "arguments": {}, "task": {}})
+    fine = session.ask("tools/call", {"name": "batch", "arguments": {"n": 1}, "task": {}})
     assert fine[1] == []
     assert session.last_call is not None
     assert session.last_call.allowed
@@ -244,7 +223,7 @@ def test_2025_client_side_task_for_sampling() -> None:
 
 
 def v2026_task(session: Session) -> None:
-    call = session.ask("tools/call", session.params({"name": "report", "arguments": {"n": 1}}))
+    call = session.ask("tools/call", session.params({"name": "report", "arguments": {}}))
     assert call[1] == []
     assert session.answer(call, {"resultType": "task", **task_2026()}) == []
 

@@ -17,12 +17,12 @@ from typing import Any
 
 import httpx2
 
+from strictmcp.protocol.tasks import EXTENSION
 from test_proxy_http import _ACCEPT, Process, answer, request
 
 FIXTURES = Path(__file__).resolve().parent / "proxy_fixtures"
 SERVER = FIXTURES / "task_server.py"
 MODERN = "2026-07-28"
-EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 def recorded(workspace: Path) -> list[dict[str, Any]]:
