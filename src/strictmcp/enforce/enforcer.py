@@ -585,15 +585,7 @@ class Enforcer:
             f"the caller may not call tool {quote_name(name)}",
             "/params/name",
         )
-        self.auditor.record(
-            [denial],
-            direction="c2s",
-            method="tools/call",
-            tool=name,
-            stage="access",
-            action="refused" if refused else "would deny",
-            identity=identity,
-        )
+        self._report(name, "access", [denial], refused, identity, otherwise="would deny")
         return not refused
 
     def _limited(self, name: str, identity: Identity | None) -> CallCheck | None:
@@ -646,15 +638,7 @@ class Enforcer:
         """The refusal for ``why`` (reported; in audit mode "would deny", and None)."""
         assert self.policy is not None  # the limiter comes from it
         refused = self._guards_block(self.policy)
-        self.auditor.record(
-            [why],
-            direction="c2s",
-            method="tools/call",
-            tool=name,
-            stage="rate",
-            action="refused" if refused else "would deny",
-            identity=identity,
-        )
+        self._report(name, "rate", [why], refused, identity, otherwise="would deny")
         if not refused:
             return None
         text = f"{heading} for tool {quote_name(name)}; retry in {wait} s"
@@ -708,14 +692,18 @@ class Enforcer:
         violations: Sequence[Violation],
         refused: bool,
         identity: Identity | None,
+        *,
+        otherwise: Action = "allowed",
     ) -> None:
+        """Report a stage's findings on a call: ``refused`` it, or else ``otherwise`` (a
+        denial that audit mode lets through is "would deny")."""
         self.auditor.record(
             violations,
             direction="c2s",
             method="tools/call",
             tool=name,
             stage=stage,
-            action="refused" if refused else "allowed",
+            action="refused" if refused else otherwise,
             identity=identity,
         )
 
