@@ -459,7 +459,10 @@ class ProxySession:
         method = request.method if request is not None else message.method
         params = (request.params or {}) if request is not None else {}
         # The task a message is about, read before the message may make it forgotten.
-        task = self.conversation.task("c2s", task_id_of(params if request else message.params))
+        task = None
+        if method in _TASK_RESULTS or message.method == _TASK_STATUS:
+            named = params if request is not None else message.params
+            task = self.conversation.task("c2s", task_id_of(named))
         found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
         tool = params.get("name") if method == "tools/call" else None
         tool = tool if isinstance(tool, str) else None
