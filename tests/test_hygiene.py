@@ -17,7 +17,8 @@ from strictmcp.guards.policy import Policy, PolicyError, ResultRule
 from strictmcp.guards.secrets import redact
 from strictmcp.guards.text import scrub
 from strictmcp.integrations._server_core import ServerCore
-from strictmcp.protocol import LATEST, ToolRegistry
+from strictmcp.protocol import LATEST, ToolRegistry, decode
+from strictmcp.protocol.jsonrpc import plain_text
 from test_proxy_session import Session, messages
 
 
@@ -248,6 +249,50 @@ def test_policy_result_tables() -> None:
             Policy.from_dict(bad)
 
 
+# --- telling a plain result from its text ---------------------------------------------------
+
+# Every ASCII character, and non-ASCII ones of each class scrub looks for and of none.
+_CHARACTERS = [chr(code) for code in range(128)] + [
+    "\x85",
+    "\x9b",
+    "\u00e9",
+    "\u200b",
+    "\u202e",
+    "\u2066",
+    "\ufeff",
+    "\U000e0041",
+    "\U0001f600",
+]
+
+
+@pytest.mark.parametrize("ensure_ascii", [True, False])
+@pytest.mark.parametrize("char", _CHARACTERS)
+def test_text_called_plain_holds_nothing_for_hygiene(char: str, ensure_ascii: bool) -> None:
+    # The shortcut (no walk when the text is plain) must never skip a finding: the walk
+    # over the same result, told nothing, is the reference.
+    text = f'a{char}b \\ "q"'
+    result = {"content": [{"type": "text", "text": text}], "structuredContent": {"k": [text]}}
+    message = {"jsonrpc": "2.0", "id": 1, "result": result}
+    data = json.dumps(message, ensure_ascii=ensure_ascii).encode("utf-8", "surrogatepass")
+    walked = clean_result(result, "t", ResultRule())
+    decoded = decode(data)
+    assert decoded.plain == plain_text(data) == plain_text(data.decode("utf-8", "surrogatepass"))
+    if decoded.plain:
+        assert not walked.found
+        assert not walked.changed
+        assert clean_result(result, "t", ResultRule(), plain=True) == walked
+    printable = char.isascii() and (char.isprintable() or char in "\t\n\r")
+    # Printable ASCII is plain in either spelling (an escaped tab, line break or quote too).
+    assert decoded.plain == (printable and char != "\\"), repr(char)
+
+
+def test_the_shortcut_leaves_labels_and_redaction_to_the_walk() -> None:
+    text = "key AKIAIOSFODNN7EXAMPLE here"
+    result = {"content": [{"type": "text", "text": text}]}
+    assert clean_result(result, "t", ResultRule(redact=True), plain=True).changed
+    assert clean_result(result, "t", ResultRule(label=True), plain=True).changed
+
+
 # --- the proxy --------------------------------------------------------------------------------
 
 
@@ -270,6 +315,22 @@ def test_the_proxy_passes_clean_results_as_the_very_bytes() -> None:
     line = json.dumps({"jsonrpc": "2.0", "id": 7, "result": result_of(BENIGN[1])}).encode() + b"\n"
     routed = anyio.run(session.proxy.from_server, line)
     assert routed.forward == [line]
+
+
+@pytest.mark.parametrize("text", ["del\x7fhere", "bs\bhere", "ff\fhere", "esc\x1b[2Jhere"])
+def test_the_proxy_flags_ascii_controls_in_either_spelling(text: str) -> None:
+    # DEL may stand raw in JSON text; the others are escaped, as \u00XX or \b and \f.
+    for ensure_ascii in (True, False):
+        session = Session()
+        session.start()
+        tool = {"name": "t", "description": "T.", "inputSchema": {"type": "object"}}
+        session.list_tools([tool])
+        session.client(session.call(7, "t", {}))
+        answer = {"jsonrpc": "2.0", "id": 7, "result": result_of(text)}
+        line = json.dumps(answer, ensure_ascii=ensure_ascii).encode() + b"\n"
+        routed = anyio.run(session.proxy.from_server, line)
+        (flagged,) = messages(routed.forward)
+        assert flagged["result"]["_meta"][HYGIENE_META_KEY]["action"] == "flagged"
 
 
 def test_the_proxy_flags_by_default_and_strips_by_policy() -> None:

@@ -20,7 +20,7 @@ from strictmcp.connect.http_upstream import HttpUpstream
 from strictmcp.connect.sse import EventReader
 from strictmcp.proxy import http_asgi
 from strictmcp.proxy.http_server import App, Limits
-from strictmcp.proxy.http_streams import MAX_UNREAD, Router
+from strictmcp.proxy.http_streams import MAX_UNREAD, Lines, Router
 from test_proxy_http import (
     _ACCEPT,
     _LEGACY_INIT,
@@ -273,11 +273,11 @@ def test_a_get_stream_never_read_holds_a_bounded_backlog() -> None:
         assert stalled is not None
         for n in range(5 * MAX_UNREAD):
             router.deliver(json.dumps({"jsonrpc": "2.0", "method": f"n/{n}"}).encode())
-        assert stalled.qsize() <= MAX_UNREAD + 1
+        assert len(stalled) <= MAX_UNREAD + 1
         assert not router.busy
         again = router.listen()
         assert again is not None
-        kept = [json.loads(again.get_nowait() or b"")["method"] for _ in range(again.qsize())]
+        kept = [json.loads(line or b"")["method"] for line in again.take_all()]
         assert kept == [f"n/{n}" for n in range(5 * MAX_UNREAD - 3, 5 * MAX_UNREAD)]
 
     asyncio.run(body())
@@ -366,3 +366,27 @@ def test_an_endless_retry_field_is_ignored() -> None:
     primed = list(reader.feed(b"id: 1\nretry: " + b"9" * 5000 + b"\ndata: \n\n"))
     assert [event.data for event in primed] == [b""]
     assert (reader.last_id, reader.retry) == ("1", None)
+
+
+def test_an_answer_s_lines_wake_their_reader_once_each_way() -> None:
+    """What a POST's answer waits on: the next line, a ping when none comes in time, the
+    end, and the client going away, whichever comes first; no line is lost or reordered."""
+
+    async def body() -> None:
+        loop = asyncio.get_running_loop()
+        lines = Lines()
+        gone: asyncio.Future[None] = loop.create_future()
+        assert await lines.next(gone, 0.01) == b""  # nothing came in time: a ping
+        loop.call_later(0.01, lines.put, b"late")
+        assert await lines.next(gone, 5) == b"late"  # woken by the line, not the timer
+        lines.put(b"one")
+        lines.put(b"two")
+        assert [await lines.next(gone), await lines.next(gone)] == [b"one", b"two"]
+        loop.call_later(0.01, gone.set_result, None)
+        assert await lines.next(gone) is None  # the client went away while it waited
+        assert await lines.next(gone) is None
+        ended = Lines()
+        ended.put(None)
+        assert await ended.next(loop.create_future()) is None
+
+    asyncio.run(body())

@@ -433,14 +433,18 @@ class Enforcer:
         name: str,
         tool: CheckedTool | None,
         result: dict[str, Any],
+        *,
+        plain: bool = False,
     ) -> dict[str, Any] | None:
         """Hygiene of a result of ``name`` (:mod:`.hygiene`, under the policy's
         ``[[result]]`` entry for it, else flags only): the result to hand on instead, or None
         to hand on ``result`` itself. A result over its bounds, or whose cleaned
         ``structuredContent`` no longer matches the ``outputSchema``, is replaced by an
-        ``isError`` result. ``audit`` mode reports and changes nothing."""
+        ``isError`` result. ``audit`` mode reports and changes nothing. ``plain``: the text
+        the result was read from is known to hold nothing for hygiene to find
+        (:attr:`~strictmcp.protocol.Decoded.plain`)."""
         rule = self.policy.result_rule(name) if self.policy is not None else DEFAULT_RESULT_RULE
-        cleaned = clean_result(result, name, rule)
+        cleaned = clean_result(result, name, rule, plain=plain)
         if cleaned.refused:
             refused = self.enforcing and tool is not None
             action: Action = "replaced" if refused else "allowed"
@@ -474,6 +478,7 @@ class Enforcer:
         found: list[Violation],
         *,
         identity: Identity | None = None,
+        plain: bool = False,
     ) -> dict[str, Any] | None:
         """The final result of a tool-call ``task``, delivered after the task was created
         (2025-11-25's ``tasks/result``, 2026-07-28's inline ``result``), judged and cleaned
@@ -485,7 +490,8 @@ class Enforcer:
         replaced = self.judge_result(registry, name, found, task.tool, identity=identity)
         if replaced is not None:
             return replaced
-        return self.clean_result(registry, name, task.tool or registry.get(name), payload)
+        listed = task.tool or registry.get(name)
+        return self.clean_result(registry, name, listed, payload, plain=plain)
 
     def clean_server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """Hygiene of a server's ``elicitation/create`` or ``sampling/createMessage`` params

@@ -105,12 +105,18 @@ class _Walk:
         return {"action": action, "found": dict(sorted(self.counts.items()))}
 
 
-def clean_result(result: dict[str, Any], tool: str, rule: ResultRule) -> Cleaned:
+def clean_result(
+    result: dict[str, Any], tool: str, rule: ResultRule, *, plain: bool = False
+) -> Cleaned:
     """Hygiene of one ``tools/call`` result of ``tool`` under ``rule``; see the module
-    documentation. Pointers are into the JSON-RPC response (``/result/content/0/text``)."""
+    documentation. Pointers are into the JSON-RPC response (``/result/content/0/text``).
+    ``plain``: every string of the result is known to be printable ASCII, tabs and line
+    breaks (the caller read it from such text), so that there is nothing to scrub."""
     refused = _bounds(result, rule)
     if refused:
         return Cleaned(result, refused=refused)
+    if plain and not rule.redact and not rule.label and rule.delimiter is None:
+        return Cleaned(result)  # the common case, told from the text without a walk
     walk = _Walk(rule.hygiene, rule.redact, "/result")
     content = result.get("content")
     items = content if isinstance(content, list) else []

@@ -97,7 +97,9 @@ class Decoded:
     (bytes for ``bytes``, characters for ``str``): pass it to the schema engine as
     ``json_size`` when validating any part of these messages. ``error_id`` is the id to
     answer a refused single message with: its own, when the text parsed to an object with a
-    valid id, else None (``"id": null``).
+    valid id, else None (``"id": null``). ``plain`` says that every string in the text is
+    printable ASCII, tabs and line breaks (:func:`plain_text`): nothing in it for result
+    hygiene to find.
     """
 
     messages: tuple[Message, ...]
@@ -105,6 +107,7 @@ class Decoded:
     violations: tuple[Violation, ...]
     size: int
     error_id: int | str | None = None
+    plain: bool = False
 
     @property
     def valid(self) -> bool:
@@ -137,7 +140,7 @@ def decode(
     if not isinstance(document, list):
         message, violations = check_envelope(document, revision)
         if message is not None and not violations and not unpaired:
-            return Decoded((message,), False, (), size, message.id)
+            return Decoded((message,), False, (), size, message.id, plain_text(data))
         violations += unpaired
         return Decoded(
             () if message is None else (message,),
@@ -174,7 +177,25 @@ def decode(
         violations.append(
             Violation(Rule.INVALID_MESSAGE, "a batch must not mix requests and responses")
         )
-    return Decoded(tuple(messages), True, tuple(violations), size)
+    return Decoded(tuple(messages), True, tuple(violations), size, None, plain_text(data))
+
+
+# What makes a string of JSON text hold more than printable ASCII once read: an escape of a
+# code point (\u), of a backspace or of a form feed, or DEL (the one ASCII control that JSON
+# does not make text escape). Raw controls in strings are refused by the parser.
+_UNPLAIN_ESCAPE = re.compile(rb"\\[ubf]")
+_TEXT_UNPLAIN_ESCAPE = re.compile(r"\\[ubf]")
+
+
+def plain_text(data: bytes | str) -> bool:
+    """Whether every string that valid JSON text ``data`` holds is printable ASCII, tabs and
+    line breaks, told from the text without reading it: True is always right, False may be
+    too cautious (an escaped backslash before ``u``, say)."""
+    if not data.isascii():
+        return False
+    if isinstance(data, bytes):
+        return b"\x7f" not in data and (b"\\" not in data or not _UNPLAIN_ESCAPE.search(data))
+    return "\x7f" not in data and ("\\" not in data or not _TEXT_UNPLAIN_ESCAPE.search(data))
 
 
 # An escape that may start a surrogate: the only way one gets into text that is valid UTF-8.

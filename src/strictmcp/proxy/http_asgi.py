@@ -27,7 +27,7 @@ from mcp_types.jsonrpc import (
 from ..connect.lines import line_of
 from ..connect.sse import event, priming
 from ..enforce import RATE_LIMITED
-from .http_streams import Exchange, RequestId
+from .http_streams import Exchange, Lines, RequestId
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -123,7 +123,7 @@ def loads(line: bytes) -> Any:
 
 async def stream(
     send: Send,
-    lines: asyncio.Queue[bytes | None],
+    lines: Lines,
     gone: asyncio.Future[None],
     extra: Headers,
     *,
@@ -139,7 +139,7 @@ async def stream(
         await send({"type": "http.response.body", "body": head, "more_body": True})
     for already in taken or []:
         await send({"type": "http.response.body", "body": event(already), "more_body": True})
-    while (line := await _next(lines, gone, PING_SECONDS)) is not None:
+    while (line := await lines.next(gone, PING_SECONDS)) is not None:
         data = event(line) if line else b": ping\n\n"
         await send({"type": "http.response.body", "body": data, "more_body": True})
     if not gone.done():
@@ -165,7 +165,7 @@ async def respond(
     taken: list[bytes] = []
     if exchange.held is not None:
         patience = PING_SECONDS if primed is None else RESUMABLE_SECONDS
-        first = await _next(exchange.lines, gone, patience if exchange.streaming else None)
+        first = await exchange.lines.next(gone, patience if exchange.streaming else None)
         if first is None:
             if not gone.done():
                 await answer_json(send, exchange.held, extra, batch=batch, statuses=statuses)
@@ -175,22 +175,6 @@ async def respond(
         else:
             exchange.stream()
     await stream(send, exchange.lines, gone, extra, primed=primed, taken=taken)
-
-
-async def _next(
-    lines: asyncio.Queue[bytes | None], gone: asyncio.Future[None], ping: float | None = None
-) -> bytes | None:
-    """The next line, or None at the end or when the client is gone; ``b""`` when ``ping``
-    seconds pass without one."""
-    if gone.done():
-        return None
-    getting: asyncio.Future[bytes | None] = asyncio.ensure_future(lines.get())
-    either: list[asyncio.Future[Any]] = [getting, gone]
-    await asyncio.wait(either, timeout=ping, return_when="FIRST_COMPLETED")
-    if getting.done():
-        return getting.result()
-    getting.cancel()
-    return None if gone.done() else b""
 
 
 async def answer_json(

@@ -29,6 +29,59 @@ MAX_UNREAD = 1000
 that many means its connection has stalled, and they would pile up without bound."""
 
 
+class Lines:
+    """The lines of one answer or GET stream, in order, None last, for one reader.
+
+    An :class:`asyncio.Queue` would hold them, but waiting on one together with the client's
+    going away and a ping timer takes a task and :func:`asyncio.wait` per line; :meth:`next`
+    takes one future, woken by whichever comes first.
+    """
+
+    def __init__(self) -> None:
+        self._items: deque[bytes | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, line: bytes | None) -> None:
+        """Add a line (None: the end)."""
+        self._items.append(line)
+        self._wake()
+
+    def take_all(self) -> list[bytes | None]:
+        """Every line not read yet, removed."""
+        items = list(self._items)
+        self._items.clear()
+        return items
+
+    async def next(self, gone: asyncio.Future[None], ping: float | None = None) -> bytes | None:
+        """The next line, or None at the end or once ``gone`` (the client went away) is done;
+        ``b""`` when ``ping`` seconds pass without one."""
+        if gone.done():
+            return None
+        if not self._items:
+            loop = asyncio.get_running_loop()
+            self._waiter = loop.create_future()
+            gone.add_done_callback(self._wake)
+            timer = loop.call_later(ping, self._wake) if ping is not None else None
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+                gone.remove_done_callback(self._wake)
+                if timer is not None:
+                    timer.cancel()
+            if not self._items:
+                return None if gone.done() else b""
+        return self._items.popleft()
+
+    def _wake(self, *_: object) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
 class Exchange:
     """One POST waiting for the answers to its requests.
 
@@ -56,11 +109,11 @@ class Exchange:
         self.tokens = tokens
         self.streaming = streaming
         self.waiting = set(ids)
-        self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.lines = Lines()
         #: The responses kept for a JSON answer; None once the answer is a stream.
         self.held: list[bytes] | None = [] if whole else None
         if not self.waiting:
-            self.lines.put_nowait(None)
+            self.lines.put(None)
 
     def put(self, line: bytes, messages: list[dict[str, Any]]) -> None:
         """A line for this exchange (``messages`` are its contents), in the client's ids."""
@@ -86,12 +139,12 @@ class Exchange:
             return
         held = self.held
         if held is None:
-            self.lines.put_nowait(line)
+            self.lines.put(line)
         elif answered and (len(answered) == len(messages) or not self.streaming):
             held.append(line)
         elif self.streaming:
             self.stream()
-            self.lines.put_nowait(line)
+            self.lines.put(line)
         # else: a message for a client that takes only JSON, which has no place for it
         for sent_as in answered:
             self.settle(sent_as)
@@ -100,7 +153,7 @@ class Exchange:
         """Make the answer an event stream from now on: the responses held go first."""
         if self.held is not None:
             for line in self.held:
-                self.lines.put_nowait(line)
+                self.lines.put(line)
             self.held = None
 
     def settle(self, sent_as: RequestId | None) -> None:
@@ -108,12 +161,12 @@ class Exchange:
         if sent_as in self.waiting:
             self.waiting.discard(sent_as)
             if not self.waiting:
-                self.lines.put_nowait(None)
+                self.lines.put(None)
 
     def end(self) -> None:
         """Nothing more will come."""
         self.waiting.clear()
-        self.lines.put_nowait(None)
+        self.lines.put(None)
 
 
 class Router:
@@ -128,7 +181,7 @@ class Router:
         self._exchanges: dict[RequestId, Exchange] = {}
         self._progress: dict[RequestId, Exchange] = {}
         self._open: dict[Exchange, None] = {}  # in the order they were opened
-        self.standalone: asyncio.Queue[bytes | None] | None = None
+        self.standalone: Lines | None = None
         self._buffer: deque[bytes] = deque(maxlen=buffered)
 
     @property
@@ -160,16 +213,16 @@ class Router:
                 del self._progress[token]
         self._open.pop(exchange, None)
 
-    def listen(self) -> asyncio.Queue[bytes | None] | None:
+    def listen(self) -> Lines | None:
         """Open the GET stream, with what was buffered for it; None if one is open already."""
         if self.standalone is not None:
             return None
-        self.standalone = asyncio.Queue()
+        self.standalone = Lines()
         while self._buffer:
-            self.standalone.put_nowait(self._buffer.popleft())
+            self.standalone.put(self._buffer.popleft())
         return self.standalone
 
-    def unlisten(self, stream: asyncio.Queue[bytes | None]) -> None:
+    def unlisten(self, stream: Lines) -> None:
         """The GET stream closed."""
         if self.standalone is stream:
             self.standalone = None
@@ -186,29 +239,26 @@ class Router:
             target.put(line, messages)
         elif self.shared:
             return
-        elif self.standalone is not None and self.standalone.qsize() < MAX_UNREAD:
-            self.standalone.put_nowait(line)
+        elif self.standalone is not None and len(self.standalone) < MAX_UNREAD:
+            self.standalone.put(line)
         else:
             if self.standalone is not None:
                 self._drop_laggard(self.standalone)
             self._buffer.append(line)
 
-    def _drop_laggard(self, stream: asyncio.Queue[bytes | None]) -> None:
+    def _drop_laggard(self, stream: Lines) -> None:
         """End a GET stream whose client reads no more: what it did not take is kept, in
         order (the buffer's bound applies), for the next one."""
         self.standalone = None
-        while not stream.empty():
-            line = stream.get_nowait()
-            if line is not None:
-                self._buffer.append(line)
-        stream.put_nowait(None)
+        self._buffer.extend(line for line in stream.take_all() if line is not None)
+        stream.put(None)
 
     def end(self) -> None:
         """The upstream is gone: every answer and stream ends."""
         for exchange in list(self._open):
             exchange.end()
         if self.standalone is not None:
-            self.standalone.put_nowait(None)
+            self.standalone.put(None)
 
     def _target(self, messages: list[dict[str, Any]]) -> Exchange | None:
         for message in messages:

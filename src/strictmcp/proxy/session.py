@@ -216,7 +216,7 @@ class ProxySession:
             caller = identity if identity is not None else self.identity
             items = [self._client_message(m, decoded.size, caller) for m in decoded.messages]
         else:
-            items = [self._server_message(m, decoded.size) for m in decoded.messages]
+            items = [self._server_message(m, decoded) for m in decoded.messages]
         for item in items:
             if item.dry_run is not None or item.deep is not None:
                 return self._after_dry_runs(line, direction, decoded, items)
@@ -434,11 +434,11 @@ class ProxySession:
             return None
         return self._answered(_result(message, decision.error_result))
 
-    def _server_message(self, message: Message, size: int) -> _Item:
+    def _server_message(self, message: Message, decoded: Decoded) -> _Item:
         answer = message.kind in ("response", "error")
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
         caller = self._callers.pop(message.id, None) if answer and message.id is not None else None
-        item = self._server_checked(message, size, request)
+        item = self._server_checked(message, decoded, request)
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
@@ -447,7 +447,8 @@ class ProxySession:
                 return _Item(forward=public, changed=True)
         return item
 
-    def _server_checked(self, message: Message, size: int, request: Message | None) -> _Item:
+    def _server_checked(self, message: Message, decoded: Decoded, request: Message | None) -> _Item:
+        size = decoded.size
         answer = message.kind in ("response", "error")
         if message.id is not None and answer:
             self._waiting.pop(message.id, None)
@@ -483,9 +484,11 @@ class ProxySession:
                 found = []
             if changed is None:
                 listed = registry.get(tool)
-                changed = self.enforcer.clean_result(registry, tool, listed, result)
+                changed = self.enforcer.clean_result(
+                    registry, tool, listed, result, plain=decoded.plain
+                )
         elif method in _TASK_RESULTS or message.method == _TASK_STATUS:
-            return self._task_message(message, method, found, task)
+            return self._task_message(message, method, found, task, decoded.plain)
         elif message.kind == "request" and message.method in _SERVER_REQUESTS:
             asked = message.params if isinstance(message.params, dict) else None
             cleaned = self.enforcer.clean_server_request(message.method, asked) if asked else None
@@ -501,7 +504,12 @@ class ProxySession:
         return _Item(forward={**message.raw, "result": changed}, changed=True)
 
     def _task_message(
-        self, message: Message, method: str | None, found: list[Violation], task: TaskRecord | None
+        self,
+        message: Message,
+        method: str | None,
+        found: list[Violation],
+        task: TaskRecord | None,
+        plain: bool,
     ) -> _Item:
         """A message that may carry a task's final result: the answer to ``tasks/result``
         (2025-11-25), to ``tasks/get`` or a status notification (2026-07-28, inline). The
@@ -526,7 +534,7 @@ class ProxySession:
             self._report_found(found, method)
             return _Item(forward=message.raw)
         registry = self.conversation.tools
-        changed = self.enforcer.check_task_result(registry, task, payload, found)
+        changed = self.enforcer.check_task_result(registry, task, payload, found, plain=plain)
         if changed is None:
             return _Item(forward=message.raw)
         if inline:
