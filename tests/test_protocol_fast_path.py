@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -120,12 +121,86 @@ extras = st.dictionaries(
 )
 
 
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+capabilities = st.one_of(
+    st.just({}),
+    st.dictionaries(
+        st.sampled_from(["extensions", "experimental", "roots", "sampling", "other"]),
+        st.dictionaries(texts, objects | odd_values, max_size=2) | odd_values,
+        max_size=2,
+    ),
+)
+client_infos = st.one_of(
+    st.fixed_dictionaries({"name": texts, "version": texts}),
+    st.fixed_dictionaries(
+        {"name": texts | odd_values, "version": texts}, optional={"title": texts}
+    ),
+)
+
+
+@st.composite
+def request_metas(draw: st.DrawFn) -> dict[str, Any]:
+    """The ``_meta`` of a 2026-07-28 request, plain or almost plain."""
+    meta: dict[str, Any] = {}
+    meta |= draw(member(PROTOCOL_VERSION, st.just("2026-07-28") | texts, odd_values))
+    meta |= draw(member(CLIENT_CAPABILITIES, capabilities, odd_values))
+    meta |= draw(seldom(member(CLIENT_INFO, client_infos, odd_values)))
+    meta |= draw(seldom(member("progressToken", ids, odd_values)))
+    meta |= draw(seldom(member("io.modelcontextprotocol/logLevel", texts, odd_values)))
+    return meta
+
+
+def _objects_in(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    if isinstance(value, dict):
+        yield path
+        for key, item in value.items():
+            yield from _objects_in(item, (*path, key))
+
+
+@st.composite
+def near_modern_calls(draw: st.DrawFn) -> dict[str, Any]:
+    """A plain 2026-07-28 ``tools/call`` (with a client's name, capabilities and progress
+    token, or without), or one with one member of one of its objects changed, dropped or
+    added: most of them a step from the plain shape, on either side of it."""
+    meta: dict[str, Any] = {
+        PROTOCOL_VERSION: draw(st.just("2026-07-28") | texts),
+        CLIENT_CAPABILITIES: draw(
+            st.sampled_from([{}, {"extensions": {"io.modelcontextprotocol/tasks": {}}}])
+        ),
+    }
+    meta |= draw(seldom(st.fixed_dictionaries({CLIENT_INFO: client_infos})))
+    meta |= draw(seldom(st.fixed_dictionaries({"progressToken": ids})))
+    params = {"name": draw(texts), "arguments": draw(objects), "_meta": meta}
+    frame = {"jsonrpc": "2.0", "id": draw(ids), "method": "tools/call", "params": params}
+    change = draw(st.sampled_from(["none", "change", "drop", "add"]))
+    if change == "none":
+        return frame
+    path = draw(st.sampled_from(list(_objects_in(frame))))
+    target: Any = frame
+    for key in path:
+        target = target[key]
+    if change == "add" or not target:
+        more = draw(st.sampled_from(["extra", "_meta", "task", "roots", "title", "logLevel"]))
+        target[more] = draw(odd_values | objects)
+        return frame
+    key = draw(st.sampled_from(sorted(target)))
+    if change == "drop":
+        del target[key]
+    else:
+        target[key] = draw(odd_values)
+    return frame
+
+
 @st.composite
 def call_frames(draw: st.DrawFn) -> dict[str, Any]:
-    """A ``tools/call`` request frame, plain or almost plain."""
+    """A ``tools/call`` request frame, plain or almost plain (for 2026-07-28 too)."""
     params: dict[str, Any] = {}
     params |= draw(member("name", texts, odd_values))
     params |= draw(member("arguments", objects, odd_values))
+    params |= draw(st.one_of(st.just({}), member("_meta", request_metas(), odd_values)))
     params |= draw(seldom(extras))
     frame: dict[str, Any] = {}
     frame |= draw(member("jsonrpc", st.just("2.0"), st.sampled_from(["1.0", 2.0, None])))
@@ -156,6 +231,8 @@ def tool_results(draw: st.DrawFn) -> Any:
     result |= draw(member("content", st.lists(blocks, max_size=3), odd_values))
     result |= draw(member("isError", st.booleans(), odd_values))
     result |= draw(member("structuredContent", objects, odd_values))
+    kinds = st.sampled_from(["complete", "input_required", "task"]) | texts
+    result |= draw(st.one_of(st.just({}), member("resultType", kinds, odd_values)))
     result |= draw(seldom(extras))
     return draw(st.one_of(st.just(result), st.just(result), json_values))
 
@@ -187,6 +264,10 @@ PLAIN_RESULT = {
     "isError": False,
 }
 
+MODERN_META = {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}
+MODERN_CALL = {**PLAIN_CALL, "params": {**PLAIN_CALL["params"], "_meta": MODERN_META}}
+MODERN_RESULT = {**PLAIN_RESULT, "resultType": "complete"}
+
 CALL_TABLE: list[dict[str, Any]] = [
     PLAIN_CALL,
     {**PLAIN_CALL, "id": "seven"},
@@ -205,6 +286,28 @@ CALL_TABLE: list[dict[str, Any]] = [
     {**PLAIN_CALL, "params": {"name": TOOL, "arguments": {}, "task": {"ttl": 5}}},
     {**PLAIN_CALL, "params": {"name": "\ud800", "arguments": {"\udc00": 1}}},
     {**PLAIN_CALL, "params": []},
+    MODERN_CALL,
+    {**MODERN_CALL, "params": {"name": TOOL, "_meta": MODERN_META}},
+    {**MODERN_CALL, "params": {"name": TOOL, "arguments": {}}},
+    *(
+        {**MODERN_CALL, "params": {"name": TOOL, "arguments": {}, "_meta": {**MODERN_META, **more}}}
+        for more in [
+            {CLIENT_CAPABILITIES: {"extensions": {"io.modelcontextprotocol/tasks": {}}}},
+            {CLIENT_CAPABILITIES: {"extensions": {"x": None}}},
+            {CLIENT_CAPABILITIES: {"roots": {}}},
+            {CLIENT_CAPABILITIES: None},
+            {CLIENT_INFO: {"name": "c", "version": "1"}},
+            {CLIENT_INFO: {"name": "c"}},
+            {CLIENT_INFO: {"name": "c", "version": "1", "title": "C"}},
+            {"progressToken": "p"},
+            {"progressToken": None},
+            {"progressToken": True},
+            {PROTOCOL_VERSION: 2026},
+            {"io.modelcontextprotocol/logLevel": "debug"},
+            {"other": 1},
+        ]
+    ),
+    {**MODERN_CALL, "params": {"name": TOOL, "arguments": {}, "_meta": {PROTOCOL_VERSION: "x"}}},
 ]
 RESULT_TABLE: list[Any] = [
     PLAIN_RESULT,
@@ -228,6 +331,11 @@ RESULT_TABLE: list[Any] = [
     {"content": [], "structuredContent": "text"},
     {"content": [], "_meta": {"k": 1}},
     {"content": [], "resultType": "complete"},
+    MODERN_RESULT,
+    {**MODERN_RESULT, "resultType": "task"},
+    {**MODERN_RESULT, "resultType": "input_required"},
+    {**MODERN_RESULT, "resultType": None},
+    {**MODERN_RESULT, "structuredContent": [1]},
     {"content": [], "other": 1},
     {"isError": False},
     {},
@@ -271,6 +379,16 @@ def test_the_plain_shapes_do_take_the_fast_path() -> None:
     assert methods_module._PLAIN[call](PLAIN_CALL, revision)
     assert methods_module._PLAIN[result](PLAIN_RESULT, revision)
     assert not methods_module._PLAIN[result](PLAIN_RESULT, Revision.V2025_03_26)
+    modern = Revision.V2026_07_28
+    call = CLIENT_REQUESTS[("tools/call", modern.value)]
+    (complete,) = (
+        member
+        for member in typing.get_args(SERVER_RESULTS[("tools/call", modern.value)])
+        if member.__name__ == "CallToolResult"
+    )
+    assert methods_module._PLAIN[call](MODERN_CALL, modern)
+    assert methods_module._PLAIN[complete](MODERN_RESULT, modern)
+    assert not methods_module._PLAIN[complete](PLAIN_RESULT, modern)
 
 
 _SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -280,6 +398,15 @@ _SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[Hea
 @given(frame=call_frames(), revision=st.sampled_from(REVISIONS), strict=st.booleans())
 def test_any_request(frame: dict[str, Any], revision: Revision, strict: bool) -> None:
     message = request_of(frame)
+    fast, slow = both_ways(lambda: check_request(message, revision, "client", strict=strict))
+    assert fast == slow
+
+
+@_SETTINGS
+@given(frame=near_modern_calls(), strict=st.booleans())
+def test_any_modern_request(frame: dict[str, Any], strict: bool) -> None:
+    message = request_of(frame)
+    revision = Revision.V2026_07_28
     fast, slow = both_ways(lambda: check_request(message, revision, "client", strict=strict))
     assert fast == slow
 

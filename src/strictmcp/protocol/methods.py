@@ -82,6 +82,7 @@ Sender = Literal["client", "server"]
 _V2025_03_26 = Revision.V2025_03_26
 _V2025_06_18 = Revision.V2025_06_18
 _V2025_11_25 = Revision.V2025_11_25
+_V2026_07_28 = Revision.V2026_07_28
 
 # --- where a revision's own schema differs from its era's model --------------------------------
 # Keys name mcp-types' classes (the schema's definition names) and wire field names. Only
@@ -434,22 +435,71 @@ def _adapter(target: Any) -> TypeAdapter[Any]:
 # goes through the model as before (tests/test_protocol_fast_path.py compares the two).
 
 _CALL_PARAMS = frozenset({"name", "arguments"})
+_MODERN_CALL_PARAMS = frozenset({"name", "arguments", "_meta"})
+_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+_REQUEST_META = frozenset({_PROTOCOL_VERSION, _CLIENT_CAPABILITIES, _CLIENT_INFO, "progressToken"})
+# Capabilities whose every member is an object of objects (extension and experimental
+# settings are free-form objects): the plain shape of a 2026-07-28 request's capabilities.
+_FREE_FORM_CAPABILITIES = frozenset({"extensions", "experimental"})
+_NAME_VERSION = frozenset({"name", "version"})
+_NAMED = {"name": "", "version": ""}  # stands for an absent clientInfo
 
 
 def _plain_call(frame: Any, revision: Revision) -> bool:
     """A ``tools/call`` request with nothing but a string ``name`` and object ``arguments``."""
-    if type(frame) is not dict or len(frame) != 4:
+    params = _plain_call_params(frame)
+    return params is not None and params.keys() <= _CALL_PARAMS
+
+
+def _plain_modern_call(frame: Any, revision: Revision) -> bool:
+    """A 2026-07-28 ``tools/call`` request: a plain call (:func:`_plain_call`) with the
+    ``_meta`` every request of the revision carries: its protocol version, its capabilities
+    (none, or extensions and experimental settings only), perhaps the client's name and version
+    and a progress token."""
+    params = _plain_call_params(frame)
+    if params is None or not params.keys() <= _MODERN_CALL_PARAMS:
         return False
-    params = frame.get("params")
+    meta = params.get("_meta")
+    if type(meta) is not dict or not meta.keys() <= _REQUEST_META:
+        return False
+    capabilities = meta.get(_CLIENT_CAPABILITIES)
+    info = meta.get(_CLIENT_INFO, _NAMED)
+    token = meta.get("progressToken", 0)
     return (
+        type(meta.get(_PROTOCOL_VERSION)) is str
+        and type(capabilities) is dict
+        and capabilities.keys() <= _FREE_FORM_CAPABILITIES
+        and all(_object_of_objects(value) for value in capabilities.values())
+        and type(info) is dict
+        and info.keys() == _NAME_VERSION
+        and type(info["name"]) is str
+        and type(info["version"]) is str
+        and type(token) in (int, str)
+    )
+
+
+def _plain_call_params(frame: Any) -> dict[str, Any] | None:
+    """The params of a ``tools/call`` frame of exactly the envelope's four members, with a
+    string ``name`` and object ``arguments`` (if any); None for any other frame."""
+    if type(frame) is not dict or len(frame) != 4:
+        return None
+    params = frame.get("params")
+    if (
         frame.get("jsonrpc") == "2.0"
         and frame.get("method") == "tools/call"
         and type(frame.get("id")) in (int, str)
         and type(params) is dict
-        and params.keys() <= _CALL_PARAMS
         and type(params.get("name")) is str
         and ("arguments" not in params or type(params["arguments"]) is dict)
-    )
+    ):
+        return params
+    return None
+
+
+def _object_of_objects(value: Any) -> bool:
+    return type(value) is dict and all(type(item) is dict for item in value.values())
 
 
 # The members of a CallToolResult the plain shape may have, by revision.
@@ -461,12 +511,28 @@ _TOOL_RESULT_KEYS = {
     )
     for revision in Revision
 }
+_MODERN_TOOL_RESULT_KEYS = _TOOL_RESULT_KEYS[_V2026_07_28] | {"resultType"}
 
 
 def _plain_tool_result(result: Any, revision: Revision) -> bool:
     """A ``CallToolResult`` of text blocks (only ``type`` and ``text``), a boolean ``isError``
     and an object ``structuredContent`` where the revision has it, and nothing else."""
-    if type(result) is not dict or not result.keys() <= _TOOL_RESULT_KEYS[revision]:
+    if type(result) is not dict:
+        return False
+    return _plain_result_members(result, _TOOL_RESULT_KEYS[revision])
+
+
+def _plain_modern_tool_result(result: Any, revision: Revision) -> bool:
+    """A 2026-07-28 ``CallToolResult``: a plain one with the ``resultType`` it must have."""
+    return (
+        type(result) is dict
+        and type(result.get("resultType")) is str
+        and _plain_result_members(result, _MODERN_TOOL_RESULT_KEYS)
+    )
+
+
+def _plain_result_members(result: dict[str, Any], keys: frozenset[str]) -> bool:
+    if not result.keys() <= keys:
         return False
     content = result.get("content")
     if type(content) is not list:
@@ -488,6 +554,10 @@ def _plain_tool_result(result: Any, revision: Revision) -> bool:
 _PLAIN: dict[Any, Callable[[Any, Revision], bool]] = {
     CLIENT_REQUESTS[("tools/call", _V2025_11_25.value)]: _plain_call,
     SERVER_RESULTS[("tools/call", _V2025_11_25.value)]: _plain_tool_result,
+    CLIENT_REQUESTS[("tools/call", _V2026_07_28.value)]: _plain_modern_call,
+    _result_kinds(SERVER_RESULTS[("tools/call", _V2026_07_28.value)])[1]: (
+        _plain_modern_tool_result
+    ),
 }
 
 
