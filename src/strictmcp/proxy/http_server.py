@@ -475,6 +475,10 @@ def server_config(app: App, host: str, port: int) -> uvicorn.Config:
         lifespan="on",
         log_level="warning",
         access_log=False,
+        # Nothing here reads the client's address or scheme: no X-Forwarded-* rewriting of
+        # them (a middleware call per request), and no software name in every answer.
+        proxy_headers=False,
+        server_header=False,
         timeout_graceful_shutdown=2,
     )
 
