@@ -182,6 +182,29 @@ def test_repeated_origin_or_host_headers_are_all_checked(launch: StartProxy) -> 
     no_crash(proxy.stderr())
 
 
+def test_unreadable_origin_or_host_headers_are_refused_not_crashed_on(launch: StartProxy) -> None:
+    # urlsplit raises on an open bracket or a bracketed non-address: foreign, not a 500.
+    proxy = launch()
+
+    async def body() -> None:
+        init = json.dumps(request("initialize", 0, _LEGACY_INIT)).encode()
+        base = list(_ACCEPT.items())
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for origin in ("http://[::1", "http://[zz]", "http://a]b"):
+                headers = [*base, ("origin", origin)]
+                response = await http.post(proxy.url, content=init, headers=headers)
+                assert response.status_code == 403, origin
+            for host in ("[::1", "[zz]"):
+                headers = [*base, ("host", host)]
+                response = await http.post(proxy.url, content=init, headers=headers)
+                assert response.status_code == 421, host
+            response = await http.post(proxy.url, content=init, headers=base)
+            assert response.status_code == 200
+
+    run(body)
+    no_crash(proxy.stderr())
+
+
 def test_a_declared_version_no_header_can_carry_reaches_an_http_server(
     launch: StartProxy,
 ) -> None:

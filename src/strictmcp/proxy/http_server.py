@@ -23,6 +23,7 @@ from a message.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import socket
 from collections.abc import Awaitable, Callable
@@ -137,22 +138,8 @@ class App:
                 return
 
     def _refused(self, headers: dict[str, str]) -> int:
-        """403 for a foreign ``Origin``, 421 for a foreign ``Host`` on loopback; else 0.
-
-        A page in a browser may post to any address, and DNS rebinding can make a foreign
-        name resolve to ours: on loopback only local origins are let in; elsewhere, a page
-        of our own origin (or a local one).
-        """
-        host = _hostname(headers.get("host", ""))
-        origin = headers.get("origin")
-        if origin is not None:
-            origin_host = urlsplit(origin).hostname or ""
-            allowed = is_loopback(origin_host) or (not self.loopback and origin_host == host)
-            if not allowed:
-                return 403
-        if self.loopback and not is_loopback(host):
-            return 421
-        return 0
+        """403 for a foreign ``Origin``, 421 for a foreign ``Host`` on loopback; else 0."""
+        return _foreign(headers.get("host", ""), headers.get("origin"), self.loopback)
 
     # --- POST --------------------------------------------------------------------------------
 
@@ -511,8 +498,35 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
     return headers
 
 
-def _hostname(host: str) -> str:
-    return urlsplit(f"//{host}").hostname or ""
+@functools.lru_cache(maxsize=256)
+def _foreign(host_header: str, origin: str | None, loopback: bool) -> int:
+    """See :meth:`App._refused`; every request asks, with the same few headers (a cache:
+    parsing them is a few per cent of a call).
+
+    A page in a browser may post to any address, and DNS rebinding can make a foreign
+    name resolve to ours: on loopback only local origins are let in; elsewhere, a page
+    of our own origin (or a local one).
+    """
+    host = _hostname(f"//{host_header}")
+    if origin is not None:
+        origin_host = _hostname(origin)
+        allowed = origin_host is not None and (
+            is_loopback(origin_host) or (not loopback and origin_host == host)
+        )
+        if not allowed:
+            return 403
+    if loopback and (host is None or not is_loopback(host)):
+        return 421
+    return 0
+
+
+def _hostname(url: str) -> str | None:
+    """The host a URL names ("" for none); None when it cannot be read (a bracket left
+    open, something in brackets that is no IPv6 address), which no local name is."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return None
 
 
 def _messages(parsed: Any) -> list[dict[str, Any]]:
