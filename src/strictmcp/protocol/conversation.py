@@ -331,6 +331,7 @@ class Conversation:
             pending = self._naming(params, direction, revision, violations)
         if direction == "c2s":
             meta = params.get("_meta")
+            capabilities = None  # this request's own (2026-07-28)
             if method == "initialize" and isinstance(params.get("capabilities"), Mapping):
                 self._client_capabilities = params["capabilities"]
             elif (
@@ -338,8 +339,9 @@ class Conversation:
                 and isinstance(meta, _MAPPING)
                 and isinstance(meta.get(_META_CAPABILITIES), Mapping)
             ):
-                self._client_capabilities = meta[_META_CAPABILITIES]
-                pending = replace(pending, client_capabilities=meta[_META_CAPABILITIES])
+                capabilities = self._client_capabilities = meta[_META_CAPABILITIES]
+                if method != "tools/call":  # a call's pending entry is made whole below
+                    pending = replace(pending, client_capabilities=capabilities)
             violations += self._input_responses(params, revision)
             if method == "tools/call":
                 check = check_call(
@@ -359,9 +361,7 @@ class Conversation:
                         )
                 violations.call = check
                 violations += check.violations
-                # Client capabilities are all the request may have left so far.
-                if check.tool is not None or pending.client_capabilities is not None or asked:
-                    capabilities = pending.client_capabilities
+                if check.tool is not None or capabilities is not None or asked:
                     pending = _Pending(
                         tool=check.tool,
                         client_capabilities=capabilities,

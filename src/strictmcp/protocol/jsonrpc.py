@@ -97,9 +97,9 @@ class Decoded:
     (bytes for ``bytes``, characters for ``str``): pass it to the schema engine as
     ``json_size`` when validating any part of these messages. ``error_id`` is the id to
     answer a refused single message with: its own, when the text parsed to an object with a
-    valid id, else None (``"id": null``). ``plain`` says that every string in the text is
-    printable ASCII, tabs and line breaks (:func:`plain_text`): nothing in it for result
-    hygiene to find.
+    valid id, else None (``"id": null``). ``plain`` says, of a response or a batch, that every
+    string in the text is printable ASCII, tabs and line breaks (:func:`plain_text`): nothing
+    in it for result hygiene to find (False for other messages: not looked for).
     """
 
     messages: tuple[Message, ...]
@@ -140,7 +140,8 @@ def decode(
     if not isinstance(document, list):
         message, violations = check_envelope(document, revision)
         if message is not None and not violations and not unpaired:
-            return Decoded((message,), False, (), size, message.id, plain_text(data))
+            plain = message.kind == "response" and plain_text(data)
+            return Decoded((message,), False, (), size, message.id, plain)
         violations += unpaired
         return Decoded(
             () if message is None else (message,),
