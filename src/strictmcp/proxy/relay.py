@@ -66,6 +66,7 @@ class Relay:
         # The last line that had to be awaited before it could be decided: later ones wait.
         self._turn: asyncio.Task[Routed] | None = None
         self._asked = OwnRequests()
+        self._flush_soon = False  # a flush is scheduled for the end of this turn
 
     # --- the client's side -----------------------------------------------------------------
 
@@ -89,10 +90,14 @@ class Relay:
     async def from_client(
         self, line: bytes, decoded: Decoded | None = None, identity: Identity | None = None
     ) -> Routed:
-        """:meth:`decide`, and the lines held written at once, as for a transport that
-        handles each of its client's messages on its own: once they are on their way."""
+        """:meth:`decide`, for a transport that handles each of its client's messages on its
+        own (a POST each): the lines held are written at the end of this turn of the event
+        loop, in one write with those of every other message decided in it."""
         routed = await settled(self.decide(line, decoded, identity))
-        self.flush()
+        if not self._flush_soon:
+            # Many requests come in one turn under load: one write wakes the server once.
+            self._flush_soon = True
+            asyncio.get_running_loop().call_soon(self._flush_later)
         # Not only while blocked: an HTTP server is sent a message with a POST of its own.
         await self.upstream.drain()
         return routed
@@ -184,6 +189,10 @@ class Relay:
         return await self.upstream.aclose()
 
     # --- writing ---------------------------------------------------------------------------
+
+    def _flush_later(self) -> None:
+        self._flush_soon = False
+        self.flush()
 
     def flush(self) -> None:
         """Write the lines held, to each side in one write, in the order they were decided."""
