@@ -66,7 +66,7 @@ class Relay:
         # The last line that had to be awaited before it could be decided: later ones wait.
         self._turn: asyncio.Task[Routed] | None = None
         self._asked = OwnRequests()
-        self._flush_soon = False  # a flush is scheduled for the end of this turn
+        self._flush_soon = False  # written in this turn: more waits for its end
 
     # --- the client's side -----------------------------------------------------------------
 
@@ -91,11 +91,13 @@ class Relay:
         self, line: bytes, decoded: Decoded | None = None, identity: Identity | None = None
     ) -> Routed:
         """:meth:`decide`, for a transport that handles each of its client's messages on its
-        own (a POST each): the lines held are written at the end of this turn of the event
-        loop, in one write with those of every other message decided in it."""
+        own (a POST each): the first message decided in a turn of the event loop is written
+        at once, those decided after it in the same turn together at its end."""
         routed = await settled(self.decide(line, decoded, identity))
         if not self._flush_soon:
-            # Many requests come in one turn under load: one write wakes the server once.
+            # Under load many requests come in one turn: two writes wake the server, not one
+            # each; a request alone is not held back.
+            self.flush()
             self._flush_soon = True
             asyncio.get_running_loop().call_soon(self._flush_later)
         # Not only while blocked: an HTTP server is sent a message with a POST of its own.
