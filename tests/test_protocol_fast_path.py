@@ -264,9 +264,28 @@ PLAIN_RESULT = {
     "isError": False,
 }
 
-MODERN_META = {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}
-MODERN_CALL = {**PLAIN_CALL, "params": {**PLAIN_CALL["params"], "_meta": MODERN_META}}
-MODERN_RESULT = {**PLAIN_RESULT, "resultType": "complete"}
+MODERN_META: dict[str, Any] = {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}
+MODERN_CALL: dict[str, Any] = {
+    **PLAIN_CALL,
+    "params": {"name": TOOL, "arguments": {"title": "x"}, "_meta": MODERN_META},
+}
+MODERN_RESULT: dict[str, Any] = {**PLAIN_RESULT, "resultType": "complete"}
+
+MODERN_META_CHANGES: list[dict[str, Any]] = [
+    {CLIENT_CAPABILITIES: {"extensions": {"io.modelcontextprotocol/tasks": {}}}},
+    {CLIENT_CAPABILITIES: {"extensions": {"x": None}}},
+    {CLIENT_CAPABILITIES: {"roots": {}}},
+    {CLIENT_CAPABILITIES: None},
+    {CLIENT_INFO: {"name": "c", "version": "1"}},
+    {CLIENT_INFO: {"name": "c"}},
+    {CLIENT_INFO: {"name": "c", "version": "1", "title": "C"}},
+    {"progressToken": "p"},
+    {"progressToken": None},
+    {"progressToken": True},
+    {PROTOCOL_VERSION: 2026},
+    {"io.modelcontextprotocol/logLevel": "debug"},
+    {"other": 1},
+]
 
 CALL_TABLE: list[dict[str, Any]] = [
     PLAIN_CALL,
@@ -291,21 +310,7 @@ CALL_TABLE: list[dict[str, Any]] = [
     {**MODERN_CALL, "params": {"name": TOOL, "arguments": {}}},
     *(
         {**MODERN_CALL, "params": {"name": TOOL, "arguments": {}, "_meta": {**MODERN_META, **more}}}
-        for more in [
-            {CLIENT_CAPABILITIES: {"extensions": {"io.modelcontextprotocol/tasks": {}}}},
-            {CLIENT_CAPABILITIES: {"extensions": {"x": None}}},
-            {CLIENT_CAPABILITIES: {"roots": {}}},
-            {CLIENT_CAPABILITIES: None},
-            {CLIENT_INFO: {"name": "c", "version": "1"}},
-            {CLIENT_INFO: {"name": "c"}},
-            {CLIENT_INFO: {"name": "c", "version": "1", "title": "C"}},
-            {"progressToken": "p"},
-            {"progressToken": None},
-            {"progressToken": True},
-            {PROTOCOL_VERSION: 2026},
-            {"io.modelcontextprotocol/logLevel": "debug"},
-            {"other": 1},
-        ]
+        for more in MODERN_META_CHANGES
     ),
     {**MODERN_CALL, "params": {"name": TOOL, "arguments": {}, "_meta": {PROTOCOL_VERSION: "x"}}},
 ]

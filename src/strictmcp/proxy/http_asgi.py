@@ -25,6 +25,7 @@ from mcp_types.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
+from ..connect.alarms import alarms
 from ..connect.lines import line_of
 from ..connect.sse import event, priming
 from ..enforce import RATE_LIMITED
@@ -45,6 +46,9 @@ JSON instead: most answers take far less; a slow one gets its stream, primed, at
 
 BODY_SECONDS = 30.0
 """The longest a request body may take to arrive."""
+
+WATCH_SECONDS = 0.05
+"""How long an answer may take before the proxy watches for its client going away."""
 
 RETRY_MILLISECONDS = 1000
 """How long a client whose event stream broke waits before it reconnects (SEP-1699)."""
@@ -89,16 +93,29 @@ async def read_body(receive: Receive, limit: int, length: str | None) -> bytes |
             if not message.get("more_body", False):
                 return 200
 
+    # A deadline on this task, on the loop's one timer (connect.alarms): wait_for's task or
+    # a timer of its own would cost turns of the event loop on every request's way in.
+    task = asyncio.current_task()
+    assert task is not None  # an ASGI app runs in a task
+    reading, expired = True, False
+
+    def expire() -> None:
+        nonlocal expired
+        if reading:  # it may ring just after the body came
+            expired = True
+            task.cancel()
+
+    alarm = alarms().set(BODY_SECONDS, expire)
     try:
-        if sys.version_info >= (3, 11):
-            # A deadline on this task: wait_for's task of its own would cost two more turns
-            # of the event loop on every request's way in.
-            async with asyncio.timeout(BODY_SECONDS):
-                status = await whole()
-        else:
-            status = await asyncio.wait_for(whole(), BODY_SECONDS)
-    except asyncio.TimeoutError:
+        status = await whole()
+    except asyncio.CancelledError:
+        # Ours, unless someone else cancelled the task too (then theirs goes on).
+        if not expired or (sys.version_info >= (3, 11) and task.uncancel() > 0):
+            raise
         return 408
+    finally:
+        reading = False
+        alarms().cancel(alarm)
     return bytes(body) if status == 200 else status
 
 
@@ -106,6 +123,41 @@ async def disconnected(receive: Receive) -> None:
     """Returns once the client has gone away."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+class Departure:
+    """Whether the client of one answer has gone away: :attr:`gone` is done once it has.
+
+    Watching takes a task reading ``receive``, made only once the answer has taken
+    :data:`WATCH_SECONDS`: most answers come sooner, and a client that leaves sooner is
+    noticed then. :meth:`close` when the answer is over.
+    """
+
+    def __init__(self, receive: Receive) -> None:
+        self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._receive = receive
+        self._watch: asyncio.Future[None] | None = None
+        self._closed = False
+        self._alarm = alarms().set(WATCH_SECONDS, self._start)
+
+    def _start(self) -> None:
+        if not self._closed:
+            self._watch = asyncio.ensure_future(disconnected(self._receive))
+            self._watch.add_done_callback(self._ended)
+
+    def _ended(self, watch: asyncio.Future[None]) -> None:
+        if watch.cancelled():
+            return
+        watch.exception()  # a receive that failed: the connection is gone all the same
+        if not self.gone.done():
+            self.gone.set_result(None)
+
+    def close(self) -> None:
+        """Stop watching."""
+        self._closed = True
+        alarms().cancel(self._alarm)
+        if self._watch is not None:
+            self._watch.cancel()
 
 
 def accepts(accept: str | None) -> tuple[bool, bool]:

@@ -22,7 +22,6 @@ from a message.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import itertools
 import socket
@@ -340,15 +339,21 @@ class App:
             for sent_as in list(exchange.waiting):
                 if sent_as not in sent:
                     exchange.settle(sent_as)
-            gone = asyncio.ensure_future(io.disconnected(post.receive))
+            departure = io.Departure(post.receive)
             try:
                 event = str(next(self._events)) if primed else None
                 await io.respond(
-                    post.send, exchange, gone, extra, batch=batch, statuses=statuses, primed=event
+                    post.send,
+                    exchange,
+                    departure.gone,
+                    extra,
+                    batch=batch,
+                    statuses=statuses,
+                    primed=event,
                 )
             finally:
-                gone.cancel()
-            if modern and gone.done() and not gone.cancelled():
+                departure.close()
+            if modern and departure.gone.done():
                 for sent_as in list(exchange.waiting):
                     channel.relay.cancel(sent_as)
         finally:
@@ -377,11 +382,12 @@ class App:
         if stream is None:
             await io.answer_status(send, 409)
             return
-        gone = asyncio.ensure_future(io.disconnected(receive))
+        departure = io.Departure(receive)
         try:
-            await io.stream(send, stream, gone, [(h.SESSION_ID.encode(), session_id.encode())])
+            extra = [(h.SESSION_ID.encode(), session_id.encode())]
+            await io.stream(send, stream, departure.gone, extra)
         finally:
-            gone.cancel()
+            departure.close()
             channel.router.unlisten(stream)
             channel.touch()
 

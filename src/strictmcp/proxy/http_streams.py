@@ -14,10 +14,12 @@ lines unread is ended, its lines buffered: the client opens another to go on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections import deque
 from typing import Any
 
+from ..connect.alarms import alarms
 from ..connect.lines import line_of
 from ..protocol.wire import META_SUBSCRIPTION_ID
 
@@ -34,7 +36,8 @@ class Lines:
 
     An :class:`asyncio.Queue` would hold them, but waiting on one together with the client's
     going away and a ping timer takes a task and :func:`asyncio.wait` per line; :meth:`next`
-    takes one future, woken by whichever comes first.
+    takes one future, woken by whichever comes first (the ping on the loop's one timer,
+    :mod:`~strictmcp.connect.alarms`).
     """
 
     def __init__(self) -> None:
@@ -61,25 +64,30 @@ class Lines:
         if gone.done():
             return None
         if not self._items:
-            loop = asyncio.get_running_loop()
-            self._waiter = loop.create_future()
-            gone.add_done_callback(self._wake)
-            timer = loop.call_later(ping, self._wake) if ping is not None else None
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            # Bound to this wait: a ping that rings late must not wake the next one.
+            wake = functools.partial(_settle, waiter)
+            gone.add_done_callback(wake)
+            alarm = alarms().set(ping, wake) if ping is not None else None
             try:
-                await self._waiter
+                await waiter
             finally:
                 self._waiter = None
-                gone.remove_done_callback(self._wake)
-                if timer is not None:
-                    timer.cancel()
+                gone.remove_done_callback(wake)
+                if alarm is not None:
+                    alarms().cancel(alarm)
             if not self._items:
                 return None if gone.done() else b""
         return self._items.popleft()
 
-    def _wake(self, *_: object) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+    def _wake(self) -> None:
+        if self._waiter is not None:
+            _settle(self._waiter)
+
+
+def _settle(waiter: asyncio.Future[None], *_: object) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class Exchange:
