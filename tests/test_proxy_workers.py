@@ -4,7 +4,8 @@ Each worker has its own shared channel, hence its own server process: which work
 connection reaches is read from the process tree (a worker starts its server with its first
 call), never from timing. Every call is checked on the worker it reaches; session revisions
 are refused (a session's next request could reach another worker); stopping the proxy stops
-every worker and every server; a worker that dies stops the rest, and the proxy fails.
+every worker and every server; a worker that dies is replaced while the others serve on,
+and workers that keep dying stop the proxy, which fails.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from strictmcp.proxy.http_main import RESTARTS
 from test_proxy_http import (  # noqa: F401 - processes is a fixture
     _ACCEPT,
     _LEGACY_INIT,
@@ -122,17 +124,68 @@ def test_workers_spread_stateless_calls_check_each_and_stop_together(
         assert probe.connect_ex(("127.0.0.1", port)) != 0  # nobody listens any more
 
 
-def test_a_worker_that_dies_stops_the_others(
+def _replaced(parent: int, gone: int, count: int, seconds: float = 30.0) -> list[int]:
+    """The workers of ``parent`` once ``gone`` has been replaced (``count`` of them again)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        now = children(parent)
+        if gone not in now and len(now) == count:
+            return now
+        time.sleep(0.05)
+    raise AssertionError(f"worker {gone} was not replaced: {children(parent)}")
+
+
+def test_a_worker_that_dies_is_replaced_and_the_others_serve_on(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    proxy, url = _start(tmp_path, processes, "--workers", "2")
+    parent = proxy.popen.pid
+    workers = children(parent)
+    assert len(workers) == 2
+    os.kill(workers[0], signal.SIGKILL)
+    now = _replaced(parent, workers[0], 2)
+    assert workers[1] in now  # the other one was never stopped
+    assert f"worker {workers[0]} exited with status -9; worker " in proxy.output()
+
+    async def body() -> None:
+        for attempt in range(_CONNECTIONS):
+            async with httpx2.AsyncClient(timeout=30) as http:
+                call, headers = modern(
+                    "tools/call", 1, {"name": "echo", "arguments": {"text": f"after {attempt}"}}
+                )
+                passed = (await http.post(url, json=call, headers=headers)).json()
+                assert passed["result"]["content"][0]["text"] == f"after {attempt}"
+                bad, headers = modern("tools/call", 2, {"name": "echo", "arguments": {"text": 5}})
+                assert (await http.post(url, json=bad, headers=headers)).json()["result"]["isError"]
+            if all(children(worker) for worker in now):
+                break
+        # The new worker took connections too (it started a server of its own), and checks.
+        assert all(len(children(worker)) == 1 for worker in now)
+
+    run(body)
+    assert all(text.startswith("after ") for text in (a["text"] for a in _calls(tmp_path)))
+    proxy.popen.send_signal(signal.SIGTERM)
+    assert proxy.popen.wait(timeout=60) == 0
+
+
+def test_workers_that_keep_dying_stop_the_proxy(
     tmp_path: Path,
     processes: list[Process],  # noqa: F811 - the fixture imported above
 ) -> None:
     proxy, _ = _start(tmp_path, processes, "--workers", "2")
-    workers = children(proxy.popen.pid)
-    assert len(workers) == 2
-    os.kill(workers[0], signal.SIGKILL)
+    parent = proxy.popen.pid
+    killed: list[int] = []
+    for _ in range(RESTARTS):
+        victim = children(parent)[0]
+        os.kill(victim, signal.SIGKILL)
+        killed.append(victim)
+        _replaced(parent, victim, 2)
+    last = children(parent)
+    os.kill(last[0], signal.SIGKILL)  # one more within the window: a crash loop
     assert proxy.popen.wait(timeout=60) != 0
-    assert _gone(workers)
-    assert f"worker {workers[0]} exited" in proxy.output()
+    assert _gone(killed + last)
+    assert f"the {RESTARTS + 1}th within" in proxy.output()
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,8 @@ import signal
 import socket
 import sys
 import time
+import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import httpx2
@@ -115,6 +117,12 @@ WORKER_STOP_SECONDS = 10.0
 """How long workers told to stop may take (closing their sessions and servers) before they
 are killed."""
 
+RESTARTS = 5
+"""Workers that may exit on their own within :data:`RESTART_WINDOW` seconds, each replaced at
+once; one more and the proxy stops, failing: a worker that dies as soon as it starts would
+otherwise be started again forever."""
+RESTART_WINDOW = 60.0
+
 
 def workers(
     count: int,
@@ -126,31 +134,48 @@ def workers(
 ) -> int:
     """Listen on ``address`` and fork ``count`` workers that each run ``work`` on that one
     listening socket, as uvicorn's own ``--workers`` shares its socket: the kernel hands each
-    connection to whichever worker accepts it first. In a worker, its exit status; in this
-    process, once every worker is gone: 0 when they were stopped (SIGTERM or SIGINT here,
-    passed on to each), else the status of the first that exited on its own (the others are
-    then stopped: a supervisor restarts the whole, as it would one process)."""
+    connection to whichever worker accepts it first. A worker that exits on its own (a crash,
+    a kill) is replaced by a new one while the others go on serving, up to :data:`RESTARTS`
+    within :data:`RESTART_WINDOW` seconds; past that every worker is stopped. The status, once
+    every worker is gone: 0 when they were stopped (SIGTERM or SIGINT here, passed on to
+    each, whatever was replaced before), else that of the worker whose exit stopped them."""
     host, port = address
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.create_server((host, port), family=family, backlog=_BACKLOG)
-    bound = listener.getsockname()
-    pids: set[int] = set()
-    for _ in range(count):
-        pid = os.fork()
-        if pid == 0:
-            return work(listener)
-        pids.add(pid)
-    listener.close()  # the workers hold it: the port is free again once they are gone
-    where = f"[{bound[0]}]" if family == socket.AF_INET6 else bound[0]
-    announce(f"http://{where}:{bound[1]}{path}")
-    return _supervise(pids)
+    # Kept open here for the workers that replace others; the port is free once this ends.
+    with socket.create_server((host, port), family=family, backlog=_BACKLOG) as listener:
+        bound = listener.getsockname()
+        pids = {_fork(work, listener) for _ in range(count)}
+        where = f"[{bound[0]}]" if family == socket.AF_INET6 else bound[0]
+        announce(f"http://{where}:{bound[1]}{path}")
+        return _supervise(pids, lambda: _fork(work, listener))
 
 
 _BACKLOG = 2048  # uvicorn's own default
 
 
-def _supervise(pids: set[int]) -> int:
-    """Wait for every worker; see :func:`workers`."""
+def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
+    """A worker running ``work`` on ``listener``; its pid. The worker never returns here."""
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    # The supervisor's handlers are not a worker's: uvicorn sets its own once it serves.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    status = 1
+    try:
+        status = work(listener)
+    except SystemExit as done:
+        status = done.code if isinstance(done.code, int) else 1
+    except BaseException:
+        traceback.print_exc()  # for the operator; the supervisor reports the status
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _supervise(pids: set[int], replace: Callable[[], int]) -> int:
+    """Wait for every worker, replacing those that exit on their own; see :func:`workers`."""
     stopping: list[bool] = []  # set once the workers are told to stop
 
     def stop(signum: int = signal.SIGTERM, frame: object = None) -> None:
@@ -164,6 +189,7 @@ def _supervise(pids: set[int]) -> int:
     signal.signal(signal.SIGINT, stop)
     status = 0
     deadline: float | None = None
+    exits: deque[float] = deque()  # when workers exited on their own, within the window
     while pids:
         pid, raw = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
@@ -176,13 +202,26 @@ def _supervise(pids: set[int]) -> int:
             time.sleep(0.05)
             continue
         pids.discard(pid)
-        if not stopping:
-            code = os.waitstatus_to_exitcode(raw)
-            print(
-                f"strictmcp proxy: worker {pid} exited with status {code}; stopping the others",
-                file=sys.stderr,
-                flush=True,
-            )
+        if stopping:
+            continue
+        code = os.waitstatus_to_exitcode(raw)
+        now = time.monotonic()
+        exits.append(now)
+        while exits and exits[0] < now - RESTART_WINDOW:
+            exits.popleft()
+        if len(exits) > RESTARTS:
             status = code if code > 0 else 1
+            _say(
+                f"worker {pid} exited with status {code}, the {len(exits)}th within "
+                f"{RESTART_WINDOW:g} s; stopping the others"
+            )
             stop()
+            continue
+        new = replace()
+        pids.add(new)
+        _say(f"worker {pid} exited with status {code}; worker {new} started in its place")
     return status
+
+
+def _say(text: str) -> None:
+    print(f"strictmcp proxy: {text}", file=sys.stderr, flush=True)
