@@ -26,6 +26,7 @@ import anyio
 import httpx2
 import pytest
 
+from strictmcp.protocol.tasks import EXTENSION
 from test_proxy_http import (  # noqa: F401 - processes is a fixture
     _ACCEPT,
     FIXTURES,
@@ -80,11 +81,25 @@ def balanced(
     tmp_path: Path,
     processes: list[Process],  # noqa: F811 - the fixture imported above
 ) -> Balanced:
+    return _balance(tmp_path, processes, "sdk_server.py")
+
+
+@pytest.fixture
+def balanced_tasks(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> Balanced:
+    return _balance(tmp_path, processes, "task_server.py")
+
+
+def _balance(tmp_path: Path, processes: list[Process], fixture: str) -> Balanced:  # noqa: F811
+    """Two replicas, each named as its ``server`` line in the configuration, behind HAProxy."""
     replicas = []
     for number in (1, 2):
         calls = tmp_path / f"calls{number}"
-        server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(calls)]
-        args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0", "--"]
+        server = [sys.executable, str(FIXTURES / fixture), str(calls)]
+        args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0"]
+        args += ["--replica", f"replica{number}", "--"]
         process = Process([*args, *server], tmp_path, "stderr")
         processes.append(process)
         url = process.wait_for("listening on").rsplit(" ", 1)[1]
@@ -207,3 +222,50 @@ def test_a_replica_killed_mid_run(balanced: Balanced) -> None:
 
 def echo(text: Any) -> dict[str, Any]:
     return {"name": "echo", "arguments": {"text": text}}
+
+
+def test_a_task_is_found_again_on_the_replica_that_made_it(balanced_tasks: Balanced) -> None:
+    """Tasks made round robin, two on each replica: every tasks/get goes back to the replica
+    that has the task, by its Mcp-Name (the task id, which starts with the replica's name);
+    round robin would send half of them to the other, which knows none of them."""
+    made: list[str] = []
+
+    async def body() -> None:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for number in range(4):
+                call, headers = tasks_request("tools/call", number, {"name": "report"})
+                created = (await http.post(balanced_tasks.url, json=call, headers=headers)).json()
+                assert created["result"]["resultType"] == "task", created
+                made.append(created["result"]["taskId"])
+            # One request more, so that round robin alone would send each get to the other.
+            listing, headers = tasks_request("tools/list", 9, {})
+            assert (await http.post(balanced_tasks.url, json=listing, headers=headers)).is_success
+            for round_ in range(2):
+                for number, task in enumerate(made):
+                    ask, headers = tasks_request(
+                        "tasks/get", 10 * round_ + number, {"taskId": task}
+                    )
+                    got = (await http.post(balanced_tasks.url, json=ask, headers=headers)).json()
+                    assert got["result"]["status"] == "completed", got
+                    assert got["result"]["result"]["structuredContent"] == {"total": 3}
+
+    run(body)
+    assert sorted(task.split(".", 1)[0] for task in made) == ["replica1"] * 2 + ["replica2"] * 2
+    for replica in balanced_tasks.replicas:
+        methods = [call["method"] for call in replica.received()]
+        assert methods.count("tools/call") == 2
+        assert methods.count("tasks/get") == 4  # each of its two tasks, asked twice
+
+
+def tasks_request(
+    method: str, request_id: int, params: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A 2026-07-28 request of a client that declares the tasks extension."""
+    body, headers = modern(method, request_id, params)
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {
+        "extensions": {EXTENSION: {}}
+    }
+    named = params.get("name", params.get("taskId"))
+    if named is not None:
+        headers["mcp-name"] = str(named)
+    return body, headers

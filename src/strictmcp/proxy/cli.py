@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import socket
 import sys
 from collections.abc import Coroutine
@@ -67,6 +68,16 @@ the metadata document at /.well-known/oauth-protected-resource), 403 when it lac
 Listening on an address other than loopback without one is refused, unless
 --allow-unauthenticated says so.
 """
+
+
+# A replica's name starts the task ids it hands out: what a balancer's rule can match on.
+_REPLICA = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def _replica(value: str | None) -> str | None:
+    if value is not None and _REPLICA.fullmatch(value) is None:
+        raise click.BadParameter("1 to 32 letters, digits, - and _ are expected")
+    return value
 
 
 @click.command(
@@ -197,6 +208,17 @@ Listening on an address other than loopback without one is refused, unless
         "final results; the result of a task forgotten past this bound is refused."
     ),
 )
+@click.option(
+    "--replica",
+    metavar="NAME",
+    callback=lambda _context, _option, value: _replica(value),
+    help=(
+        "With --listen, this proxy's name among replicas behind one balancer (letters, "
+        "digits, - and _): the task ids it hands 2026-07-28 clients start with NAME and a "
+        "dot, so that the balancer can route a request naming a task (its Mcp-Name header) "
+        "back to the replica that has it (examples/haproxy/haproxy.cfg)."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -216,6 +238,7 @@ def proxy(
     pin_file: str | None,
     allow_unauthenticated: bool,
     max_tasks: int,
+    replica: str | None,
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -264,6 +287,7 @@ def proxy(
                 pins=pins,
                 limiter=limiter,
                 max_tasks=max_tasks,
+                replica=replica,
             )
 
         main: Coroutine[Any, Any, int]

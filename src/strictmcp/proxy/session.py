@@ -121,7 +121,9 @@ class ProxySession:
     (:mod:`strictmcp.enforce.pins`). ``limiter`` holds the policy's rate limits: the same
     for every session of a proxy, so that a limit holds across an identity's sessions.
     ``max_tasks`` bounds the tasks remembered to check their final results
-    (:mod:`strictmcp.protocol.tasks`).
+    (:mod:`strictmcp.protocol.tasks`). ``replica`` names this proxy among several behind one
+    balancer: the task ids a shared session hands out start with it and a dot, so that a
+    request naming a task (its ``Mcp-Name``) can be sent back to the replica that has it.
     """
 
     def __init__(
@@ -137,6 +139,7 @@ class ProxySession:
         pins: PinFile | None = None,
         limiter: Limiter | None = None,
         max_tasks: int = DEFAULT_MAX_TASKS,
+        replica: str | None = None,
     ) -> None:
         self.enforcer = Enforcer(
             policy=policy,
@@ -168,7 +171,7 @@ class ProxySession:
         # Shared by many clients (stateless HTTP): the task ids clients see are the proxy's
         # own, unguessable, each mapped to the server's and to the caller that created it.
         self._shared = False
-        self._tasks = _TaskIds(max_tasks)
+        self._tasks = _TaskIds(max_tasks, replica)
         self._callers: dict[int | str, Identity | None] = {}
 
     def share(self) -> None:
@@ -677,11 +680,13 @@ def _with_capability(result: dict[str, Any], entry: dict[str, Any]) -> dict[str,
 
 
 class _TaskIds:
-    """A shared session's task ids: the proxy's own (unguessable) for each of the server's,
-    with the identity that created it; the oldest forgotten past ``bound``."""
+    """A shared session's task ids: the proxy's own (unguessable, after the ``replica``'s name
+    if it has one) for each of the server's, with the identity that created it; the oldest
+    forgotten past ``bound``."""
 
-    def __init__(self, bound: int) -> None:
+    def __init__(self, bound: int, replica: str | None = None) -> None:
         self._bound = bound
+        self._prefix = f"{replica}." if replica else ""
         self._server: OrderedDict[str, tuple[str, Any]] = OrderedDict()  # public → server's
         self._public: dict[str, str] = {}  # server's → public
 
@@ -706,7 +711,7 @@ class _TaskIds:
         if public is None:
             if method != "tools/call":
                 return None  # a task no client was given: the router drops what is unasked
-            public = secrets.token_urlsafe(24)
+            public = self._prefix + secrets.token_urlsafe(24)
             self._public[server_id] = public
             self._server[public] = (server_id, _principal(caller))
             while len(self._server) > self._bound:
