@@ -1,15 +1,19 @@
 """``ProxySession.cancel``: a request the client gave up on (an HTTP client that went away) is
-cancelled upstream, answered to nobody, and its late answer dropped."""
+cancelled upstream, answered to nobody, and its late answer dropped; and the relay's
+deadlines: a request the server leaves unanswered times out, one it answers holds none."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
+from strictmcp.connect.alarms import alarms
 from strictmcp.proxy import Auditor, ProxySession, Routed
+from strictmcp.proxy.relay import Relay
 
 TOOL = {
     "name": "read_file",
@@ -95,3 +99,65 @@ def test_a_timeout_still_answers_the_client() -> None:
     assert "the server did not answer a tools/call request in time" in stderr.getvalue()
     anyio.run(session.from_server, line({"jsonrpc": "2.0", "id": 2, "result": RESULT}))
     assert "late answer to a request that timed out" in stderr.getvalue()
+
+
+# --- the relay's deadlines ---------------------------------------------------------------------
+
+
+class _Server:
+    """An upstream that records what it is sent and answers when told to."""
+
+    blocked = False
+    waiting = False
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.answers: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def write(self, lines: list[bytes]) -> None:
+        self.lines += lines
+
+    async def drain(self) -> None:
+        return None
+
+    async def receive(self) -> bytes | None:
+        return await self.answers.get()
+
+    async def aclose(self) -> int:
+        return 0
+
+
+class _Client(_Server):
+    pass
+
+
+def test_the_relay_times_out_only_what_the_server_left_unanswered() -> None:
+    session, _ = started()
+
+    async def scenario() -> tuple[list[Any], list[Any], int]:
+        server, client = _Server(), _Client()
+        relay = Relay(session, cast(Any, server), timeout=0.2, client=cast(Any, client))
+        running = asyncio.create_task(relay.run())
+        for request_id in range(1, 101):
+            params = {"name": "read_file", "arguments": {"path": str(request_id)}}
+            call = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+            await relay.from_client(line(call))
+        for request_id in range(1, 100):  # all but the last are answered in time
+            server.answers.put_nowait(line({"jsonrpc": "2.0", "id": request_id, "result": RESULT}))
+        await asyncio.sleep(0.05)
+        # Answered requests hold no deadline: one is left, for the unanswered call.
+        left = len(alarms())
+        await asyncio.sleep(0.4)
+        server.answers.put_nowait(None)
+        await running
+        answers = [json.loads(item) for item in client.lines]
+        sent = [json.loads(item) for item in server.lines]
+        return answers, sent, left
+
+    answers, sent, left = asyncio.run(scenario())
+    assert left == 1
+    assert [a["id"] for a in answers if "result" in a] == list(range(1, 100))
+    timed_out = [a for a in answers if "error" in a]
+    assert [(a["id"], a["error"]["code"]) for a in timed_out] == [(100, -32001)]
+    cancels = [m for m in sent if m.get("method") == "notifications/cancelled"]
+    assert [c["params"]["requestId"] for c in cancels] == [100]

@@ -6,8 +6,7 @@ work it guards on uvloop: every timer made and cancelled is a libuv handle opene
 closed a turn of the loop later. :class:`Alarms` keeps deadlines of the same length in the
 order they were set (hence by time) and has one timer wait for the earliest; a cancelled
 deadline is forgotten at once, and a timer that rings with nothing due waits on for the
-next. The relay's request timeouts work the same way, on their own (they are swept, not
-called back one by one).
+next. The relay's request timeouts are kept here too.
 """
 
 from __future__ import annotations

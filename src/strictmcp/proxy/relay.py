@@ -13,10 +13,10 @@ its turn in one chain, and every line given after it waits its turn too, so that
 overtakes it (:meth:`Relay.decide`).
 
 Timeouts: each client request sent on gets a deadline, ``timeout`` seconds on (but not those
-whose answer is a stream meant to stay open, ``subscriptions/listen``); the deadlines are kept
-in the order they were set, which is their order in time, and one timer is set, for the
-earliest. A request that misses its deadline is answered with ``UPSTREAM_TIMEOUT`` and
-cancelled at the server.
+whose answer is a stream meant to stay open, ``subscriptions/listen``), on the event loop's
+one timer for all (:mod:`~strictmcp.connect.alarms`), forgotten once the request is answered.
+A request that misses its deadline is answered with ``UPSTREAM_TIMEOUT`` and cancelled at the
+server.
 
 The relay can also ask the server something on its own (:meth:`Relay.ask`): the answer is
 read by the session, as any answer is, and kept from the client; so it lists the tools
@@ -26,18 +26,17 @@ before a call it could not check.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Coroutine
 from typing import Any
 
+from ..connect.alarms import Alarm, alarms
 from ..connect.lines import OVERSIZED, Lines
 from ..connect.upstream import Sink, Upstream, long_lived
 from ..guards.policy import Identity
 from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
 from .session import ProxySession, Routed, settled
-
-_EARLY = 0.001
-"""A deadline this close is due: the event loop may run a timer this much early."""
 
 
 class Relay:
@@ -61,8 +60,7 @@ class Relay:
         self._to_server: list[bytes] = []
         self._to_client: list[bytes] = []
         # Deadlines of the requests waiting, in the order they were set, hence by time.
-        self._deadlines: dict[int | str, float] = {}
-        self._sweep: asyncio.TimerHandle | None = None
+        self._deadlines: dict[int | str, Alarm] = {}
         # The last line that had to be awaited before it could be decided: later ones wait.
         self._turn: asyncio.Task[Routed] | None = None
         self._asked = OwnRequests()
@@ -99,7 +97,7 @@ class Relay:
             # each; a request alone is not held back.
             self.flush()
             self._flush_soon = True
-            asyncio.get_running_loop().call_soon(self._flush_later)
+            self._loop.call_soon(self._flush_later)
         # Not only while blocked: an HTTP server is sent a message with a POST of its own.
         await self.upstream.drain()
         return routed
@@ -135,7 +133,7 @@ class Relay:
 
     def cancel(self, request_id: int | str) -> None:
         """The client gave up on a request: the server is told, its answer will be dropped."""
-        self._deadlines.pop(request_id, None)
+        self._no_deadline(request_id)
         routed = self.session.cancel(request_id, "the client went away (strictmcp proxy)")
         self._to_server += routed.forward
         self.flush()
@@ -163,6 +161,8 @@ class Relay:
         while (line := await upstream.receive()) is not None:
             decided = session.decide(line, "s2c")
             routed = decided if isinstance(decided, Routed) else await decided
+            for request_id in routed.settled:
+                self._no_deadline(request_id)
             self._for_client(routed.forward)
             self._to_server += routed.reply
             if upstream.waiting:
@@ -183,9 +183,9 @@ class Relay:
     async def aclose(self) -> int:
         """Stop the timers, end the proxy's own requests and release the server; its exit
         status."""
-        if self._sweep is not None:
-            self._sweep.cancel()
-            self._sweep = None
+        clock = alarms()
+        for alarm in self._deadlines.values():
+            clock.cancel(alarm)
         self._deadlines.clear()
         self._asked.end()  # a line waiting for a listing is decided without it
         return await self.upstream.aclose()
@@ -216,18 +216,21 @@ class Relay:
         """Hold what the decision about client ``line`` sends on, and start or stop the
         deadlines it concerns."""
         self._to_server += routed.forward
-        deadlines = self._deadlines
         for request_id in routed.settled:
-            deadlines.pop(request_id, None)
+            self._no_deadline(request_id)
         if routed.sent:
             endless = long_lived(line)
-            when = self._loop.time() + self.timeout
+            clock = alarms()
             for request_id in routed.sent:
-                deadlines.pop(request_id, None)
+                self._no_deadline(request_id)
                 if request_id not in endless:
-                    deadlines[request_id] = when  # re-set at the end: the latest
-            if self._sweep is None and deadlines:
-                self._sweep = self._loop.call_at(when, self._expire_due)
+                    expire = functools.partial(self._expire, request_id)
+                    self._deadlines[request_id] = clock.set(self.timeout, expire)
+
+    def _no_deadline(self, request_id: int | str) -> None:
+        alarm = self._deadlines.pop(request_id, None)
+        if alarm is not None:
+            alarms().cancel(alarm)
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -271,17 +274,11 @@ class Relay:
 
     # --- timeouts --------------------------------------------------------------------------
 
-    def _expire_due(self) -> None:
-        self._sweep = None
-        deadlines = self._deadlines
-        now = self._loop.time() + _EARLY
-        while deadlines:
-            request_id, when = next(iter(deadlines.items()))
-            if when > now:
-                self._sweep = self._loop.call_at(when, self._expire_due)
-                break
-            del deadlines[request_id]
-            routed = self.session.expire(request_id)
-            self._to_server += routed.forward
-            self._for_client(routed.reply)
+    def _expire(self, request_id: int | str) -> None:
+        """A request missed its deadline: the client is answered, the server told."""
+        if self._deadlines.pop(request_id, None) is None:
+            return  # answered, or cancelled, since
+        routed = self.session.expire(request_id)
+        self._to_server += routed.forward
+        self._for_client(routed.reply)
         self.flush()
