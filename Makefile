@@ -134,6 +134,7 @@ bench: install-test  ## engine and protocol benchmarks; figures go in docs/bench
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/proxy_auth.py
 	$(BIN)/python bench/memory.py
+	PYTHONPATH=$(CURDIR)/src $(BIN)/python bench/sustained.py
 	$(MAKE) bench-peers
 
 # Other MCP proxies next to strictmcp's, each installed (pinned) on first use in its own
