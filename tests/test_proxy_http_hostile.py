@@ -20,7 +20,7 @@ from strictmcp.connect.http_upstream import HttpUpstream
 from strictmcp.connect.sse import EventReader
 from strictmcp.proxy import http_asgi
 from strictmcp.proxy.http_server import App, Limits
-from strictmcp.proxy.http_streams import MAX_UNREAD, Lines, Router
+from strictmcp.proxy.http_streams import MAX_UNREAD, AnswerLines, Router
 from test_proxy_http import (
     _ACCEPT,
     _LEGACY_INIT,
@@ -397,7 +397,7 @@ def test_an_answer_s_lines_wake_their_reader_once_each_way() -> None:
 
     async def body() -> None:
         loop = asyncio.get_running_loop()
-        lines = Lines()
+        lines = AnswerLines()
         gone: asyncio.Future[None] = loop.create_future()
         assert await lines.next(gone, 0.01) == b""  # nothing came in time: a ping
         loop.call_later(0.01, lines.put, b"late")
@@ -408,7 +408,7 @@ def test_an_answer_s_lines_wake_their_reader_once_each_way() -> None:
         loop.call_later(0.01, gone.set_result, None)
         assert await lines.next(gone) is None  # the client went away while it waited
         assert await lines.next(gone) is None
-        ended = Lines()
+        ended = AnswerLines()
         ended.put(None)
         assert await ended.next(loop.create_future()) is None
 

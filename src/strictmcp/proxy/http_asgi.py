@@ -29,7 +29,7 @@ from ..connect.alarms import alarms
 from ..connect.lines import line_of
 from ..connect.sse import event, priming
 from ..enforce import RATE_LIMITED
-from .http_streams import Exchange, Lines, RequestId
+from .http_streams import AnswerLines, Exchange, RequestId
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -182,7 +182,7 @@ def loads(line: bytes) -> Any:
 
 async def stream(
     send: Send,
-    lines: Lines,
+    lines: AnswerLines,
     gone: asyncio.Future[None],
     extra: Headers,
     *,

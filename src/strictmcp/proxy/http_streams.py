@@ -31,7 +31,7 @@ MAX_UNREAD = 1000
 that many means its connection has stalled, and they would pile up without bound."""
 
 
-class Lines:
+class AnswerLines:
     """The lines of one answer or GET stream, in order, None last, for one reader.
 
     An :class:`asyncio.Queue` would hold them, but waiting on one together with the client's
@@ -117,7 +117,7 @@ class Exchange:
         self.tokens = tokens
         self.streaming = streaming
         self.waiting = set(ids)
-        self.lines = Lines()
+        self.lines = AnswerLines()
         #: The responses kept for a JSON answer; None once the answer is a stream.
         self.held: list[bytes] | None = [] if whole else None
         if not self.waiting:
@@ -189,7 +189,7 @@ class Router:
         self._exchanges: dict[RequestId, Exchange] = {}
         self._progress: dict[RequestId, Exchange] = {}
         self._open: dict[Exchange, None] = {}  # in the order they were opened
-        self.standalone: Lines | None = None
+        self.standalone: AnswerLines | None = None
         self._buffer: deque[bytes] = deque(maxlen=buffered)
 
     @property
@@ -221,16 +221,16 @@ class Router:
                 del self._progress[token]
         self._open.pop(exchange, None)
 
-    def listen(self) -> Lines | None:
+    def listen(self) -> AnswerLines | None:
         """Open the GET stream, with what was buffered for it; None if one is open already."""
         if self.standalone is not None:
             return None
-        self.standalone = Lines()
+        self.standalone = AnswerLines()
         while self._buffer:
             self.standalone.put(self._buffer.popleft())
         return self.standalone
 
-    def unlisten(self, stream: Lines) -> None:
+    def unlisten(self, stream: AnswerLines) -> None:
         """The GET stream closed."""
         if self.standalone is stream:
             self.standalone = None
@@ -254,7 +254,7 @@ class Router:
                 self._drop_laggard(self.standalone)
             self._buffer.append(line)
 
-    def _drop_laggard(self, stream: Lines) -> None:
+    def _drop_laggard(self, stream: AnswerLines) -> None:
         """End a GET stream whose client reads no more: what it did not take is kept, in
         order (the buffer's bound applies), for the next one."""
         self.standalone = None

@@ -59,7 +59,7 @@ class Relay:
         # Lines decided and not yet written, in the order they were decided.
         self._to_server: list[bytes] = []
         self._to_client: list[bytes] = []
-        # Deadlines of the requests waiting, in the order they were set, hence by time.
+        # The deadline of each request waiting for the server, on the loop's one timer.
         self._deadlines: dict[int | str, Alarm] = {}
         # The last line that had to be awaited before it could be decided: later ones wait.
         self._turn: asyncio.Task[Routed] | None = None
