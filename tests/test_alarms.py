@@ -116,14 +116,14 @@ def _receive(leaves_after: float | None, *, fails: bool = False) -> Any:
 
 
 def test_an_answer_that_comes_soon_watches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http_asgi, "WATCH_SECONDS", 0.05)
+    monkeypatch.setattr(http_asgi, "WATCH_SECONDS", 0.5)
 
     async def body() -> list[float]:
         receive = _receive(None)
         departure = Departure(receive)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0)
         departure.close()
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.7)
         assert not departure.gone.done()
         return receive.started  # type: ignore[no-any-return]
 
@@ -154,7 +154,11 @@ def test_a_client_that_stays_is_watched_until_the_answer_ends(
     async def body() -> None:
         receive = _receive(None)
         departure = Departure(receive)
-        await asyncio.sleep(0.1)
+        for _ in range(200):  # the watch starts once its deadline rings
+            if receive.started:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
         assert len(receive.started) == 1  # watching, in one task
         assert not departure.gone.done()
         departure.close()

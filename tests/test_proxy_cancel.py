@@ -136,7 +136,7 @@ def test_the_relay_times_out_only_what_the_server_left_unanswered() -> None:
 
     async def scenario() -> tuple[list[Any], list[Any], int]:
         server, client = _Server(), _Client()
-        relay = Relay(session, cast(Any, server), timeout=0.2, client=cast(Any, client))
+        relay = Relay(session, cast(Any, server), timeout=1.0, client=cast(Any, client))
         running = asyncio.create_task(relay.run())
         for request_id in range(1, 101):
             params = {"name": "read_file", "arguments": {"path": str(request_id)}}
@@ -144,17 +144,19 @@ def test_the_relay_times_out_only_what_the_server_left_unanswered() -> None:
             await relay.from_client(line(call))
         for request_id in range(1, 100):  # all but the last are answered in time
             server.answers.put_nowait(line({"jsonrpc": "2.0", "id": request_id, "result": RESULT}))
-        await asyncio.sleep(0.05)
+        while len(client.lines) < 99:
+            await asyncio.sleep(0.01)
         # Answered requests hold no deadline: one is left, for the unanswered call.
         left = len(alarms())
-        await asyncio.sleep(0.4)
+        while len(client.lines) < 100:  # the timeout's answer
+            await asyncio.sleep(0.01)
         server.answers.put_nowait(None)
         await running
         answers = [json.loads(item) for item in client.lines]
         sent = [json.loads(item) for item in server.lines]
         return answers, sent, left
 
-    answers, sent, left = asyncio.run(scenario())
+    answers, sent, left = asyncio.run(asyncio.wait_for(scenario(), 30))
     assert left == 1
     assert [a["id"] for a in answers if "result" in a] == list(range(1, 100))
     timed_out = [a for a in answers if "error" in a]
