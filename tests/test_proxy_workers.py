@@ -80,6 +80,24 @@ def _gone(pids: list[int], seconds: float = 30.0) -> bool:
     return True
 
 
+async def _reach_each(url: str, workers: list[int], label: str) -> None:
+    """Calls (a valid one, passed, and an invalid one, refused) on new connections until
+    each of ``workers`` has started its server; the valid calls' texts start with ``label``."""
+    for attempt in range(_CONNECTIONS):
+        # A client of its own each time: a new connection, which any worker may take.
+        async with httpx2.AsyncClient(timeout=30) as http:
+            text = f"{label} {attempt}"
+            call, headers = modern("tools/call", 1, {"name": "echo", "arguments": {"text": text}})
+            passed = (await http.post(url, json=call, headers=headers)).json()
+            assert passed["result"]["content"][0]["text"] == text
+            bad, headers = modern("tools/call", 2, {"name": "echo", "arguments": {"text": 5}})
+            refused = (await http.post(url, json=bad, headers=headers)).json()
+            assert refused["result"]["isError"] is True
+        if all(children(worker) for worker in workers):
+            break
+    assert all(len(children(worker)) == 1 for worker in workers)
+
+
 def test_workers_spread_stateless_calls_check_each_and_stop_together(
     tmp_path: Path,
     processes: list[Process],  # noqa: F811 - the fixture imported above
@@ -90,22 +108,8 @@ def test_workers_spread_stateless_calls_check_each_and_stop_together(
     assert len(workers) == 2
 
     async def body() -> None:
-        for attempt in range(_CONNECTIONS):
-            # A client of its own each time: a new connection, which either worker may take.
-            async with httpx2.AsyncClient(timeout=30) as http:
-                text = f"call {attempt}"
-                call, headers = modern(
-                    "tools/call", 1, {"name": "echo", "arguments": {"text": text}}
-                )
-                passed = (await http.post(url, json=call, headers=headers)).json()
-                assert passed["result"]["content"][0]["text"] == text
-                bad, headers = modern("tools/call", 2, {"name": "echo", "arguments": {"text": 5}})
-                refused = (await http.post(url, json=bad, headers=headers)).json()
-                assert refused["result"]["isError"] is True
-            if all(children(worker) for worker in workers):
-                break
-        # Both workers took connections (each started its own server) and checked every call.
-        assert all(len(children(worker)) == 1 for worker in workers)
+        # Both workers take connections (each starts its own server) and check every call.
+        await _reach_each(url, workers, "call")
         async with httpx2.AsyncClient(timeout=30) as http:
             init = request("initialize", 0, _LEGACY_INIT)
             answer = await http.post(url, json=init, headers=_ACCEPT)
@@ -150,19 +154,8 @@ def test_a_worker_that_dies_is_replaced_and_the_others_serve_on(
     proxy.wait_for(f"worker {workers[0]} exited with status -9; worker ")
 
     async def body() -> None:
-        for attempt in range(_CONNECTIONS):
-            async with httpx2.AsyncClient(timeout=30) as http:
-                call, headers = modern(
-                    "tools/call", 1, {"name": "echo", "arguments": {"text": f"after {attempt}"}}
-                )
-                passed = (await http.post(url, json=call, headers=headers)).json()
-                assert passed["result"]["content"][0]["text"] == f"after {attempt}"
-                bad, headers = modern("tools/call", 2, {"name": "echo", "arguments": {"text": 5}})
-                assert (await http.post(url, json=bad, headers=headers)).json()["result"]["isError"]
-            if all(children(worker) for worker in now):
-                break
-        # The new worker took connections too (it started a server of its own), and checks.
-        assert all(len(children(worker)) == 1 for worker in now)
+        # The new worker takes connections too (it starts a server of its own), and checks.
+        await _reach_each(url, now, "after")
 
     run(body)
     assert all(text.startswith("after ") for text in (a["text"] for a in _calls(tmp_path)))

@@ -74,7 +74,7 @@ Listening on an address other than loopback without one is refused, unless
 _REPLICA = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
-def _replica(value: str | None) -> str | None:
+def _replica(_context: click.Context, _option: click.Parameter, value: str | None) -> str | None:
     if value is not None and _REPLICA.fullmatch(value) is None:
         raise click.BadParameter("1 to 32 letters, digits, - and _ are expected")
     return value
@@ -211,7 +211,7 @@ def _replica(value: str | None) -> str | None:
 @click.option(
     "--replica",
     metavar="NAME",
-    callback=lambda _context, _option, value: _replica(value),
+    callback=_replica,
     help=(
         "With --listen, this proxy's name among replicas behind one balancer (letters, "
         "digits, - and _): the task ids it hands 2026-07-28 clients start with NAME and a "

@@ -138,7 +138,11 @@ class App:
 
     def _refused(self, headers: dict[str, str]) -> int:
         """403 for a foreign ``Origin``, 421 for a foreign ``Host`` on loopback; else 0."""
-        return _foreign(headers.get("host", ""), headers.get("origin"), self.loopback)
+        host, origin = headers.get("host", ""), headers.get("origin")
+        if len(host) + len(origin or "") > _CACHED_HEADERS:
+            # A client's headers are its own to size: the cache keeps short ones only.
+            return _foreign.__wrapped__(host, origin, self.loopback)
+        return _foreign(host, origin, self.loopback)
 
     # --- POST --------------------------------------------------------------------------------
 
@@ -502,6 +506,11 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
         text = value.decode("latin-1").strip(" \t")
         headers[name] = f"{headers[name]}, {text}" if name in headers else text
     return headers
+
+
+_CACHED_HEADERS = 512
+"""The longest Host and Origin together whose verdict is cached (a host name is at most 253
+characters)."""
 
 
 @functools.lru_cache(maxsize=256)
