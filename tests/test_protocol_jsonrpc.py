@@ -417,14 +417,52 @@ def msg(message: dict[str, Any]) -> Message:
 
 def test_tracker_pairs_responses_with_requests() -> None:
     tracker = RequestTracker()
-    first, second = msg({**REQUEST, "id": 1}), msg({**REQUEST, "id": "1"})
+    first, second = msg({**REQUEST, "id": 1}), msg({**REQUEST, "id": "a"})
     assert tracker.sent(first) == []
     assert tracker.sent(second) == []
     assert len(tracker) == 2
-    # "1" and 1 are different ids
-    assert tracker.answered(msg({**RESPONSE, "id": "1"})) == (second, [])
+    assert tracker.answered(msg({**RESPONSE, "id": "a"})) == (second, [])
     assert tracker.answered(msg({**ERROR, "id": 1})) == (first, [])
     assert len(tracker) == 0
+
+
+# Ids some client reads as the integer 7 (the TypeScript SDK with Number(), Python ones with
+# int()), and ids that no client reads as another.
+SEVEN_ALIKE = ["7", " 7", "07", "+7", "7.0", "7e0", "0x7", "0o7", "0b111", "\u0667", "7\n"]
+NOT_SEVEN = ["7a", "seven", "7.5", "x7", "", "70", "-7"]
+
+
+@pytest.mark.parametrize("alias", SEVEN_ALIKE)
+def test_tracker_ids_a_client_reads_alike_are_duplicates(alias: str) -> None:
+    # "1" and 1 are different ids to JSON-RPC, the same to the official clients: a response
+    # could not say which it answers, so the second is refused whichever comes first.
+    for first, second in ((7, alias), (alias, 7)):
+        tracker = RequestTracker()
+        assert tracker.sent(msg({**REQUEST, "id": first})) == []
+        found = tracker.sent(msg({**REQUEST, "id": second}))
+        assert [v.rule for v in found] == [Rule.DUPLICATE_ID]
+        # the answer with the other spelling is unmatched, but names the request it mimics
+        assert tracker.confusable(second) == [first]
+        assert tracker.answered(msg({**RESPONSE, "id": second}))[0] is None
+        assert tracker.answered(msg({**RESPONSE, "id": first}))[0] is not None
+        assert tracker.confusable(second) == []
+        assert tracker.sent(msg({**REQUEST, "id": second})) == []  # free again
+
+
+@pytest.mark.parametrize("other", NOT_SEVEN)
+def test_tracker_ids_no_client_reads_alike_are_distinct(other: str) -> None:
+    tracker = RequestTracker()
+    assert tracker.sent(msg({**REQUEST, "id": 7})) == []
+    assert tracker.sent(msg({**REQUEST, "id": other})) == []
+    assert tracker.confusable(other) == []
+
+
+def test_tracker_large_integers_as_doubles() -> None:
+    # A reader with doubles takes 2**53 + 1 for 2**53.
+    tracker = RequestTracker()
+    assert tracker.sent(msg({**REQUEST, "id": 2**53})) == []
+    assert [v.rule for v in tracker.sent(msg({**REQUEST, "id": 2**53 + 1}))] == [Rule.DUPLICATE_ID]
+    assert tracker.confusable(str(2**53 + 1)) == [2**53]
 
 
 def test_tracker_unmatched_response() -> None:

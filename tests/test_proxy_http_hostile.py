@@ -341,7 +341,7 @@ def test_a_deeply_nested_answer_fails_its_request() -> None:
         upstream = _upstream(lambda _: _json(b"[" * 100_000 + b"]" * 100_000))
         answer = await _answered(upstream, request("ping", 1))
         assert answer["id"] == 1
-        assert answer["error"]["code"] == -32002
+        assert answer["error"]["code"] == -32603
         await upstream.aclose()
 
     asyncio.run(body())

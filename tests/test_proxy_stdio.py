@@ -383,7 +383,7 @@ def test_malformed_server_lines_are_reported_and_fail_only_their_request(
         proxy.handshake()
         failed = proxy.request(3, "say/garbage")
         assert failed["id"] == 3
-        assert failed["error"]["code"] == -32002
+        assert failed["error"]["code"] == -32603
         assert proxy.request(4, "ping")["result"] == {"echo": "ping"}
     assert stderr_of(workspace).count("s2c message refused") == 2
 

@@ -160,24 +160,25 @@ def _titled(keyword: str, titles: dict[str, str]) -> dict[str, Any]:
     return {keyword: [{"const": value, "title": title} for value, title in titles.items()]}
 
 
-# SEP-1330: the five enum shapes a form may use.
+# SEP-1330: the five enum shapes a form may use, with the values the conformance client answers
+# with (a proxy refuses an answer outside the form's enums).
 ENUMS_FORM: dict[str, Any] = {
     "type": "object",
     "properties": {
         "untitledSingle": {
             "type": "string",
             "description": "Pick one size",
-            "enum": ["small", "medium", "large"],
+            "enum": ["option1", "option2", "option3"],
         },
         "titledSingle": {
             "type": "string",
             "description": "Pick one priority",
-            **_titled("oneOf", {"low": "Low priority", "high": "High priority"}),
+            **_titled("oneOf", {"value1": "Low", "value2": "Medium", "value3": "High"}),
         },
         "legacyEnum": {
             "type": "string",
             "description": "Pick one colour (the deprecated enumNames form)",
-            "enum": ["r", "g", "b"],
+            "enum": ["opt1", "opt2", "opt3"],
             "enumNames": ["Red", "Green", "Blue"],
         },
         "untitledMulti": {
@@ -185,14 +186,14 @@ ENUMS_FORM: dict[str, Any] = {
             "description": "Pick any permissions",
             "minItems": 1,
             "maxItems": 3,
-            "items": {"type": "string", "enum": ["read", "write", "execute"]},
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
         },
         "titledMulti": {
             "type": "array",
             "description": "Pick any labels",
             "minItems": 1,
             "maxItems": 3,
-            "items": _titled("anyOf", {"bug": "Bug", "feature": "Feature", "docs": "Docs"}),
+            "items": _titled("anyOf", {"value1": "Bug", "value2": "Feature", "value3": "Docs"}),
         },
     },
     "required": [],

@@ -360,6 +360,8 @@ class McpClient:
     async def _read(self, conn: _Connection) -> None:
         try:
             while (line := await conn.upstream.receive()) is not None:
+                if isinstance(line, str):
+                    continue  # over the size bound, dropped unread
                 try:
                     message = json.loads(line)
                 except ValueError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
@@ -192,14 +192,11 @@ async def stopped(process: ServerProcess) -> int:
 
 class ProcessUpstream:
     """A spawned server as an :class:`~.upstream.Upstream`, one message per line; make one
-    with :meth:`start`. A line over the bound is skipped, counted in :attr:`oversized` and
-    ``on_oversized`` told."""
+    with :meth:`start`. A line over the bound is dropped unread, counted in :attr:`oversized`
+    and received as :data:`~.lines.OVERSIZED`."""
 
-    def __init__(
-        self, process: ServerProcess, on_oversized: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, process: ServerProcess) -> None:
         self._process = process
-        self._on_oversized = on_oversized
         self._closing: asyncio.Task[int] | None = None
         self.oversized = 0
 
@@ -210,11 +207,10 @@ class ProcessUpstream:
         *,
         max_size: int = DEFAULT_MAX_SIZE,
         keep_stderr: bool = False,
-        on_oversized: Callable[[], None] | None = None,
     ) -> ProcessUpstream:
         """Spawn ``command`` (see :func:`start_process`); OSError when it cannot be."""
         process = await start_process(command, max_size=max_size, keep_stderr=keep_stderr)
-        return cls(process, on_oversized)
+        return cls(process)
 
     @property
     def stderr(self) -> StderrTail | None:
@@ -252,13 +248,13 @@ class ProcessUpstream:
         """Whether :meth:`receive` has a line at once."""
         return self._process.lines.message_waiting
 
-    async def receive(self) -> bytes | None:
-        """The next line of the server's stdout; None at its end."""
-        while (line := await self._process.lines.next()) == OVERSIZED:
+    async def receive(self) -> bytes | str | None:
+        """The next line of the server's stdout, :data:`~.lines.OVERSIZED` for one over the
+        bound; None at its end."""
+        line = await self._process.lines.next()
+        if line == OVERSIZED:
             self.oversized += 1
-            if self._on_oversized is not None:
-                self._on_oversized()
-        return line if isinstance(line, bytes) else None
+        return line
 
     async def aclose(self) -> int:
         """Close the server's stdin and wait for it to exit, asking it to when it does not;

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
-from mcp_types.jsonrpc import CONNECTION_CLOSED
+from mcp_types.jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR
 
 UPSTREAM_CLOSED = CONNECTION_CLOSED
 """-32000: the server exited (or closed its output) before answering the request."""
-UPSTREAM_INVALID = -32002
-"""-32002: the server answered with a message that could not be read or checked."""
+UPSTREAM_INVALID = INTERNAL_ERROR
+"""-32603 (internal error): the server answered with a message that could not be read, was
+not valid for its request, or could be mistaken for the answer to another request; ``data``
+lists the findings (rule codes, never values). Not -32002, which MCP gives to "resource not
+found": a client must not mistake the proxy's word for the server's."""
 
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests whose answer is a stream of notifications, open until the client closes it: no
@@ -70,8 +73,10 @@ class Upstream(Sink, Protocol):
         """Whether :meth:`receive` has a message at once (a reader deciding several before
         writing what they make knows when to stop)."""
 
-    async def receive(self) -> bytes | None:
-        """The next message the server sent, as one line; None once the server is gone."""
+    async def receive(self) -> bytes | str | None:
+        """The next message the server sent, as one line; :data:`~.lines.OVERSIZED` for one
+        over the size bound, dropped unread (the reader may still fail the request it
+        answered); None once the server is gone."""
 
     async def aclose(self) -> int:
         """Stop talking to the server and release it; its exit status (0 if not a process)."""

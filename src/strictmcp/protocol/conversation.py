@@ -154,6 +154,9 @@ class Conversation:
             "s2c": OrderedDict(),
         }
         self._input_requests: OrderedDict[str, tuple[str, Mapping[str, Any]]] = OrderedDict()
+        # The client's initialize: asked (and not refused), or answered: a second one is not
+        # the same session any more.
+        self._initializing = False
         self._client_capabilities: Mapping[str, Any] | None = None
         self._server_capabilities: Mapping[str, Any] | None = None
         # Tasks by the direction of the requests that created them: "c2s" are the server's.
@@ -205,6 +208,14 @@ class Conversation:
             return None
         return self._requests["s2c" if direction == "c2s" else "c2s"].get(message.id)
 
+    def confusable(self, message: Message, direction: Direction) -> list[int | str]:
+        """The ids of the requests in flight that a response sent in ``direction`` does not
+        answer but some peer could read it as answering (``"7"`` for 7; see
+        :func:`~strictmcp.protocol.jsonrpc.id_readings`)."""
+        if message.id is None:
+            return []
+        return self._requests["s2c" if direction == "c2s" else "c2s"].confusable(message.id)
+
     # --- checking ----------------------------------------------------------------------------
 
     def observe(
@@ -221,6 +232,15 @@ class Conversation:
         if message.kind == "request":
             duplicate = self._requests[direction].sent(message)
             violations += duplicate
+            if message.method == "initialize" and direction == "c2s" and not duplicate:
+                if self._initializing:
+                    violations.append(
+                        Violation(
+                            Rule.ALREADY_INITIALIZED,
+                            "the session was initialized already: a new one starts anew",
+                        )
+                    )
+                self._initializing = True
             revision = self._revision_of(message, violations)
             if revision.at_least(Revision.V2026_07_28) and message.method in _TASKS_2026:
                 violations += self._task_request(message, direction)
@@ -249,6 +269,8 @@ class Conversation:
             if request is None or request.id is None:
                 return violations
             pending = self._pending[answers].pop(request.id, _NOTHING)
+            if request.method == "initialize" and answers == "c2s" and message.kind == "error":
+                self._initializing = False  # refused: the client may try again
             known = is_mcp_request(request.method or "")
             if request.method is not None and message.kind == "response" and known:
                 # The initialize result settles the revision; other results are read by the

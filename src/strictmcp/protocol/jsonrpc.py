@@ -500,6 +500,7 @@ _CODE_FOR_RULE = {
     Rule.BAD_ID: INVALID_REQUEST,
     Rule.DUPLICATE_ID: INVALID_REQUEST,
     Rule.UNMATCHED_RESPONSE: INVALID_REQUEST,
+    Rule.ALREADY_INITIALIZED: INVALID_REQUEST,
     # Nothing was parsed, so nothing about the message is known: it is not a valid request.
     Rule.MESSAGE_TOO_LARGE: INVALID_REQUEST,
     Rule.UNPAIRED_SURROGATE: INVALID_REQUEST,
@@ -538,9 +539,13 @@ class RequestTracker:
     if it ever comes, is then reported as unmatched. Call :meth:`discard` when a request is
     cancelled, since its response may never come. Not thread-safe: one tracker per session
     direction, used by one task.
+
+    Ids are told apart as the strictest peer would, but read as the loosest would
+    (:func:`id_readings`): a request whose id some client could read as one in flight is a
+    duplicate, and :meth:`confusable` names the requests an answer could be taken for.
     """
 
-    __slots__ = ("_in_flight", "evicted", "max_in_flight")
+    __slots__ = ("_aliases", "_in_flight", "evicted", "max_in_flight")
 
     def __init__(self, max_in_flight: int = 10_000) -> None:
         if max_in_flight < 1:
@@ -548,6 +553,9 @@ class RequestTracker:
         self.max_in_flight = max_in_flight
         self.evicted = 0
         self._in_flight: OrderedDict[int | str, Message] = OrderedDict()
+        # What else some peer reads the ids in flight as (``"7"`` as 7), to the ids: empty
+        # unless a request's id is a string or a number past 2**53.
+        self._aliases: dict[int | str, int | str] = {}
 
     def __len__(self) -> int:
         return len(self._in_flight)
@@ -563,12 +571,15 @@ class RequestTracker:
     def sent(self, message: Message, pointer: str = "") -> list[Violation]:
         """Remember an outgoing request; anything but a request is ignored.
 
-        Reusing an id that is still in flight is a :attr:`Rule.DUPLICATE_ID` violation, and
-        the first request keeps the id: a response cannot say which of the two it answers.
+        Reusing an id that is still in flight, or one some peer would read as such (``"7"``
+        while 7 waits), is a :attr:`Rule.DUPLICATE_ID` violation, and the first request keeps
+        the id: a response cannot say which of the two it answers.
         """
-        if message.kind != "request" or message.id is None:
+        request_id = message.id
+        if message.kind != "request" or request_id is None:
             return []
-        if message.id in self._in_flight:
+        readings = id_readings(request_id)
+        if request_id in self._in_flight or request_id in self._aliases or self._confused(readings):
             return [
                 Violation(
                     Rule.DUPLICATE_ID,
@@ -576,9 +587,11 @@ class RequestTracker:
                     pointer + "/id",
                 )
             ]
-        self._in_flight[message.id] = message
+        self._in_flight[request_id] = message
+        for reading in readings:
+            self._aliases[reading] = request_id
         if len(self._in_flight) > self.max_in_flight:
-            self._in_flight.popitem(last=False)
+            self._forget(next(iter(self._in_flight)))
             self.evicted += 1
         return []
 
@@ -587,14 +600,14 @@ class RequestTracker:
     ) -> tuple[Message | None, list[Violation]]:
         """The request a response answers (now no longer in flight), and any violation.
 
-        A response whose id matches no request in flight is a
+        A response whose id matches no request in flight, exactly, is a
         :attr:`Rule.UNMATCHED_RESPONSE` violation. An error response without an id (or with
         ``"id": null``) answers a request that could not be read: no request, no violation.
         Anything but a response is ignored.
         """
         if message.kind not in ("response", "error") or message.id is None:
             return None, []
-        request = self._in_flight.pop(message.id, None)
+        request = self._forget(message.id)
         if request is None:
             return None, [
                 Violation(
@@ -605,6 +618,107 @@ class RequestTracker:
             ]
         return request, []
 
+    def confusable(self, answer_id: int | str) -> list[int | str]:
+        """The ids in flight, other than ``answer_id`` itself, that some peer could take an
+        answer with ``answer_id`` for (7 for ``"7"``, ``"07"`` for 7)."""
+        found: list[int | str] = []
+        for key in (answer_id, *id_readings(answer_id)):
+            for candidate in (key, self._aliases.get(key)):
+                if (
+                    candidate is not None
+                    and candidate in self._in_flight
+                    and candidate not in found
+                    and not _same_id(candidate, answer_id)
+                ):
+                    found.append(candidate)
+        return found
+
     def discard(self, request_id: int | str) -> None:
         """Forget a request that will not be answered (it was cancelled)."""
-        self._in_flight.pop(request_id, None)
+        self._forget(request_id)
+
+    def _confused(self, readings: tuple[int | str, ...]) -> bool:
+        return any(r in self._in_flight or r in self._aliases for r in readings)
+
+    def _forget(self, request_id: int | str) -> Message | None:
+        request = self._in_flight.pop(request_id, None)
+        if request is not None and self._aliases:
+            for reading in id_readings(request_id):
+                if self._aliases.get(reading) == request_id:
+                    del self._aliases[reading]
+        return request
+
+
+# Past 2**53 a reader with doubles (JavaScript's) rounds an integer id to its neighbour.
+_EXACT_IN_DOUBLES = 2**53
+# A reading is only tried on a short id: no reader gives a longer numeral a meaning of its own.
+_MAX_READ = 64
+# JavaScript's Number(): its white space, and the numerals it reads.
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_JS_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_JS_RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
+_RADIX = {"x": 16, "o": 8, "b": 2}
+
+
+def id_readings(request_id: int | str) -> tuple[int | str, ...]:
+    """What else a JSON-RPC peer may read ``request_id`` as, besides itself.
+
+    The official TypeScript client reads a response's id with ``Number()``, and Python ones
+    with ``int()``: the string ``"7"`` (or ``" 07 "``, ``"0x7"``, ``"7e0"``, ``"7_0"`` as 70)
+    is then the id 7, and an integer past 2**53 its neighbour in doubles. Such readings make
+    two ids the same request to some client, so the proxy never lets both be in flight nor
+    hands a client an answer it could misread.
+    """
+    if isinstance(request_id, int):
+        if -_EXACT_IN_DOUBLES <= request_id <= _EXACT_IN_DOUBLES:
+            return ()
+        rounded = _as_double(request_id)
+        return (rounded,) if rounded is not None and rounded != request_id else ()
+    if len(request_id) > _MAX_READ:
+        return ()
+    readings: list[int | str] = []
+    for reading in (_python_int(request_id), _js_number(request_id)):
+        if reading is not None and reading not in readings:
+            readings.append(reading)
+            rounded = _as_double(reading)
+            if rounded is not None and rounded not in readings:
+                readings.append(rounded)
+    return tuple(readings)
+
+
+def _same_id(a: int | str, b: int | str) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _as_double(value: int) -> int | None:
+    try:
+        return int(float(value))
+    except OverflowError:
+        return None
+
+
+def _python_int(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _js_number(text: str) -> int | None:
+    """``Number(text)`` in JavaScript, when it is a whole number."""
+    text = text.strip(_JS_SPACE)
+    if not text:
+        return 0  # Number("") is 0
+    radix = _JS_RADIX.fullmatch(text)
+    if radix:
+        return int(text[2:], _RADIX[text[1].lower()])
+    if not _JS_DECIMAL.fullmatch(text):
+        return None
+    try:
+        value = float(text)
+    except (ValueError, OverflowError):
+        return None
+    return int(value) if value.is_integer() else None

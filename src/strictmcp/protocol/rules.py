@@ -33,6 +33,7 @@ class Rule(str, Enum):
     UNKNOWN_METHOD = "mcp-unknown-method"
     UNKNOWN_FIELD = "mcp-unknown-field"
     UNKNOWN_REVISION = "mcp-unknown-revision"
+    ALREADY_INITIALIZED = "mcp-already-initialized"
 
     # captures of traffic (capture.py)
     CAPTURE_DIRECTION_UNKNOWN = "capture-direction-unknown"

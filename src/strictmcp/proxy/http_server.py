@@ -266,6 +266,21 @@ class App:
         except OSError:
             await io.answer_error(post.send, 502, message.id, UPSTREAM_CLOSED, _NO_SERVER)
             return
+        assert message.id is not None  # a request
+        if not self.shared.claim(post.identity, message.id):
+            in_use = "Request id already in use by a pending request"
+            await io.answer_error(post.send, 400, message.id, INVALID_REQUEST, in_use)
+            return
+        try:
+            await self._stateless_call(post, channel, decoded, request)
+        finally:
+            self.shared.release(post.identity, message.id)
+
+    async def _stateless_call(
+        self, post: _Post, channel: Channel, decoded: Decoded, request: dict[str, Any]
+    ) -> None:
+        """One stateless request, its id the caller's alone while it is in flight."""
+        message = decoded.messages[0]
         renamed, sent_as, token = self.shared.rename(request)
         line = line_of(renamed)
         # What was read, with the proxy's own id (and progress token) in place of the

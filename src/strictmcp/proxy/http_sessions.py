@@ -19,6 +19,7 @@ from typing import Any
 
 from ..connect.upstream import Upstream
 from ..guards.policy import Identity
+from ..protocol.jsonrpc import id_readings
 from .http_streams import Router
 from .relay import Relay
 from .session import ProxySession
@@ -204,6 +205,26 @@ class Shared:
         self._channel: Channel | None = None
         self._starting = asyncio.Lock()
         self._numbers = itertools.count(1)
+        # Each caller's ids in flight, in every spelling a client reads alike: the server
+        # sees the proxy's own ids, but a caller reusing one would not know which answer is
+        # which.
+        self._in_flight: set[tuple[Any, int | str]] = set()
+
+    def claim(self, identity: Identity | None, request_id: int | str) -> bool:
+        """Mark ``request_id`` in flight for ``identity``; False when it (or an id the caller
+        would read alike) already is."""
+        owner = identity.principal if identity is not None else None
+        keys = [(owner, key) for key in (request_id, *id_readings(request_id))]
+        if any(key in self._in_flight for key in keys):
+            return False
+        self._in_flight.update(keys)
+        return True
+
+    def release(self, identity: Identity | None, request_id: int | str) -> None:
+        """``request_id`` of ``identity`` answered: free to use again."""
+        owner = identity.principal if identity is not None else None
+        for key in (request_id, *id_readings(request_id)):
+            self._in_flight.discard((owner, key))
 
     async def channel(self) -> Channel:
         """The running channel; ``OSError`` when its server cannot be started."""

@@ -159,8 +159,11 @@ class Relay:
         client = self._client
         upstream = self.upstream
         while (line := await upstream.receive()) is not None:
-            decided = session.decide(line, "s2c")
-            routed = decided if isinstance(decided, Routed) else await decided
+            if isinstance(line, str):
+                routed = session.oversized("s2c")
+            else:
+                decided = session.decide(line, "s2c")
+                routed = decided if isinstance(decided, Routed) else await decided
             for request_id in routed.settled:
                 self._no_deadline(request_id)
             self._for_client(routed.forward)

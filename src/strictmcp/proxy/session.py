@@ -69,6 +69,10 @@ from ..protocol.tasks import (
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.wire import declared_capabilities
 
+_STRAY = "answers no request the proxy forwarded and waits for"
+REPORT_ONLY: frozenset[Rule] = frozenset()
+"""Error findings the proxy reports but never refuses a message for (docs/architecture.md,
+"What is refused"); every other error refuses the message when enforcing."""
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
 TOO_MANY_IN_FLIGHT = -32003
@@ -99,15 +103,20 @@ class Routed:
 
 @dataclass(slots=True)
 class _Item:
-    """The outcome for one message: sent on as it came, sent on changed, or answered here
-    (``dry_run`` gives the answer, when it has to be awaited; ``deep`` gives the answer to a
-    call its deep checks refuse, or None to send the call on)."""
+    """The outcome for one message: sent on as it came, sent on changed, dropped (no
+    ``forward`` but ``changed``), or answered here (``dry_run`` gives the answer, when it has
+    to be awaited; ``deep`` gives the answer to a call its deep checks refuse, or None to send
+    the call on)."""
 
     forward: dict[str, Any] | None = None
     changed: bool = False
     reply: dict[str, Any] | None = None
     dry_run: Awaitable[dict[str, Any]] | None = None
     deep: Awaitable[dict[str, Any] | None] | None = None
+    # A refused request whose id another request in flight holds: its answer settles nothing.
+    settles: bool = True
+    # What the message made the proxy say besides: to other requests it could be mistaken for.
+    also: Routed | None = None
 
 
 class ProxySession:
@@ -257,6 +266,7 @@ class ProxySession:
         forwarded: list[dict[str, Any]] = []
         replies: list[dict[str, Any]] = []
         changed = False
+        also: list[Routed] = []
         for message, item in zip(decoded.messages, items, strict=True):
             forward, reply, request_id = item.forward, item.reply, message.id
             changed = changed or item.changed
@@ -264,14 +274,16 @@ class ProxySession:
                 forwarded.append(forward)
             if reply is not None:
                 replies.append(reply)
+            if item.also is not None:
+                also.append(item.also)
             if request_id is None:
                 continue
             if from_client:
                 if message.kind == "request" and forward is not None:
                     sent.append(request_id)
-                if reply is not None:
+                if reply is not None and item.settles:
                     settled.append(request_id)
-            elif message.kind in ("response", "error"):
+            elif message.kind in ("response", "error") and item.settles:
                 settled.append(request_id)
         if not replies and not changed and framed(line):
             routed.forward.append(line)
@@ -279,6 +291,10 @@ class ProxySession:
             routed.forward.append(line_of(forwarded if decoded.batch else forwarded[0]))
         if replies:
             routed.reply.append(line_of(replies if decoded.batch else replies[0]))
+        for more in also:
+            routed.forward += more.forward
+            routed.reply += more.reply
+            settled += more.settled
         return routed
 
     def _unreadable(
@@ -288,19 +304,19 @@ class ProxySession:
         direction: Direction,
     ) -> Routed:
         """A line that is not a valid message (``request_id`` is its id, when it could be
-        read): the client gets its error; the server's is reported, and a request of the
-        client it answers is failed rather than left hanging."""
+        read): the client gets its error; the server's is reported, and the client's request
+        it answers (its id as read strictly, or the only request waiting) is failed at once
+        rather than left waiting for the timeout."""
         found = errors(violations)
         self.auditor.record(found, direction=direction, method=None, action="refused")
         if direction == "c2s":
             return Routed(reply=[line_of(refusal_for(request_id, found))])
+        if request_id is None and len(self._waiting) == 1:
+            request_id = next(iter(self._waiting))
         if request_id is None or request_id not in self._waiting:
             return Routed()
-        self._waiting.pop(request_id)
-        reply = error_response(
-            request_id, UPSTREAM_INVALID, "The server's answer was not a valid JSON-RPC message"
-        )
-        return Routed(forward=[line_of(reply)], settled=[request_id])
+        text = "The server's answer was not a valid JSON-RPC message (strictmcp proxy)"
+        return self._answer_invalid(request_id, text, found)
 
     # --- messages ----------------------------------------------------------------------------
 
@@ -377,6 +393,9 @@ class ProxySession:
             self.auditor.record(found, direction="c2s", method=message.method, action="refused")
             reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
             return _Item(reply=self._answered(reply))
+        stopped = self._refused(message, found, "c2s", tool)
+        if stopped is not None:
+            return stopped
         if found:
             self.auditor.record(
                 found, direction="c2s", method=message.method, tool=tool, action="allowed"
@@ -408,6 +427,44 @@ class ProxySession:
             self._waiting[message.id] = "tools/call"
             return _Item(forward=message.raw, changed=rewritten)
         return _Item(reply=self._answered(reply))
+
+    def _refused(
+        self, message: Message, found: list[Violation], direction: Direction, tool: str | None
+    ) -> _Item | None:
+        """What becomes of a message with error findings when enforcing (None: it goes on,
+        as it does in audit mode or with findings that are only reported).
+
+        A request is answered with its JSON-RPC error (the client's by the proxy, the
+        server's to the server), a notification is dropped, an answer to no request is
+        dropped, and an answer that breaks the rules for its request is replaced by an error
+        for the side that asked. What every side is told is value-free."""
+        if not self.enforcing:
+            return None
+        blocking = [v for v in errors(found) if v.rule not in REPORT_ONLY]
+        if not blocking:
+            return None
+        method = message.method
+        if method is None and message.kind in ("response", "error"):
+            request = self.conversation.request_answered_by(message, direction)
+            method = request.method if request is not None else None
+        self.auditor.record(found, direction=direction, method=method, tool=tool, action="refused")
+        if message.kind == "notification":
+            return _Item(changed=True)
+        if message.kind == "request":
+            reply = refusal_for(message.id, blocking)
+            if any(v.rule is Rule.DUPLICATE_ID for v in blocking):
+                # The id belongs to the request in flight: that one is still answered.
+                return _Item(reply=reply, settles=False)
+            if direction == "c2s":
+                return _Item(reply=self._answered(reply))
+            self.conversation.observe(own_message(reply), "c2s")
+            return _Item(reply=reply)
+        if message.id is None or any(v.rule is Rule.UNMATCHED_RESPONSE for v in blocking):
+            return _Item(changed=True, settles=False)
+        whose = "client" if direction == "c2s" else "server"
+        text = f"The {whose}'s answer was not valid (strictmcp proxy)"
+        error = error_response(message.id, UPSTREAM_INVALID, text, [v.to_dict() for v in blocking])
+        return _Item(forward=error, changed=True)
 
     def _answered(self, reply: dict[str, Any]) -> dict[str, Any]:
         """Our answer to a request, which settles it in the conversation as the server's
@@ -453,13 +510,14 @@ class ProxySession:
     def _server_checked(self, message: Message, decoded: Decoded, request: Message | None) -> _Item:
         size = decoded.size
         answer = message.kind in ("response", "error")
-        if message.id is not None and answer:
-            self._waiting.pop(message.id, None)
-            why = self._given_up.pop(message.id, None)
+        if answer and (message.id is None or self._waiting.pop(message.id, None) is None):
+            why = self._given_up.pop(message.id, None) if message.id is not None else None
             if why is not None:
                 self.auditor.say(f"dropped the server's late answer to a request that {why}")
                 self.conversation.observe(message, "s2c", size=size)
                 return _Item(changed=True)
+            if self.enforcing:
+                return self._stray(message, size)
         method = request.method if request is not None else message.method
         params = (request.params or {}) if request is not None else {}
         # The task a message is about, read before the message may make it forgotten.
@@ -493,6 +551,9 @@ class ProxySession:
         elif method in _TASK_RESULTS or message.method == _TASK_STATUS:
             return self._task_message(message, method, found, task, decoded.plain)
         elif message.kind == "request" and message.method in _SERVER_REQUESTS:
+            refused = self._refused(message, found, "s2c", None)
+            if refused is not None:
+                return refused
             asked = message.params if isinstance(message.params, dict) else None
             cleaned = self.enforcer.clean_server_request(message.method, asked) if asked else None
             if found:
@@ -501,10 +562,48 @@ class ProxySession:
                 return _Item(forward=message.raw)
             return _Item(forward={**message.raw, "params": cleaned}, changed=True)
         if found:
+            refused = self._refused(message, found, "s2c", tool)
+            if refused is not None:
+                return refused
             self.auditor.record(found, direction="s2c", method=method, tool=tool, action="allowed")
         if changed is None:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
+
+    def _stray(self, message: Message, size: int) -> _Item:
+        """A server's answer to no request the proxy forwarded and still waits for (an id
+        never sent, a second answer, ``"7"`` for 7, ``null``): never handed to the client,
+        which may read it as the answer to another request; each request it could be
+        mistaken for is failed at once instead."""
+        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
+        if not errors(found):
+            found = [*found, Violation(Rule.UNMATCHED_RESPONSE, _STRAY, "/id")]
+        self.auditor.record(found, direction="s2c", method=None, action="refused")
+        if message.id is None:
+            return _Item(changed=True, settles=False)
+        also = Routed()
+        for request_id in self.conversation.confusable(message, "s2c"):
+            text = "The server answered with an id that could be mistaken for this request's"
+            failed = self._answer_invalid(request_id, f"{text} (strictmcp proxy)", errors(found))
+            also.forward += failed.forward
+            also.reply += failed.reply
+            also.settled += failed.settled
+        return _Item(changed=True, settles=False, also=also)
+
+    def _answer_invalid(self, request_id: int | str, text: str, found: list[Violation]) -> Routed:
+        """Fail the client's request ``request_id`` with the proxy's own error, ``text`` and
+        the findings (value-free) in ``data``, for a server answer that could not be handed
+        on. The server is told to cancel it, and its answer, should one still come, is
+        dropped. Sides as seen from the server: ``forward`` to the client, ``reply`` to it."""
+        reply = error_response(request_id, UPSTREAM_INVALID, text, [v.to_dict() for v in found])
+        self._answered(reply)
+        given_up = self._give_up(
+            request_id,
+            "was failed for the server's invalid answer",
+            "failed a {} request for the server's invalid answer",
+            "strictmcp proxy: the server's answer was invalid",
+        )
+        return Routed(forward=[line_of(reply)], reply=given_up.forward, settled=[request_id])
 
     def _task_message(
         self,

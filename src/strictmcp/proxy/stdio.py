@@ -32,13 +32,9 @@ async def run(session: ProxySession, command: Sequence[str], *, timeout: float) 
 
 
 async def spawn(session: ProxySession, command: Sequence[str]) -> ProcessUpstream:
-    """``command`` spawned as ``session``'s server: a line of its over the session's size
-    limit is dropped and reported as the session reports one. OSError when it cannot be."""
-
-    def oversized() -> None:
-        session.oversized("s2c")
-
-    return await ProcessUpstream.start(command, max_size=session.max_size, on_oversized=oversized)
+    """``command`` spawned as ``session``'s server, its lines bounded by the session's size
+    limit. OSError when it cannot be."""
+    return await ProcessUpstream.start(command, max_size=session.max_size)
 
 
 async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: float) -> int:
