@@ -52,6 +52,7 @@ class GuardCode(str, Enum):
     SQL_MULTIPLE_STATEMENTS = "sql-multiple-statements"
     SQL_NOT_READ_ONLY = "sql-not-read-only"
     SQL_DENIED_FUNCTION = "sql-denied-function"
+    SQL_FUNCTION_NOT_ALLOWED = "sql-function-not-allowed"
     SQL_IDENTIFIER_NOT_ALLOWED = "sql-identifier-not-allowed"
     SQL_EXECUTABLE_COMMENT = "sql-executable-comment"
 

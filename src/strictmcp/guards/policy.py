@@ -159,6 +159,7 @@ _OPTIONS: dict[str, dict[str, _Option]] = {
         "read_only": _FLAG,
         "single_statement": _FLAG,
         "denied_functions": _STRS,
+        "allow_functions": _STRS,
         "tables": _STRS,
         "max_length": _INT,
     },
