@@ -60,6 +60,8 @@ class GuardCode(str, Enum):
     ARGV_OPTION_INJECTION = "argv-option-injection"
     ARGV_CONTROL_CHARACTER = "argv-control-character"
     ARGV_EXECUTABLE_NOT_ALLOWED = "argv-executable-not-allowed"
+    ARGV_SUBCOMMAND_NOT_ALLOWED = "argv-subcommand-not-allowed"
+    ARGV_OPERAND_SCHEME_NOT_ALLOWED = "argv-operand-scheme-not-allowed"
 
     # text
     TEXT_TOO_SHORT = "text-too-short"

@@ -140,6 +140,8 @@ _OPTIONS: dict[str, dict[str, _Option]] = {
         "executables": _STRS,
         "first_is_executable": _FLAG,
         "match_basename": _FLAG,
+        "allow_subcommands": _STRS,
+        "operand_schemes": _STRS,
     },
     "path": {
         "roots": _Option(str, array=True, required=True),
