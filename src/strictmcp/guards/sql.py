@@ -28,11 +28,13 @@ also as data-modifying CTEs, ``COPY``, DDL, ``SET``, transaction control, ``CALL
 ``EXEC``), ``SELECT ... INTO`` (creates a table) and locking clauses (``FOR UPDATE``/``FOR
 SHARE``, ``LOCK IN SHARE MODE``). ``EXPLAIN`` and ``SHOW`` are refused too: sqlglot reads them
 as opaque commands, so the statement inside ``EXPLAIN`` (which ``EXPLAIN ANALYZE`` runs) could
-not be checked. A query sqlglot cannot parse is refused (fail closed).
+not be checked. A query sqlglot cannot parse is refused (fail closed). ``read_only`` also
+decides functions by what they do: a query may call only those on its database's list of
+read-only, side-effect-free functions (:mod:`.sql_functions`) or in ``allow_functions``.
 
-This is defence in depth, not the boundary: a read-only query can still call a user-defined
-function or read a view with side effects. Run the queries under a role that can only read,
-in a read-only transaction (PostgreSQL ``default_transaction_read_only``).
+This is defence in depth, not the boundary: a read-only query can still read a view with
+side effects, or reach a function through an operator or a cast. Run the queries under a role
+that can only read, in a read-only transaction (PostgreSQL ``default_transaction_read_only``).
 
 Messages name statement types, functions and tables (identifiers from the query, which are not
 secrets the way values are) and never quote a literal.
@@ -226,13 +228,16 @@ class SqlGuard:
     mixture no database speaks). ``read_only`` is described in the module docstring.
     ``single_statement`` refuses stacked statements (``SELECT 1; DROP TABLE t``).
     ``denied_functions`` lists refused functions (default
-    :data:`DEFAULT_DENIED_FUNCTIONS`). ``tables``, when set, lists the tables a query may
-    use, matched case-insensitively on every name part: ``"orders"`` allows an unqualified
-    ``orders`` (whatever the search path makes of it), ``"public.orders"`` allows exactly
-    that qualified name, so an entry allows no other schema's table of the same name. CTE
-    names are not tables, with the database's scoping: a name a CTE does not cover where it
-    is used is a table. ``max_length`` bounds the query in characters: parsing time grows
-    with it.
+    :data:`DEFAULT_DENIED_FUNCTIONS`), whatever ``read_only`` says. With ``read_only``, a
+    call must also be of a function on the dialect's list (:mod:`.sql_functions`), or match
+    ``allow_functions``: a name allows it unqualified, a dotted name exactly that qualified
+    name, case-insensitively, ``*`` at the end a prefix. ``tables``, when set, lists the
+    tables a query may use, matched case-insensitively on every name part: ``"orders"``
+    allows an unqualified ``orders`` (whatever the search path makes of it),
+    ``"public.orders"`` allows exactly that qualified name, so an entry allows no other
+    schema's table of the same name. CTE names are not tables, with the database's scoping:
+    a name a CTE does not cover where it is used is a table. ``max_length`` bounds the query
+    in characters: parsing time grows with it.
 
     Invalid configuration raises ``ValueError`` at construction; :meth:`check` never raises.
     """
@@ -407,18 +412,18 @@ class SqlGuard:
             )
             if entry is not None:
                 yield _denied(name, entry)
-            elif judge and not self._listed_call(node, call, sql) and not _in_hint(node):
+            elif judge and not _in_hint(node):
                 written = _written(node, sql)
-                yield self._not_listed(
-                    name if written is None else ".".join((*call.qualifiers, written))
-                )
+                if not self._listed_call(node, call, written):
+                    yield self._not_listed(
+                        name if written is None else ".".join((*call.qualifiers, written))
+                    )
 
-    def _listed_call(self, node: exp.Func, call: _Call, sql: str) -> bool:
+    def _listed_call(self, node: exp.Func, call: _Call, written: str | None) -> bool:
         """Whether a read-only query may make this call, as sqlglot reads it: a name the query
         writes must be on the database's list (unqualified, unquoted: a qualified or quoted
-        name is a user's function) or allowed; syntax sqlglot reads as a function is judged by
-        its expression type."""
-        written = _written(node, sql)
+        name is a user's function) or allowed; syntax sqlglot reads as a function (no
+        ``written`` name) is judged by its expression type."""
         if written is None:
             return node.key in sql_functions.construct_types() or any(
                 self._allowed(n) for n in (node.key, *call.names)
