@@ -7,17 +7,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from importlib import resources
 from typing import Any
 
 import psycopg
 import pytest
 
 from postgres_cluster import Cluster, scratch_cluster
-from strictmcp.guards import GuardCode, GuardFinding, SqlGuard
+from strictmcp.guards import GuardCode, GuardFinding, SqlGuard, sql_postgres
 from strictmcp.guards.database import SqlDatabaseCheck
 from strictmcp.guards.policy import Policy, PolicyError
+from strictmcp.guards.sql_functions import POSTGRES_EXCLUDED, allowed_functions, postgres_file
 from strictmcp.guards.sql_postgres import POSTGRESQL_MAJOR
-from test_guard_sql import POSTGRES_REJECTS
+from test_guard_sql import OFF_THE_POSTGRES_LIST, POSTGRES_REJECTS
 
 C = GuardCode
 SECRET = "s3cr3t-literal-4711"
@@ -27,6 +29,8 @@ SETUP = """
 CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, total numeric NOT NULL);
 INSERT INTO orders SELECT g, 'c' || (g % 10), g FROM generate_series(1, 5000) AS g;
 CREATE TABLE audit (n int);
+CREATE TABLE docs (v tsvector);
+INSERT INTO docs VALUES ('secret words');
 CREATE SEQUENCE counter;
 -- Writes when run: EXPLAIN never runs a volatile function.
 CREATE FUNCTION bump() RETURNS int LANGUAGE plpgsql VOLATILE AS
@@ -56,7 +60,11 @@ def dsn(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def checker(**options: Any) -> SqlDatabaseCheck:
-    guard = SqlGuard(dialect="postgres", read_only=options.pop("read_only", True))
+    guard = SqlGuard(
+        dialect="postgres",
+        read_only=options.pop("read_only", True),
+        allow_functions=options.pop("allow_functions", ()),
+    )
     return SqlDatabaseCheck(database="postgres", guard=guard, dsn_env=ENV, **options)
 
 
@@ -128,8 +136,13 @@ def test_a_write_is_refused_before_any_connection(monkeypatch: pytest.MonkeyPatc
 
 def test_nothing_changes_and_every_transaction_ends(dsn: str) -> None:
     before = state(dsn)
-    assert found(checker(), "SELECT bump()") == []  # planned, never run
-    [sneaky] = found(checker(), "SELECT sneaky()")  # run while planning, and stopped
+    # The guard refuses a function off its list before any connection...
+    [refused] = found(checker(), "SELECT bump()")
+    assert refused.code is C.SQL_FUNCTION_NOT_ALLOWED
+    # ...and the database bounds what a policy allows on purpose.
+    users = checker(allow_functions=("bump", "sneaky"))
+    assert found(users, "SELECT bump()") == []  # planned, never run
+    [sneaky] = found(users, "SELECT sneaky()")  # run while planning, and stopped
     assert sneaky.code is C.DEEP_SQL_WRITES
     assert "read-only transaction" in sneaky.message
     # Even a write the guard was told to allow is only planned, read-only.
@@ -140,7 +153,7 @@ def test_nothing_changes_and_every_transaction_ends(dsn: str) -> None:
 
 
 def test_a_long_statement_is_bounded(dsn: str) -> None:
-    [finding] = found(checker(statement_timeout_ms=300), "SELECT slow()")
+    [finding] = found(checker(statement_timeout_ms=300, allow_functions=("slow",)), "SELECT slow()")
     assert finding.code is C.DEEP_SQL_TIMEOUT
     assert state(dsn)[-1] == 0
 
@@ -187,6 +200,7 @@ def test_the_policy_bounds_a_check_by_its_timeout(dsn: str) -> None:
         "statement_timeout_ms": 500,
         "connect_timeout": 2,
         "timeout": 3,
+        "allow_functions": ["slow"],
     }
     policy = Policy.from_dict({"deep": [entry]})
     started = time.monotonic()
@@ -197,3 +211,94 @@ def test_the_policy_bounds_a_check_by_its_timeout(dsn: str) -> None:
     # A database bound the policy's would cut short is refused when the policy is loaded.
     with pytest.raises(PolicyError, match="must exceed connect_timeout plus"):
         Policy.from_dict({"deep": [{**entry, "statement_timeout_ms": 30_000}]})
+
+
+def test_the_read_only_function_list_is_the_clusters(cluster: Cluster) -> None:
+    # Generated from this very server's pg_proc: regenerate with
+    # `STRICTMCP_PG_DSN=... python -m strictmcp.guards.sql_functions > .../postgres.txt`.
+    shipped = resources.files("strictmcp.guards") / "sql_function_lists" / "postgres.txt"
+    with psycopg.connect(cluster.dsn) as connection:
+        assert postgres_file(connection) == shipped.read_text("utf-8")
+    assert f"PostgreSQL {POSTGRESQL_MAJOR}:" in shipped.read_text("utf-8")
+
+
+def test_what_the_list_refuses_is_volatile_excluded_or_no_catalog_function(dsn: str) -> None:
+    listed = allowed_functions("postgres")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        for sql, _ in OFF_THE_POSTGRES_LIST:
+            statements = sql_postgres.parse(sql)
+            assert not isinstance(statements, str)
+            for parts in sql_postgres.function_calls(statements[0]):
+                name = parts[-1]
+                if name in listed and parts[0] in (name, "pg_catalog"):
+                    continue
+                kinds = connection.execute(
+                    "SELECT array_agg(DISTINCT provolatile::text) FROM pg_proc"
+                    " WHERE proname = %s AND pronamespace = 'pg_catalog'::regnamespace",
+                    (name,),
+                ).fetchone()
+                assert kinds is not None
+                catalog = parts[0] in (name, "pg_catalog")
+                # Volatile by the server's own word, excluded with a reason, or not a
+                # catalog function at all (a user's, another schema's, a quoted other name).
+                assert (
+                    not catalog or kinds[0] is None or "v" in kinds[0] or name in POSTGRES_EXCLUDED
+                ), name
+
+
+# Each refused query does what the guard says it would: run here, as superuser, it changes
+# the server's state or reads past the tables allowlist.
+def test_refused_calls_would_have_had_side_effects(dsn: str) -> None:
+    guard = SqlGuard(denied_functions=(), tables=("orders",))
+    with psycopg.connect(dsn, autocommit=True) as connection:
+
+        def last_value() -> int:
+            row = connection.execute("SELECT last_value FROM counter").fetchone()
+            assert row is not None
+            return int(row[0])
+
+        # A query string run by ts_stat or ts_rewrite: volatile functions in it run.
+        for sql in (
+            "SELECT * FROM ts_stat('SELECT nextval(''counter'')::text::tsvector"
+            " FROM generate_series(1, 3)')",
+            "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery,"
+            " nextval(''counter'')::text::tsquery')",
+        ):
+            assert [f.code for f in guard.check(sql)] == [C.SQL_FUNCTION_NOT_ALLOWED]
+            before = last_value()
+            connection.execute(sql.encode())
+            assert last_value() > before
+        # ...and reads a table the allowlist does not name.
+        sql = "SELECT * FROM ts_stat('SELECT v FROM docs')"
+        assert [f.code for f in guard.check(sql)] == [C.SQL_FUNCTION_NOT_ALLOWED]
+        words = {row[0] for row in connection.execute(sql.encode()).fetchall()}
+        assert words == {"secret", "words"}
+        # A stable function that assigns the transaction an id: a write to the server.
+        assert [f.code for f in guard.check("SELECT txid_current()")] == [
+            C.SQL_FUNCTION_NOT_ALLOWED
+        ]
+        with connection.transaction():
+            assert connection.execute("SELECT txid_current_if_assigned()").fetchone() == (None,)
+            connection.execute("SELECT txid_current()")
+            assert connection.execute("SELECT txid_current_if_assigned()").fetchone() != (None,)
+        # A lock other sessions see, and a setting the session keeps.
+        assert [f.code for f in guard.check("SELECT pg_advisory_lock(4711)")] == [
+            C.SQL_FUNCTION_NOT_ALLOWED
+        ]
+        connection.execute("SELECT pg_advisory_lock(4711)")
+        with psycopg.connect(dsn, autocommit=True) as other:
+            held = other.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4711"
+            ).fetchone()
+        assert held == (1,)
+        connection.execute("SELECT pg_advisory_unlock(4711)")
+        sql = "SELECT set_config('application_name', 'x', false)"
+        assert [f.code for f in guard.check(sql)] == [C.SQL_FUNCTION_NOT_ALLOWED]
+        connection.execute(sql.encode())
+        assert connection.execute("SELECT current_setting('application_name')").fetchone() == ("x",)
+    # What the list allows, the database runs in a read-only transaction without complaint.
+    with psycopg.connect(dsn) as connection:
+        connection.execute("SET TRANSACTION READ ONLY")
+        sql = "SELECT lower(customer), count(*), now(), max(total) FROM orders GROUP BY 1"
+        assert guard.check(sql) == []
+        assert connection.execute(sql.encode()).fetchall()

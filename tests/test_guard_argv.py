@@ -188,6 +188,12 @@ def test_non_string_items_are_reported_where_they_are() -> None:
         ({"executables": "git", "first_is_executable": True}, TypeError),
         ({"executables": ("",), "first_is_executable": True}, ValueError),
         ({"match_basename": True}, ValueError),
+        ({"allow_subcommands": "status"}, TypeError),
+        ({"allow_subcommands": ("",)}, ValueError),
+        ({"allow_subcommands": ("--version",)}, ValueError),
+        ({"operand_schemes": "https"}, TypeError),
+        ({"operand_schemes": ("https://",)}, ValueError),
+        ({"operand_schemes": ("1http",)}, ValueError),
     ],
 )
 def test_bad_configuration(options: dict[str, object], error: type[Exception]) -> None:
@@ -195,10 +201,85 @@ def test_bad_configuration(options: dict[str, object], error: type[Exception]) -
         ArgvGuard(**options)  # type: ignore[arg-type]
 
 
+SUB = ArgvGuard(
+    allow_options=("--no-pager", "-c", "--oneline", "--"),
+    executables=("git",),
+    first_is_executable=True,
+    allow_subcommands=("status", "log", "diff"),
+    operand_schemes=("https",),
+)
+S, U, OPT = (
+    GuardCode.ARGV_SUBCOMMAND_NOT_ALLOWED,
+    GuardCode.ARGV_OPERAND_SCHEME_NOT_ALLOWED,
+    GuardCode.ARGV_OPTION_INJECTION,
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["git", "status"],
+        ["git", "--no-pager", "log", "--oneline"],
+        ["git", "log", "HEAD:README", "a:b", "C:/x", "origin/main"],
+        ["git", "log", "https://example.com/r.git", "HTTPS://example.com/r.git"],
+        ["git", "--", "diff", "--stat"],  # after --, items are operands: diff is the first
+    ],
+)
+def test_allowed_subcommands_and_operands_pass(argv: list[str]) -> None:
+    assert check(SUB, argv) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["git", "config", "core.sshCommand", SECRET], [(S, "/1")]),
+        (["git", "Status"], [(S, "/1")]),
+        (["git", "status "], [(S, "/1")]),
+        (["git", "-c", "core.sshCommand=touch x", "status"], [(S, "/2")]),
+        (["git", "--no-pager", "push"], [(S, "/2")]),
+        (["git", "--", "config"], [(S, "/2")]),
+        (["git"], [(S, "")]),
+        (["git", "--no-pager", "--oneline"], [(S, "")]),
+        (["git", "--exec-path=/tmp/evil", "status"], [(OPT, "/1")]),
+        (["git", "clone", f"ext::sh -c {SECRET}"], [(S, "/1"), (U, "/2")]),
+        (["git", "log", "ext::sh -c id"], [(U, "/2")]),
+        (["git", "log", "EXT::sh"], [(U, "/2")]),
+        (["git", "log", "fd::7"], [(U, "/2")]),
+        (["git", "log", "file:///etc/passwd"], [(U, "/2")]),
+        (["git", "log", "git+ssh://host/r"], [(U, "/2")]),
+        (["git", "log", "https://-oProxyCommand=id/x"], [(U, "/2")]),
+        (["git", "--", "log", "ext::sh"], [(U, "/3")]),
+    ],
+)
+def test_subcommands_and_operand_schemes_are_refused(
+    argv: list[str], expected: list[tuple[GuardCode, str]]
+) -> None:
+    assert found(SUB, argv) == expected
+
+
+def test_subcommands_without_an_executable_and_schemes_alone() -> None:
+    # No executable: the first item is the subcommand; a string is a vector of one.
+    only = ArgvGuard(allow_subcommands=("status",))
+    assert check(only, ["status"]) == []
+    assert check(only, "status") == []
+    assert found(only, "config") == [(S, "")]
+    assert found(only, []) == [(S, "")]
+    # Schemes are checked on every operand, with or without subcommands.
+    schemes = ArgvGuard(operand_schemes=())
+    assert found(schemes, ["https://example.com", "x"]) == [(U, "/0")]
+    assert check(schemes, ["plain", "HEAD:file"]) == []
+    # Messages name what is allowed, never the argument.
+    [finding] = check(SUB, ["git", "config"])
+    assert "status, log, diff" in finding.message
+    [finding] = check(SUB, ["git", "log", "ext::x"])
+    assert "https" in finding.message
+    assert "ext" not in finding.message
+
+
 @settings(max_examples=100)
 @given(value=st.one_of(st.text(), st.lists(st.one_of(st.text(), st.integers())), st.none()))
 def test_the_guard_never_raises(value: object) -> None:
-    for guard in (ArgvGuard(), GIT):
+    for guard in (ArgvGuard(), GIT, SUB):
         assert all(isinstance(finding, GuardFinding) for finding in guard.check(value))
 
 

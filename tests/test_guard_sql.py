@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from strictmcp.guards import GuardCode, GuardFinding
 from strictmcp.guards.sql import DEFAULT_DENIED_FUNCTIONS, SqlGuard
+from strictmcp.guards.sql_functions import allowed_functions, construct_types
 from strictmcp.guards.sql_postgres import POSTGRESQL_MAJOR
 
 SECRET = "s3cr3t-literal-4711"
@@ -79,7 +80,8 @@ BENIGN = [
     "SELECT /* ; */ 1; -- trailing comment",
     "SELECT sleep, benchmark, nextval FROM naps",  # columns, not calls
     'SELECT "delete", "update" FROM "User Table"',
-    "SELECT currval('seq'), current_setting('timezone'), version()",
+    "SELECT current_setting('timezone'), version(), pg_catalog.lower('A'), \"lower\"('A')",
+    "SELECT substring(a from 2), trim(a), position('x' in a), a AT TIME ZONE 'UTC' FROM t",
 ]
 
 
@@ -251,12 +253,191 @@ def test_every_default_entry_is_recognized_as_a_call(entry: str) -> None:
 
 
 def test_the_deny_list_is_configurable() -> None:
-    assert SqlGuard(denied_functions=()).check("SELECT pg_sleep(1)") == []
-    g = SqlGuard(denied_functions=("my_side_effect", "audit_*"))
+    assert SqlGuard(denied_functions=(), read_only=False).check("SELECT pg_sleep(1)") == []
+    g = SqlGuard(denied_functions=("my_side_effect", "audit_*"), read_only=False)
     assert codes(g, "SELECT My_Side_Effect()") == {C.SQL_DENIED_FUNCTION}
     assert codes(g, "SELECT audit_write('x')") == {C.SQL_DENIED_FUNCTION}
     assert codes(g, "SELECT auditor()") == set()
     assert g.check("SELECT pg_sleep(1)") == []
+    # Denied wins over allowed: a denied call is refused whatever else says yes.
+    g = SqlGuard(denied_functions=("audit_*",), allow_functions=("audit_write",))
+    assert codes(g, "SELECT audit_write('x')") == {C.SQL_DENIED_FUNCTION}
+
+
+# What read_only refuses by what a function does: each is off PostgreSQL's list of immutable
+# and stable catalog functions (tests/test_deep_postgres.py shows the server agrees), so it is
+# refused even with an empty deny list; with the default deny list most are denied as well.
+OFF_THE_POSTGRES_LIST = [
+    ("SELECT ts_stat('DELETE FROM t RETURNING tsv')", "ts_stat"),
+    ("SELECT * FROM ts_stat('DELETE FROM t RETURNING tsv')", "ts_stat"),
+    ("SELECT * FROM ts_rewrite('a'::tsquery, 'DELETE FROM t RETURNING q, s')", "ts_rewrite"),
+    ("SELECT ts_rewrite('a'::tsquery, 'a'::tsquery, 'b'::tsquery)", "ts_rewrite"),
+    ("SELECT pg_sleep(10)", "pg_sleep"),
+    ("SELECT pg_catalog.pg_sleep(10)", "pg_catalog.pg_sleep"),
+    ("SELECT PG_CATALOG.Pg_Sleep(10)", "pg_catalog.pg_sleep"),
+    ('SELECT "pg_catalog"."pg_sleep"(10)', "pg_catalog.pg_sleep"),
+    ("SELECT set_config('role', 'admin', false)", "set_config"),
+    ("SELECT pg_advisory_lock(1)", "pg_advisory_lock"),
+    ("SELECT pg_try_advisory_xact_lock(1)", "pg_try_advisory_xact_lock"),
+    ("SELECT lo_import('/etc/passwd')", "lo_import"),
+    ("SELECT lo_get(1)", "lo_get"),
+    ("SELECT nextval('s')", "nextval"),
+    ("SELECT currval('s'), lastval()", "currval"),
+    ("SELECT txid_current()", "txid_current"),
+    ("SELECT pg_current_xact_id()", "pg_current_xact_id"),
+    ("SELECT table_to_xml('secrets', true, true, '')", "table_to_xml"),
+    ("SELECT database_to_xml(true, true, '')", "database_to_xml"),
+    ("SELECT query_to_xml('DELETE FROM t RETURNING 1', true, true, '')", "query_to_xml"),
+    ("SELECT pg_reload_conf()", "pg_reload_conf"),
+    ("SELECT random(), clock_timestamp()", "random"),
+    ("SELECT gen_random_uuid()", "gen_random_uuid"),
+    ("SELECT pg_stat_file('/etc/passwd')", "pg_stat_file"),
+    # Functions of no catalog: a user's, another schema's, a quoted name in another case.
+    ("SELECT bump()", "bump"),
+    ("SELECT public.lower('a')", "public.lower"),
+    ("SELECT evil.count(*) FROM t", "evil.count"),
+    ("SELECT \"LOWER\"('a')", "LOWER"),
+    ('SELECT "Now"()', "Now"),
+    ("SELECT information_schema._pg_truetypid(a, t) FROM t", "information_schema"),
+    # Wherever the call is.
+    ("SELECT * FROM t WHERE a = bump()", "bump"),
+    ("SELECT * FROM t ORDER BY bump()", "bump"),
+    ("SELECT lower(upper(bump()::text))", "bump"),
+    ("WITH x AS (SELECT bump()) SELECT * FROM x", "bump"),
+    ("SELECT * FROM t, LATERAL (SELECT bump()) s", "bump"),
+    ("SELECT * FROM ROWS FROM (generate_series(1, 2), bump())", "bump"),
+    ("SELECT count(*) FILTER (WHERE bump() > 0) FROM t", "bump"),
+    ("SELECT 1 UNION SELECT bump()", "bump"),
+]
+
+
+@pytest.mark.parametrize(("sql", "name"), OFF_THE_POSTGRES_LIST)
+def test_read_only_refuses_functions_off_the_list(sql: str, name: str) -> None:
+    findings = SqlGuard(denied_functions=()).check(f"{sql} -- {SECRET}")
+    assert_quiet(findings)
+    assert {f.code for f in findings} == {C.SQL_FUNCTION_NOT_ALLOWED}
+    assert any(name in f.message for f in findings)
+    # With the default deny list, the call is refused too (denied or not allowed).
+    default = codes(SqlGuard(), sql)
+    assert default
+    assert default <= {C.SQL_DENIED_FUNCTION, C.SQL_FUNCTION_NOT_ALLOWED}
+    # Without read_only the list does not apply; the deny list still does.
+    assert C.SQL_FUNCTION_NOT_ALLOWED not in codes(SqlGuard(read_only=False), sql)
+
+
+def test_functions_that_run_a_query_string_are_denied_by_default() -> None:
+    # Even where writes are allowed: the query inside escapes every other check.
+    for sql in ("SELECT ts_stat('DELETE FROM t RETURNING v')", "SELECT ts_rewrite(q, 's') FROM t"):
+        assert codes(SqlGuard(read_only=False), sql) == {C.SQL_DENIED_FUNCTION}
+
+
+def test_allow_functions_opens_exactly_what_it_names() -> None:
+    assert SqlGuard(allow_functions=("random",)).check("SELECT random()") == []
+    assert SqlGuard(allow_functions=("RANDOM",)).check("SELECT Random()") == []
+    assert SqlGuard(allow_functions=("random",)).check("SELECT pg_catalog.random()") != []
+    qualified = SqlGuard(allow_functions=("app.safe_fn",))
+    assert qualified.check("SELECT app.safe_fn(1)") == []
+    assert codes(qualified, "SELECT safe_fn(1)") == {C.SQL_FUNCTION_NOT_ALLOWED}
+    assert codes(qualified, "SELECT other.safe_fn(1)") == {C.SQL_FUNCTION_NOT_ALLOWED}
+    prefix = SqlGuard(allow_functions=("st_*",))
+    assert prefix.check("SELECT st_distance(a, b), st_x(a) FROM t") == []
+    assert codes(prefix, "SELECT bump()") == {C.SQL_FUNCTION_NOT_ALLOWED}
+    # The deny list still applies to what allow_functions names.
+    assert codes(SqlGuard(allow_functions=("pg_sleep",)), "SELECT pg_sleep(1)") == {
+        C.SQL_DENIED_FUNCTION
+    }
+
+
+SQLITE_ORDINARY = [
+    "SELECT lower(name), upper(name), length(name), substr(name, 1, 2), ifnull(a, 0) FROM t",
+    "SELECT count(*), sum(total), avg(total), max(a, b), group_concat(name, ',') FROM t",
+    "SELECT CAST(a AS INTEGER), CASE WHEN a > 0 THEN 'p' ELSE 'n' END, iif(a, 1, 2) FROM t",
+    "SELECT date('now'), strftime('%Y', created), julianday(created), datetime(d, '+1 day')",
+    "SELECT json_extract(doc, '$.a'), value FROM t, json_each(t.doc)",
+    "SELECT row_number() OVER (ORDER BY a), lag(a) OVER (ORDER BY a) FROM t",
+    "SELECT random(), printf('%d', a), trim(name), coalesce(a, b), nullif(a, b) FROM t",
+]
+MYSQL_ORDINARY = [
+    "SELECT LOWER(name), UPPER(name), CONCAT(a, b), SUBSTRING(name, 1, 2), IFNULL(a, 0) FROM t",
+    "SELECT COUNT(*), SUM(total), GROUP_CONCAT(name SEPARATOR ','), MAX(a) FROM t GROUP BY b",
+    "SELECT CAST(a AS SIGNED), CONVERT(a, CHAR), IF(a, 1, 2), CASE WHEN a THEN 1 END FROM t",
+    "SELECT NOW(), DATE_FORMAT(d, '%Y'), DATE_ADD(d, INTERVAL 1 DAY), EXTRACT(YEAR FROM d)",
+    "SELECT JSON_EXTRACT(doc, '$.a'), JSON_UNQUOTE(doc), MD5(a), UUID() FROM t",
+    "SELECT ROW_NUMBER() OVER (ORDER BY a), DENSE_RANK() OVER (ORDER BY a) FROM t",
+    "SELECT * FROM t WHERE MATCH(a) AGAINST ('x') AND a REGEXP 'y' AND a IN (1, 2)",
+]
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect"),
+    [(sql, "sqlite") for sql in SQLITE_ORDINARY] + [(sql, "mysql") for sql in MYSQL_ORDINARY],
+)
+def test_ordinary_sqlite_and_mysql_functions_pass(sql: str, dialect: str) -> None:
+    assert SqlGuard(dialect=dialect).check(sql) == []
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "name"),
+    [
+        ("SELECT my_udf(a) FROM t", "sqlite", "my_udf"),
+        ('SELECT "lower"(a) FROM t', "sqlite", "lower"),
+        ("SELECT sqlite_offset(a) FROM t", "sqlite", "sqlite_offset"),
+        ("SELECT pragma_table_info('t')", "sqlite", "pragma_table_info"),
+        ("SELECT last_insert_id(5)", "mysql", "last_insert_id"),
+        ("SELECT uuid_short()", "mysql", "uuid_short"),
+        ("SELECT is_free_lock('x')", "mysql", "is_free_lock"),
+        ("SELECT wait_for_executed_gtid_set('x', 10)", "mysql", "wait_for_executed_gtid_set"),
+        ("SELECT shop.lower(a) FROM t", "mysql", "shop.lower"),
+        ("SELECT `lower`(a) FROM t", "mysql", "lower"),
+        ("SELECT sys_exec('id')", "mysql", "sys_exec"),
+        # Doris and the others have no list: only what the policy allows.
+        ("SELECT lower(a) FROM t", "doris", "lower"),
+        ("SELECT lower(a) FROM t", "duckdb", "lower"),
+        ("SELECT NEXT VALUE FOR s", "tsql", "next"),
+    ],
+)
+def test_sqlite_mysql_and_other_dialects_refuse_what_is_not_listed(
+    sql: str, dialect: str, name: str
+) -> None:
+    findings = SqlGuard(dialect=dialect, denied_functions=()).check(sql)
+    assert_quiet(findings)
+    assert {f.code for f in findings} == {C.SQL_FUNCTION_NOT_ALLOWED}
+    assert any(name in f.message.lower() for f in findings)
+
+
+def test_syntax_read_as_functions_passes_in_every_dialect() -> None:
+    sql = "SELECT CAST(a AS INT), CASE WHEN a = 1 THEN 2 END, EXTRACT(YEAR FROM d) FROM t"
+    for dialect in ("duckdb", "snowflake", "bigquery", "tsql", "doris"):
+        assert SqlGuard(dialect=dialect).check(sql) == [], dialect
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "mysql"])
+def test_every_hand_listed_function_is_recognized_as_listed(dialect: str) -> None:
+    # sqlglot reads some names as syntax: the list must still let them through.
+    guard, checked = SqlGuard(dialect=dialect, denied_functions=()), 0
+    for name in sorted(allowed_functions(dialect)):
+        for arguments in ("a", "a, b", "", "a, b, c"):
+            sql = f"SELECT {name}({arguments}) FROM t"
+            try:
+                sqlglot.parse(sql, read=dialect)
+            except Exception:  # a ParseError, or sqlglot failing on an arity it did not expect
+                continue
+            assert guard.check(sql) == [], sql
+            checked += 1
+            break
+    assert checked > len(allowed_functions(dialect)) * 0.95
+
+
+def test_the_lists_are_lower_case_names() -> None:
+    for names in (
+        *(allowed_functions(d) for d in ("postgres", "sqlite", "mysql")),
+        construct_types(),
+    ):
+        assert names
+        assert all(name.isidentifier() and name == name.lower() for name in names)
+    assert allowed_functions("duckdb") == frozenset()
+    assert {"lower", "count", "now", "generate_series"} <= allowed_functions("postgres")
+    assert not {"pg_sleep", "nextval", "ts_stat", "random"} & allowed_functions("postgres")
 
 
 TABLES = ("orders", "public.customers", "Reporting.Daily")
@@ -326,7 +507,7 @@ def test_tables_outside_the_list_are_refused(sql: str, table: str) -> None:
     ],
 )
 def test_tables_named_at_run_time_are_refused(sql: str, dialect: str) -> None:
-    findings = SqlGuard(tables=TABLES, dialect=dialect).check(sql)
+    findings = SqlGuard(tables=TABLES, dialect=dialect, allow_functions=("identifier",)).check(sql)
     assert_quiet(findings)
     assert [f.code for f in findings] == [C.SQL_IDENTIFIER_NOT_ALLOWED]
     assert "cannot check" in findings[0].message
@@ -343,7 +524,9 @@ def test_tables_named_at_run_time_are_refused(sql: str, dialect: str) -> None:
     ],
 )
 def test_table_functions_are_not_tables(sql: str, dialect: str) -> None:
-    assert SqlGuard(tables=TABLES, dialect=dialect).check(sql) == []
+    # Snowflake has no list of read-only functions: the policy names the ones it allows.
+    guard = SqlGuard(tables=TABLES, dialect=dialect, allow_functions=("generator", "flatten"))
+    assert guard.check(sql) == []
 
 
 def test_an_empty_table_list_allows_no_table() -> None:
@@ -502,6 +685,8 @@ def test_sqlglot_logs_no_query_text(caplog: pytest.LogCaptureFixture) -> None:
         {"tables": ("",)},
         {"denied_functions": "pg_sleep"},
         {"denied_functions": (1,)},
+        {"allow_functions": "random"},
+        {"allow_functions": ("",)},
         {"max_length": 0},
     ],
 )

@@ -52,6 +52,7 @@ class GuardCode(str, Enum):
     SQL_MULTIPLE_STATEMENTS = "sql-multiple-statements"
     SQL_NOT_READ_ONLY = "sql-not-read-only"
     SQL_DENIED_FUNCTION = "sql-denied-function"
+    SQL_FUNCTION_NOT_ALLOWED = "sql-function-not-allowed"
     SQL_IDENTIFIER_NOT_ALLOWED = "sql-identifier-not-allowed"
     SQL_EXECUTABLE_COMMENT = "sql-executable-comment"
 
@@ -59,6 +60,8 @@ class GuardCode(str, Enum):
     ARGV_OPTION_INJECTION = "argv-option-injection"
     ARGV_CONTROL_CHARACTER = "argv-control-character"
     ARGV_EXECUTABLE_NOT_ALLOWED = "argv-executable-not-allowed"
+    ARGV_SUBCOMMAND_NOT_ALLOWED = "argv-subcommand-not-allowed"
+    ARGV_OPERAND_SCHEME_NOT_ALLOWED = "argv-operand-scheme-not-allowed"
 
     # text
     TEXT_TOO_SHORT = "text-too-short"

@@ -140,6 +140,8 @@ _OPTIONS: dict[str, dict[str, _Option]] = {
         "executables": _STRS,
         "first_is_executable": _FLAG,
         "match_basename": _FLAG,
+        "allow_subcommands": _STRS,
+        "operand_schemes": _STRS,
     },
     "path": {
         "roots": _Option(str, array=True, required=True),
@@ -159,6 +161,7 @@ _OPTIONS: dict[str, dict[str, _Option]] = {
         "read_only": _FLAG,
         "single_statement": _FLAG,
         "denied_functions": _STRS,
+        "allow_functions": _STRS,
         "tables": _STRS,
         "max_length": _INT,
     },

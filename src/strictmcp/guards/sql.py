@@ -28,11 +28,13 @@ also as data-modifying CTEs, ``COPY``, DDL, ``SET``, transaction control, ``CALL
 ``EXEC``), ``SELECT ... INTO`` (creates a table) and locking clauses (``FOR UPDATE``/``FOR
 SHARE``, ``LOCK IN SHARE MODE``). ``EXPLAIN`` and ``SHOW`` are refused too: sqlglot reads them
 as opaque commands, so the statement inside ``EXPLAIN`` (which ``EXPLAIN ANALYZE`` runs) could
-not be checked. A query sqlglot cannot parse is refused (fail closed).
+not be checked. A query sqlglot cannot parse is refused (fail closed). ``read_only`` also
+decides functions by what they do: a query may call only those on its database's list of
+read-only, side-effect-free functions (:mod:`.sql_functions`) or in ``allow_functions``.
 
-This is defence in depth, not the boundary: a read-only query can still call a user-defined
-function or read a view with side effects. Run the queries under a role that can only read,
-in a read-only transaction (PostgreSQL ``default_transaction_read_only``).
+This is defence in depth, not the boundary: a read-only query can still read a view with
+side effects, or reach a function through an operator or a cast. Run the queries under a role
+that can only read, in a read-only transaction (PostgreSQL ``default_transaction_read_only``).
 
 Messages name statement types, functions and tables (identifiers from the query, which are not
 secrets the way values are) and never quote a literal.
@@ -51,7 +53,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from . import sql_postgres
+from . import sql_functions, sql_postgres
 from .base import GuardFinding, not_a_string
 from .codes import GuardCode
 
@@ -95,6 +97,8 @@ DEFAULT_DENIED_FUNCTIONS: tuple[str, ...] = (
     "pg_notify",
     "pg_import_system_collations",
     # PostgreSQL: run a query given as a string, or read a table by name, past every check.
+    "ts_stat",
+    "ts_rewrite",
     "query_to_xml*",
     "cursor_to_xml*",
     "table_to_xml*",
@@ -224,13 +228,16 @@ class SqlGuard:
     mixture no database speaks). ``read_only`` is described in the module docstring.
     ``single_statement`` refuses stacked statements (``SELECT 1; DROP TABLE t``).
     ``denied_functions`` lists refused functions (default
-    :data:`DEFAULT_DENIED_FUNCTIONS`). ``tables``, when set, lists the tables a query may
-    use, matched case-insensitively on every name part: ``"orders"`` allows an unqualified
-    ``orders`` (whatever the search path makes of it), ``"public.orders"`` allows exactly
-    that qualified name, so an entry allows no other schema's table of the same name. CTE
-    names are not tables, with the database's scoping: a name a CTE does not cover where it
-    is used is a table. ``max_length`` bounds the query in characters: parsing time grows
-    with it.
+    :data:`DEFAULT_DENIED_FUNCTIONS`), whatever ``read_only`` says. With ``read_only``, a
+    call must also be of a function on the dialect's list (:mod:`.sql_functions`), or match
+    ``allow_functions``: a name allows it unqualified, a dotted name exactly that qualified
+    name, case-insensitively, ``*`` at the end a prefix. ``tables``, when set, lists the
+    tables a query may use, matched case-insensitively on every name part: ``"orders"``
+    allows an unqualified ``orders`` (whatever the search path makes of it),
+    ``"public.orders"`` allows exactly that qualified name, so an entry allows no other
+    schema's table of the same name. CTE names are not tables, with the database's scoping:
+    a name a CTE does not cover where it is used is a table. ``max_length`` bounds the query
+    in characters: parsing time grows with it.
 
     Invalid configuration raises ``ValueError`` at construction; :meth:`check` never raises.
     """
@@ -241,16 +248,18 @@ class SqlGuard:
     read_only: bool = True
     single_statement: bool = True
     denied_functions: tuple[str, ...] = DEFAULT_DENIED_FUNCTIONS
+    allow_functions: tuple[str, ...] = ()
     tables: tuple[str, ...] | None = None
     max_length: int = 20_000
     _dialect: sqlglot.Dialect = field(init=False, repr=False, compare=False)
+    _listed: frozenset[str] = field(init=False, repr=False, compare=False)
     _tables: frozenset[tuple[str, ...]] = field(init=False, repr=False, compare=False)
     _executable_comments: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Policies pass configuration from TOML: a string where a list belongs would
         # otherwise be iterated character by character into a very different list.
-        for name in ("denied_functions", "tables"):
+        for name in ("denied_functions", "allow_functions", "tables"):
             entries = getattr(self, name)
             if entries is not None and (
                 isinstance(entries, str) or not all(isinstance(e, str) and e for e in entries)
@@ -268,6 +277,7 @@ class SqlGuard:
             raise ValueError("tables: an entry has an empty name part")
         object.__setattr__(self, "_tables", tables)
         object.__setattr__(self, "_executable_comments", self.dialect in MYSQL_FAMILY)
+        object.__setattr__(self, "_listed", sql_functions.allowed_functions(self.dialect))
 
     def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about the SQL text ``value``."""
@@ -296,16 +306,17 @@ class SqlGuard:
         findings: list[GuardFinding] = []
         if self.single_statement and len(statements) > 1:
             findings.append(_stacked([_statement_name(s) for s in statements]))
-        findings += self._sqlglot_findings(statements)
+        findings += self._sqlglot_findings(statements, value)
         return list(dict.fromkeys(findings))
 
-    def _sqlglot_findings(self, statements: list[exp.Expr]) -> list[GuardFinding]:
-        """What sqlglot's reading of each statement breaks: writes, denied calls, tables."""
+    def _sqlglot_findings(self, statements: list[exp.Expr], sql: str) -> list[GuardFinding]:
+        """What sqlglot's reading of each statement breaks: writes, denied or unlisted calls,
+        tables. For ``postgres`` the server's parse tree decides which calls are listed."""
         findings: list[GuardFinding] = []
         for statement in statements:
             if self.read_only:
                 findings += _writes(statement)
-            findings += self._denied_calls(statement)
+            findings += self._calls(statement, sql)
             if self.tables is not None:
                 findings += self._unlisted_tables(statement)
         return findings
@@ -327,25 +338,34 @@ class SqlGuard:
                 # The allowlist needs sqlglot's scoping of names; without it, refuse.
                 findings.append(self._unparseable("cannot be read well enough to check its tables"))
             ours = []
-        from_sqlglot = self._sqlglot_findings(ours)
+        from_sqlglot = self._sqlglot_findings(ours, sql)
         found = {finding.code for finding in from_sqlglot}
         for statement in server:
             if self.read_only and GuardCode.SQL_NOT_READ_ONLY not in found:
                 findings += sql_postgres.read_only_findings(statement)
-            if GuardCode.SQL_DENIED_FUNCTION not in found:
-                findings += self._denied_postgres_calls(statement)
+            findings += self._postgres_calls(
+                statement, deny=GuardCode.SQL_DENIED_FUNCTION not in found
+            )
         return list(dict.fromkeys(findings + from_sqlglot))
 
-    def _denied_postgres_calls(self, statement: dict[str, Any]) -> Iterator[GuardFinding]:
+    def _postgres_calls(self, statement: dict[str, Any], *, deny: bool) -> Iterator[GuardFinding]:
+        """Denied calls (unless sqlglot found some already) and, with ``read_only``, calls of
+        functions off PostgreSQL's list: a listed name called bare or through ``pg_catalog``,
+        exactly as the server folds it (``"LOWER"`` is no catalog function)."""
         for parts in sql_postgres.function_calls(statement):
-            for part in parts:
-                entry = next((e for e in self.denied_functions if _matches(e, part.lower())), None)
-                if entry is not None:
-                    yield GuardFinding(
-                        GuardCode.SQL_DENIED_FUNCTION,
-                        f"the query calls {'.'.join(parts)}(), which is denied ({entry})",
-                    )
-                    break
+            name = ".".join(parts)
+            entry = next(
+                (e for e in self.denied_functions for p in parts if _matches(e, p.lower())), None
+            )
+            if entry is not None:
+                if deny:
+                    yield _denied(name, entry)
+                continue
+            if not self.read_only or self._allowed(name):
+                continue
+            catalog = len(parts) == 1 or (len(parts) == 2 and parts[0] == "pg_catalog")
+            if not (catalog and parts[-1] in self._listed):
+                yield self._not_listed(name)
 
     def _parse(self, sql: str) -> list[exp.Expr] | GuardFinding:
         """The statements, without the empty ones, or the finding that refuses the text."""
@@ -373,20 +393,55 @@ class SqlGuard:
     def _unparseable(what: str) -> GuardFinding:
         return GuardFinding(GuardCode.SQL_UNPARSEABLE, f"the query {what}")
 
-    def _denied_calls(self, statement: exp.Expr) -> Iterator[GuardFinding]:
+    def _calls(self, statement: exp.Expr, sql: str) -> Iterator[GuardFinding]:
+        """Denied calls and, with ``read_only`` outside ``postgres``, unlisted ones."""
+        judge = self.read_only and self.dialect != "postgres"
         for node in statement.walk():
             if not isinstance(node, exp.Func):
                 continue
             call = _call(node)
-            for part in (*call.names, *call.qualifiers):
-                entry = next((e for e in self.denied_functions if _matches(e, part)), None)
-                if entry is not None:
-                    yield GuardFinding(
-                        GuardCode.SQL_DENIED_FUNCTION,
-                        f"the query calls {'.'.join((*call.qualifiers, call.names[0]))}(),"
-                        f" which is denied ({entry})",
+            name = ".".join((*call.qualifiers, call.names[0]))
+            entry = next(
+                (
+                    e
+                    for e in self.denied_functions
+                    for part in (*call.names, *call.qualifiers)
+                    if _matches(e, part)
+                ),
+                None,
+            )
+            if entry is not None:
+                yield _denied(name, entry)
+            elif judge and not _in_hint(node):
+                written = _written(node, sql)
+                if not self._listed_call(node, call, written):
+                    yield self._not_listed(
+                        name if written is None else ".".join((*call.qualifiers, written))
                     )
-                    break
+
+    def _listed_call(self, node: exp.Func, call: _Call, written: str | None) -> bool:
+        """Whether a read-only query may make this call, as sqlglot reads it: a name the query
+        writes must be on the database's list (unqualified, unquoted: a qualified or quoted
+        name is a user's function) or allowed; syntax sqlglot reads as a function (no
+        ``written`` name) is judged by its expression type."""
+        if written is None:
+            return node.key in sql_functions.construct_types() or any(
+                self._allowed(n) for n in (node.key, *call.names)
+            )
+        if self._allowed(".".join((*call.qualifiers, written.strip('"`[]')))):
+            return True
+        return not call.qualifiers and written in self._listed
+
+    def _allowed(self, name: str) -> bool:
+        """Whether ``allow_functions`` lists ``name`` (dotted if qualified), case-insensitively."""
+        return any(_matches(entry, name.lower()) for entry in self.allow_functions)
+
+    def _not_listed(self, name: str) -> GuardFinding:
+        return GuardFinding(
+            GuardCode.SQL_FUNCTION_NOT_ALLOWED,
+            f"the query calls {name}(), which is not a function read_only allows in"
+            f" {self.dialect} (allow_functions may add it)",
+        )
 
     def _unlisted_tables(self, statement: exp.Expr) -> Iterator[GuardFinding]:
         listed = ", ".join(self.tables or ()) or "(none)"
@@ -404,6 +459,33 @@ class SqlGuard:
                     GuardCode.SQL_IDENTIFIER_NOT_ALLOWED,
                     f"the query uses table {'.'.join(parts)}, which is not allowed ({listed})",
                 )
+
+
+def _denied(name: str, entry: str) -> GuardFinding:
+    return GuardFinding(
+        GuardCode.SQL_DENIED_FUNCTION, f"the query calls {name}(), which is denied ({entry})"
+    )
+
+
+def _written(node: exp.Func, sql: str) -> str | None:
+    """The name a call is written with, lower-case and with its quotes; ``None`` for syntax
+    sqlglot reads as a function (``CAST``, ``CASE``) or a node it adds, which carry no
+    position. sqlglot marks the name token's span on every call of a name it parses."""
+    if isinstance(node, exp.Anonymous):
+        own = node.this
+        if isinstance(own, exp.Identifier):
+            return f'"{own.name}"' if own.quoted else own.name.lower()
+        return str(own).lower()
+    start, end = node.meta.get("start"), node.meta.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return None
+    return sql[start : end + 1].lower()
+
+
+def _in_hint(node: exp.Expr) -> bool:
+    """Whether ``node`` is inside an optimizer hint (``/*+ MAX_EXECUTION_TIME(100) */``),
+    whose entries sqlglot reads as calls but the server reads as directions to its planner."""
+    return node.find_ancestor(exp.Hint) is not None
 
 
 def _stacked(kinds: list[str]) -> GuardFinding:

@@ -29,11 +29,14 @@ _GUARD_LINES: dict[str, tuple[str, ...]] = {
     "sql": (
         'dialect = "postgres"  # REPLACE: your database (sqlite, mysql, ...)',
         '# tables = ["REPLACE"]  # the tables a query may use',
+        "# allow_functions = []  # functions beyond the database's read-only list",
     ),
     "argv": (
         "# first_is_executable = true",
         '# executables = ["/usr/bin/REPLACE"]  # the programs the command may run',
         "# allow_options = []  # the options it may pass",
+        '# allow_subcommands = ["REPLACE"]  # the subcommands it may run (status, log, ...)',
+        '# operand_schemes = ["https"]  # the URL schemes an operand may use',
     ),
 }
 _DEEP_LINES: dict[str, tuple[str, ...]] = {
