@@ -387,6 +387,15 @@ class ProxySession:
                 error = withheld_prompt_error(params["name"], refused)
                 reply = error_response(message.id, error["code"], error["message"], error["data"])
                 return _Item(reply=self._answered(reply))
+        method = message.method
+        if method is not None and self.enforcer.guards_request(method):
+            guarded = self.enforcer.check_request(method, params, identity=caller)
+            if guarded is not None:
+                if message.id is None:
+                    return _Item(changed=True)  # refused, and no id to answer: dropped
+                code, text, data = guarded["code"], guarded["message"], guarded["data"]
+                reply = error_response(message.id, code, text, data)
+                return _Item(reply=self._answered(reply))
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
@@ -442,6 +451,10 @@ class ProxySession:
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
         caller = self._callers.pop(message.id, None) if answer and message.id is not None else None
         item = self._server_checked(message, decoded, request)
+        if item.forward is message.raw:
+            cleaned = self._cleaned(message, request, decoded.plain)
+            if cleaned is not None:
+                item = _Item(forward=cleaned, changed=True)
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
@@ -449,6 +462,18 @@ class ProxySession:
             if public is not None:
                 return _Item(forward=public, changed=True)
         return item
+
+    def _cleaned(
+        self, message: Message, request: Message | None, plain: bool
+    ) -> dict[str, Any] | None:
+        """A message sent on as it came, with what of it a client may show a model (an
+        error's text, a resource's contents, a prompt, a log line) cleaned as the results of
+        ``request`` are (:meth:`~strictmcp.enforce.Enforcer.clean_message`); None: as it came."""
+        method = request.method if request is not None else message.method
+        params = request.params if request is not None else None
+        name = params.get("name") if method == "tools/call" and params is not None else None
+        tool = name if isinstance(name, str) else None
+        return self.enforcer.clean_message(message.raw, method, tool, plain=plain)
 
     def _server_checked(self, message: Message, decoded: Decoded, request: Message | None) -> _Item:
         size = decoded.size
