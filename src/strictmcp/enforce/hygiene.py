@@ -167,7 +167,7 @@ def clean_result(
     )
     if walk.refused:
         return Cleaned(result, walk.found, refused=walk.refused)
-    meta = _meta(walk, result["_meta"], "/result/_meta") if "_meta" in result else None
+    meta = _meta(walk, result["_meta"], "/_meta") if "_meta" in result else None
     labelled = rule.label or rule.delimiter is not None
     if not walk.found and not labelled:
         return Cleaned(result)
