@@ -11,10 +11,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
 
 from strictmcp.enforce.hygiene import HYGIENE_META_KEY
 from strictmcp.protocol import VALIDATION_META_KEY
+from test_proxy_http import (  # noqa: F401 - processes is a fixture
+    FIXTURES,
+    Process,
+    answer,
+    handshake,
+    in_session,
+    processes,
+    request,
+)
 from test_proxy_stdio import SECRET, Raw, raw_proxy, stderr_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "proxy_fixtures"))
@@ -291,3 +302,32 @@ def test_a_structured_key_with_hidden_characters_refuses_the_result(workspace: P
     assert result["_meta"][VALIDATION_META_KEY]["codes"] == ["result-hidden-key"]
     assert "keys with hidden characters" in result["content"][0]["text"]
     assert not hidden_in(answer)
+
+
+def test_over_http_a_guarded_read_is_refused_and_a_read_cleaned(
+    workspace: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    (workspace / "policy.toml").write_text(guards(workspace) + STRIP, encoding="utf-8")
+    server = [sys.executable, str(FIXTURES / "surfaces_server.py"), str(workspace / "calls")]
+    args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0"]
+    proxy = Process([*args, "--policy", "policy.toml", "--", *server], workspace, "stderr")
+    processes.append(proxy)
+    url = proxy.wait_for("listening on").rsplit(" ", 1)[1]
+    allowed = f"file://{workspace / 'data'}/hello.txt"
+
+    async def body() -> None:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            session = await handshake(http, url)
+            headers = in_session(session)
+            for index, uri in enumerate(["file:///etc/passwd", "file:///%65tc/passwd"]):
+                read = request("resources/read", index + 1, {"uri": uri})
+                refused = answer(await http.post(url, json=read, headers=headers))
+                assert refused["error"]["code"] == INVALID_PARAMS
+            read = request("resources/read", 9, {"uri": allowed})
+            got = answer(await http.post(url, json=read, headers=headers))
+            assert got["result"]["contents"][0]["text"] == "file text"
+            assert not hidden_in(got)
+
+    anyio.run(body)
+    assert [p["uri"] for p in received(workspace, "resources/read")] == [allowed]
