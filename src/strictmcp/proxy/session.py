@@ -10,14 +10,15 @@ that the :class:`~strictmcp.enforce.Enforcer` refuses (its schema check, run by 
 conversation, or the policy's guards) is answered with its ``isError`` result (an unknown tool
 with -32602); a call of the validate tool is answered with the enforcer's dry run; another
 request the policy guards (a ``resources/read`` URI, ``prompts/get`` arguments) and refuses is
-answered with -32602. None of these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
-enforcing, loses the tools whose definitions cannot be checked, break an error-level listing
-rule (hidden characters) or differ from their pin; ``initialize`` and ``server/discover`` get
-the capability; ``prompts/list`` loses the prompts that differ from their pin (whose
-``prompts/get`` is then refused); a tool result that breaks its ``outputSchema`` is replaced
-by an ``isError`` result, and its hygiene (and that of elicitation and sampling requests,
-and of every other text a client may show a model: errors, resources, prompts, log and
-progress notifications) flags or strips hidden characters and terminal sequences.
+answered with -32602. None of these reach the server. Server to client: ``tools/list`` gets the
+validate tool and, when enforcing, loses the tools whose definitions cannot be checked, break
+an error-level listing rule (hidden characters) or differ from their pin; ``initialize`` and
+``server/discover`` get the capability; ``prompts/list`` loses the prompts that differ from
+their pin (whose ``prompts/get`` is then refused); a tool result that breaks its
+``outputSchema`` is replaced by an ``isError`` result, and its hygiene (and that of elicitation
+and sampling requests, and of every other text a client may show a model: errors, resources,
+prompts, log and progress notifications) flags or strips hidden characters and terminal
+sequences.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
