@@ -9,12 +9,17 @@ import logging
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
+from mcp import Client, MCPError
+from mcp.server.lowlevel import Server
 
 from strictmcp.enforce import AUDIT_LOGGER, Auditor, Enforcer
+from strictmcp.enforce.hygiene import HYGIENE_META_KEY
 from strictmcp.guards.policy import GuardRule, Mode, Policy
 from strictmcp.guards.text import TextGuard
 from strictmcp.integrations._server_core import ServerCore
+from strictmcp.integrations.lowlevel import protect
 from strictmcp.protocol import Conversation, Revision, ToolRegistry, decode, own_message
 from strictmcp.proxy import ProxySession, Routed
 
@@ -151,3 +156,73 @@ def test_observe_returns_the_verdict_on_a_call() -> None:
 )
 def test_own_message_reads_as_decode_does(obj: dict[str, Any]) -> None:
     assert own_message(obj) == decode(json.dumps(obj)).messages[0]
+
+
+ROUTES = Policy.from_dict(
+    {
+        "guard": [
+            {"method": "resources/read", "argument": "/uri", "kind": "path", "roots": ["/srv"]}
+        ],
+        "result": [{"method": "resources/read", "hygiene": "strip"}],
+    }
+)
+HIDDEN_TEXT = "file\u200b text\u202e"
+
+
+def read_through_proxy(uri: str) -> dict[str, Any]:
+    """What a client gets for a ``resources/read`` of ``uri`` through a proxy enforcing
+    ROUTES, the server answering with HIDDEN_TEXT: the error, or the result."""
+    proxy = ProxySession(Auditor(io.StringIO()), policy=ROUTES)
+    params = {"protocolVersion": REVISION, "capabilities": {}, "clientInfo": {"name": "c"}}
+    server = {"protocolVersion": REVISION, "capabilities": {}, "serverInfo": {"name": "s"}}
+    decide(proxy, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, "c2s")
+    decide(proxy, {"jsonrpc": "2.0", "id": 0, "result": server}, "s2c")
+    read = {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri}}
+    routed = decide(proxy, read, "c2s")
+    if routed.reply:
+        return dict(json.loads(routed.reply[0])["error"])
+    contents = [{"uri": uri, "text": HIDDEN_TEXT}]
+    routed = decide(proxy, {"jsonrpc": "2.0", "id": 1, "result": {"contents": contents}}, "s2c")
+    return dict(json.loads(routed.forward[0])["result"])
+
+
+def read_in_server(uri: str) -> dict[str, Any]:
+    """The same read of a low-level SDK server protected with ROUTES."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
+    async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        return types.CallToolResult(content=[])
+
+    async def read(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        text = types.TextResourceContents(uri=params.uri, text=HIDDEN_TEXT)
+        return types.ReadResourceResult(contents=[text])
+
+    server = Server("t", on_list_tools=list_tools, on_call_tool=call_tool, on_read_resource=read)
+    protect(server, policy=ROUTES)
+
+    async def run() -> dict[str, Any]:
+        async with Client(server, mode="legacy") as client:
+            try:
+                result = await client.read_resource(uri)
+            except MCPError as error:
+                return error.error.model_dump(exclude_none=True)
+            return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize("uri", ["file:///etc/passwd", "file:///%65tc/passwd", "https://x/"])
+def test_a_guarded_resource_read_is_refused_alike(uri: str) -> None:
+    refused = read_through_proxy(uri)
+    assert refused["code"] == -32602
+    assert refused == read_in_server(uri)
+
+
+def test_a_resource_read_is_cleaned_alike() -> None:
+    cleaned = read_through_proxy("file:///srv/a.txt")
+    assert cleaned["contents"][0]["text"] == "file text"
+    served = read_in_server("file:///srv/a.txt")
+    assert served["contents"][0]["text"] == "file text"
+    assert served["_meta"][HYGIENE_META_KEY] == cleaned["_meta"][HYGIENE_META_KEY]

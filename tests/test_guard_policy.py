@@ -447,3 +447,113 @@ def test_every_other_example_in_docs_policy_md_loads() -> None:
     assert len(blocks) >= 4
     for block in blocks[1:]:
         Policy.from_dict(tomllib.loads(block))
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            '[[guard]]\nmethod = "resources/list"\nargument = "/cursor"\nkind = "text"',
+            "method must be one of: tools/call, completion/complete",
+        ),
+        (
+            '[[guard]]\nmethod = "resources/read"\ntool = "x"\nargument = "/uri"\nkind = "text"',
+            'tool only for method = "tools/call"',
+        ),
+        ('[[guard]]\nmethod = "prompts/get"\nkind = "text"', "needs string values for: argument"),
+        ('[[guard]]\nargument = "/a"\nkind = "text"', "needs string values for: tool"),
+        (
+            '[[deep]]\nmethod = "resources/read"\ntool = "*"\nargument = "/uri"\nkind = "cron"',
+            "unknown keys: method",
+        ),
+        ('[[result]]\nhygiene = "strip"', "missing options: tool"),
+        (
+            '[[result]]\nmethod = "resources/read"\ntool = "x"\nlabel = true',
+            'tool, label only for method = "tools/call"',
+        ),
+        ('[[result]]\nmethod = "resources/list"', "method must be one of"),
+    ],
+)
+def test_a_method_is_one_the_policy_knows_and_fits_its_entry(entry: str, message: str) -> None:
+    with pytest.raises(PolicyError, match=re.escape(message)):
+        Policy.from_dict(tomllib.loads(entry))
+
+
+def test_a_guard_on_a_request_never_checks_tool_calls(tmp_path: Path) -> None:
+    policy = Policy.from_dict(
+        {
+            "guard": [
+                {"method": "prompts/get", "argument": "/arguments/*", "kind": "text"},
+                {"tool": "*", "argument": "/a", "kind": "text", "max_length": 1},
+            ]
+        }
+    )
+    assert policy.guarded_methods() == {"prompts/get"}
+    assert [v.pointer for v in policy.check("t", {"a": "\u202e"})] == ["/params/arguments/a"]
+    assert not policy.covers("t", "/arguments/*")
+    found = policy.check_request("prompts/get", {"arguments": {"x": "\u202e", "y": "ok"}})
+    assert [(v.code, v.pointer) for v in found] == [("text-bidi-control", "/params/arguments/x")]
+    assert policy.check_request("resources/read", {"uri": "\u202e"}) == []
+
+
+@pytest.mark.parametrize(
+    ("uri", "codes"),
+    [
+        ("file:///etc/passwd", ["path-outside-roots"]),
+        ("file:///%65tc/passwd", ["path-outside-roots"]),
+        ("file://localhost/etc/passwd", ["path-outside-roots"]),
+        ("file:/etc/passwd", ["path-outside-roots"]),
+        ("file:etc/passwd", ["path-relative"]),
+        ("file://LOCALHOST{root}/a", []),
+        ("file://{root}/a", []),
+        ("file://{root}/%61", []),
+        ("file://{root}/%00", ["path-nul"]),
+        ("file://{root}/%5C..%5C..", ["path-windows-syntax"]),
+        ("file://{root}/%2F..", ["path-uri-invalid"]),
+        ("file://{root}/%FF", ["path-uri-invalid"]),
+        ("file://{root}/a#x", ["path-uri-invalid"]),
+        ("file://host/{root}/a", ["path-uri-invalid"]),
+        ("file://{root}/a b", ["url-invalid"]),
+        ("file://{root}/a\u200b", ["url-invalid"]),
+        ("mem://notes", ["url-scheme-not-allowed"]),
+        ("/etc/passwd", ["path-outside-roots"]),
+        ("{root}/a", []),
+    ],
+)
+def test_a_resource_uri_meets_a_path_guard_as_servers_read_it(
+    tmp_path: Path, uri: str, codes: list[str]
+) -> None:
+    entry = {"method": "resources/read", "argument": "/uri", "kind": "path"}
+    policy = Policy.from_dict({"guard": [{**entry, "roots": [str(tmp_path)]}]})
+    found = policy.check_request("resources/read", {"uri": uri.format(root=tmp_path)})
+    assert [v.code for v in found] == codes
+    assert all(v.pointer == "/params/uri" for v in found)
+
+
+def test_a_file_uri_is_checked_as_written_and_decoded(tmp_path: Path) -> None:
+    # "%2e%2e" is a name as written, and ".." decoded: either way it must stay inside.
+    (tmp_path / "root").mkdir()
+    entry = {"method": "resources/read", "argument": "/uri", "kind": "path"}
+    policy = Policy.from_dict({"guard": [{**entry, "roots": [str(tmp_path / "root")]}]})
+    uri = f"file://{tmp_path}/root/%2e%2e/x"
+    assert [v.code for v in policy.check_request("resources/read", {"uri": uri})] == [
+        "path-outside-roots"
+    ]
+
+
+def test_path_and_url_guards_on_a_uri_take_their_own_schemes(tmp_path: Path) -> None:
+    entry = {"method": "resources/read", "argument": "/uri"}
+    path = {**entry, "kind": "path", "roots": [str(tmp_path)]}
+    url = {**entry, "kind": "url", "hosts": ["docs.example.com"], "resolve": False}
+    both = Policy.from_dict({"guard": [path, url]})
+    urls_only = Policy.from_dict({"guard": [url]})
+
+    def codes(policy: Policy, uri: str) -> list[str]:
+        return [v.code for v in policy.check_request("resources/read", {"uri": uri})]
+
+    assert codes(both, f"file://{tmp_path}/a") == []
+    assert codes(both, "https://docs.example.com/a") == []
+    assert codes(both, "https://other.example.com/a") == ["url-host-not-allowed"]
+    # Without a path guard, a file: URI is the url guard's, which allows https only.
+    assert "url-scheme-not-allowed" in codes(urls_only, f"file://{tmp_path}/a")
+    assert codes(urls_only, "/etc/passwd") == ["url-invalid"]

@@ -12,12 +12,17 @@ import anyio
 import pytest
 
 from strictmcp.enforce import Auditor, Enforcer
-from strictmcp.enforce.hygiene import HYGIENE_META_KEY, UNTRUSTED_META_KEY, clean_result
+from strictmcp.enforce.hygiene import (
+    HYGIENE_META_KEY,
+    UNTRUSTED_META_KEY,
+    clean_message,
+    clean_result,
+)
 from strictmcp.guards.policy import Policy, PolicyError, ResultRule
 from strictmcp.guards.secrets import redact
 from strictmcp.guards.text import scrub
 from strictmcp.integrations._server_core import ServerCore
-from strictmcp.protocol import LATEST, ToolRegistry, decode
+from strictmcp.protocol import LATEST, RELATED_TASK, ToolRegistry, decode
 from strictmcp.protocol.jsonrpc import plain_text
 from test_proxy_session import Session, messages
 
@@ -410,3 +415,69 @@ def test_the_sdk_integrations_share_the_hygiene() -> None:
     policy = Policy.from_dict({"result": [{"tool": "t", "hygiene": "strip"}]})
     stripped = anyio.run(call, ServerCore(policy=policy), dirty)
     assert stripped["content"][0]["text"] == HOSTILE["CSI cursor moves"][1]
+
+
+def surfaces(text: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """``text`` on each surface :func:`clean_message` looks at, with the method it is for."""
+    link = {"type": "resource_link", "uri": "file:///x", "name": text, "description": text}
+    prompt = {
+        "description": text,
+        "messages": [
+            {"role": "user", "content": {"type": "text", "text": text}},
+            {"role": "user", "content": link},
+        ],
+        "_meta": {"note": text},
+    }
+    return [
+        ("resources/read", {"id": 1, "result": {"contents": [{"uri": "u", "text": text}]}}),
+        ("prompts/get", {"id": 1, "result": prompt}),
+        ("completion/complete", {"id": 1, "result": {"completion": {"values": [text]}}}),
+        ("resources/list", {"id": 1, "error": {"code": 1, "message": text, "data": [text]}}),
+        ("notifications/message", {"params": {"level": "info", "data": {"k": text}}}),
+        ("notifications/progress", {"params": {"progressToken": 1, "message": text}}),
+    ]
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_text_on_every_surface_is_left_as_it_came(text: str) -> None:
+    for method, message in surfaces(text):
+        for hygiene in ("flag", "strip"):
+            cleaned = clean_message(message, method, ResultRule(hygiene=hygiene))
+            assert cleaned.value is message
+            assert cleaned.found == []
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_text_on_every_surface_is_stripped(name: str) -> None:
+    hostile, expected = HOSTILE[name]
+    for method, message in surfaces(hostile):
+        cleaned = clean_message(message, method, ResultRule(hygiene="strip"))
+        assert cleaned.changed
+        assert cleaned.found
+        assert json.dumps(cleaned.value).count(json.dumps(expected)[1:-1]) >= 1
+        assert hostile not in json.dumps(cleaned.value, ensure_ascii=False)
+        flagged = clean_message(message, method, ResultRule())
+        assert json.dumps(flagged.value).count(json.dumps(hostile)[1:-1]) >= 1
+
+
+def test_keys_with_hidden_characters_are_dropped_from_data_and_refuse_structured_content() -> None:
+    log = {"params": {"level": "info", "data": {"ok": 1, "k\u200by": 2}}}
+    cleaned = clean_message(log, "notifications/message", ResultRule(hygiene="strip"))
+    assert cleaned.value["params"]["data"] == {"ok": 1}
+    flagged = clean_message(log, "notifications/message", ResultRule())
+    assert flagged.value["params"]["data"] == {"ok": 1, "k\u200by": 2}
+    assert [v.pointer for v in flagged.found] == ["/params/data"]
+    result = {"content": [], "structuredContent": {"a\u202eb": 1}}
+    refused = clean_result(result, "t", ResultRule(hygiene="strip"))
+    assert [v.code for v in refused.refused] == ["result-hidden-key"]
+    assert refused.value is result
+    assert clean_result(result, "t", ResultRule()).refused == []
+
+
+def test_a_related_task_in_meta_is_an_id_and_is_left_alone() -> None:
+    related = {"taskId": "t\u200b1"}
+    meta = {RELATED_TASK: related, "note": "n\u200b"}
+    result = {"content": [{"type": "text", "text": "x"}], "_meta": meta}
+    cleaned = clean_result(result, "t", ResultRule(hygiene="strip"))
+    assert cleaned.value["_meta"][RELATED_TASK] is related
+    assert cleaned.value["_meta"]["note"] == "n"

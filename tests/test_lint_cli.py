@@ -268,14 +268,21 @@ def test_missing_file_and_bad_sources_are_usage_errors(tmp_path: Path) -> None:
 
 def test_policy_guards_silence_unguarded_findings(tmp_path: Path) -> None:
     policy = tmp_path / "policy.toml"
-    policy.write_text(
-        '[[guard]]\ntool = "read file"\nargument = "/path"\nkind = "path"\nroots = ["/srv"]\n'
+    tools = '[[guard]]\ntool = "read file"\nargument = "/path"\nkind = "path"\nroots = ["/srv"]\n'
+    resources = "".join(
+        f'[[guard]]\nmethod = "{m}"\nargument = "/uri"\nkind = "path"\nroots = ["/srv"]\n'
+        for m in ("resources/read", "resources/subscribe")
     )
+    policy.write_text(tools + resources)
     _, before = run_json("--select", "SMT3", str(SLOPPY))
     _, after = run_json("--select", "SMT3", "--policy", str(policy), str(SLOPPY))
     assert "SMT301" in codes(before)
     assert "SMT301" not in codes(after)
     assert codes(before) - {"SMT301"} == codes(after)
+    # Its path confined, the tool's files are still read as resources around the guard.
+    policy.write_text(tools)
+    _, tools_only = run_json("--select", "SMT3", "--policy", str(policy), str(SLOPPY))
+    assert codes(tools_only) == codes(after) | {"SMT305"}
     policy.write_text('[[guard]]\ntool = "x"\nargument = "/p"\nkind = "nope"\n')
     code, out = run("--policy", str(policy), str(SLOPPY))
     assert code == 2

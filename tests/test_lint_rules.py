@@ -73,6 +73,16 @@ def policy(kind: str, argument: str, **options: Any) -> Policy:
 
 
 PATH_POLICY = policy("path", "/file_path", roots=["/srv"])
+
+
+def with_resources(*methods: str, kind: str = "path") -> Policy:
+    """PATH_POLICY's guard, and a guard of ``kind`` on the URI of each of ``methods``."""
+    tools = {"tool": "*", "argument": "/file_path", "kind": "path", "roots": ["/srv"]}
+    options = {"roots": ["/srv"]} if kind == "path" else {}
+    uris = [{"method": m, "argument": "/uri", "kind": kind, **options} for m in methods]
+    return Policy.from_dict({"guard": [tools, *uris]})
+
+
 URL_POLICY = policy("url", "/webhookUrl")
 WRONG_KIND = policy("text", "/file_path")
 NESTED = obj(opts={"type": "object", "properties": {"a": prop()}, "required": ["a"]})
@@ -239,6 +249,22 @@ TRIGGERS: list[Any] = [
     ),
     ("SMT304", with_schema(sql=prop()), {}, [(0, "/inputSchema/properties/sql")], None),
     ("SMT304", [DB_TOOL], {}, [(0, "/inputSchema/properties/query")], None),
+    ("SMT305", with_schema(file_path=prop()), {"policy": PATH_POLICY}, [(0, "")], None),
+    # Reading guarded, subscribing not; a url guard does not confine file: URIs either.
+    (
+        "SMT305",
+        with_schema(file_path=prop()),
+        {"policy": with_resources("resources/read")},
+        [(0, "")],
+        None,
+    ),
+    (
+        "SMT305",
+        with_schema(file_path=prop()),
+        {"policy": with_resources("resources/read", "resources/subscribe", kind="url")},
+        [(0, "")],
+        None,
+    ),
     ("SMT401", [tool(description=f"Reads.{TAG_A}")], {}, [(0, "/description")], None),
     (
         "SMT401",
@@ -350,6 +376,13 @@ CLEAN: list[Any] = [
     ("SMT302", with_schema(webhookUrl=prop()), {"policy": URL_POLICY}),
     ("SMT303", with_schema(recommend=prop()), {}),
     ("SMT304", [tool("search", obj(query=prop()), description="Search the web.")], {}),
+    (
+        "SMT305",
+        with_schema(file_path=prop()),
+        {"policy": with_resources("resources/read", "resources/subscribe")},
+    ),
+    ("SMT305", with_schema(file_path=prop()), {}),  # no policy: SMT301 says so
+    ("SMT305", with_schema(url=prop()), {"policy": URL_POLICY}),  # no path confined
     ("SMT401", [tool(description="Loved by all \u2764\ufe0f, in \U0001f1eb\U0001f1f7 too.")], {}),
     ("SMT402", [tool()], {}),
     ("SMT403", [tool(schema=LOCAL_REF)], {}),

@@ -88,12 +88,15 @@ def test_init_from_a_tools_file_guards_every_candidate(tmp_path: Path) -> None:
     text = out.read_text()
     policy = Policy.load(out)
     assert unguarded(TOOLS, policy) == []
-    assert [(r.tool, r.argument, r.guard.kind) for r in policy.rules] == [
-        ("read_file", "/path", "path"),
-        ("archive", "/files/*", "path"),
-        ("fetch", "/target", "url"),
-        ("run_sql", "/sql", "sql"),
-        ("exec", "/command", "argv"),
+    assert [(r.method, r.tool, r.argument, r.guard.kind) for r in policy.rules] == [
+        ("tools/call", "read_file", "/path", "path"),
+        ("tools/call", "archive", "/files/*", "path"),
+        ("tools/call", "fetch", "/target", "url"),
+        ("tools/call", "run_sql", "/sql", "sql"),
+        ("tools/call", "exec", "/command", "argv"),
+        # Files read as resources get the tools' root too (SMT305).
+        ("resources/read", "*", "/uri", "path"),
+        ("resources/subscribe", "*", "/uri", "path"),
     ]
     assert "REPLACE" in text
     assert "weather" not in text
@@ -145,6 +148,10 @@ kind = "cron"
         f"{bad}: [[guard]] #2 (path): argument '/file' matches no argument of 'read_file'",
         f"{bad}: [[guard]] #3 (url): a url check does not fit argument '/files' of 'archive',"
         " which is array",
+        # Its paths are confined (guard #2 is on it), but not the files read as resources.
+        f"{bad}: tool 'read_file': SMT305 resources-unguarded: a path guard confines this tool"
+        " to its roots, but no path guard is on the URI of resources/read or"
+        " resources/subscribe: a client reads any file as a resource instead",
     ]
     broken = tmp_path / "broken.toml"
     broken.write_text('[[deep]]\ntool = "x"\nargument = "/a"\nkind = "sql"\ndsn = "secret"\n')

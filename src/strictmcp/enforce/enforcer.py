@@ -31,6 +31,7 @@ from ..protocol import (
 )
 from ..protocol.tool_calls import (
     refused_arguments,
+    refused_request,
     unknown_tool,
     withheld_result,
     withheld_tool_result,
@@ -39,7 +40,7 @@ from ..protocol.violations import under
 from ..schema import quote_name
 from .audit import Action, Auditor, Stage
 from .dry_run import DryRun
-from .hygiene import clean_request, clean_result
+from .hygiene import HygieneRule, clean_message, clean_request, clean_result
 from .limits import (
     RATE_LIMITED,
     Limiter,
@@ -124,6 +125,8 @@ class Enforcer:
         if limiter is None:
             limiter = limiter_for(policy)
         self._limiter = limiter
+        # The requests besides tools/call the policy guards: every other passes unlooked at.
+        self._guarded_methods = policy.guarded_methods() if policy is not None else frozenset()
 
     def check_call(
         self,
@@ -169,6 +172,37 @@ class Enforcer:
             return verdict
         found, blocked = self._guarded(self.policy, name, arguments, identity)
         return self._after(registry, name, verdict, "policy", found, blocked, identity)
+
+    def guards_request(self, method: str | None) -> bool:
+        """Whether the policy has guards on ``method``, a request other than ``tools/call``
+        (:meth:`check_request`)."""
+        return method in self._guarded_methods
+
+    def check_request(
+        self, method: str, params: Any, *, identity: Identity | None = None
+    ) -> dict[str, Any] | None:
+        """The policy's guards on a request other than ``tools/call`` (``[[guard]]`` entries
+        with its ``method``: a ``resources/read`` URI, ``prompts/get`` arguments, a
+        ``completion/complete`` value) by ``identity``: the JSON-RPC error to answer it with
+        (:func:`~strictmcp.protocol.tool_calls.refused_request`), or None to send it on.
+        Findings are reported at the ``policy`` stage; a policy in audit mode, or this
+        enforcer, refuses nothing."""
+        policy = self.policy
+        if policy is None or method not in self._guarded_methods:
+            return None
+        found = policy.check_request(method, params, identity=identity)
+        if not found:
+            return None
+        blocked = self.enforcing and policy.blocks(found)
+        self.auditor.record(
+            found,
+            direction="c2s",
+            method=method,
+            stage="policy",
+            action="refused" if blocked else "allowed",
+            identity=identity,
+        )
+        return refused_request(method, found) if blocked else None
 
     def awaits(self, name: str) -> bool:
         """Whether a real call of ``name`` has checks to await (:meth:`check_deep`): rate
@@ -448,10 +482,12 @@ class Enforcer:
         if cleaned.refused:
             refused = self.enforcing and tool is not None
             action: Action = "replaced" if refused else "allowed"
+            self._report_result(name, cleaned.found, action)
             self._report_result(name, cleaned.refused, action)
             if not refused or tool is None:
                 return None
-            why = "exceeds a bound on results"
+            hidden = any(v.rule is HygieneRule.HIDDEN_KEY for v in cleaned.refused)
+            why = "has keys with hidden characters" if hidden else "exceeds a bound on results"
             return withheld_result(registry.revision, tool, name, cleaned.refused, why)
         if not cleaned.changed:
             return None
@@ -506,6 +542,40 @@ class Enforcer:
             cleaned.found, direction="s2c", method=method, stage="result", action=action
         )
         return cleaned.value if self.enforcing else None
+
+    def clean_message(
+        self,
+        message: dict[str, Any],
+        method: str | None,
+        tool: str | None = None,
+        *,
+        plain: bool = False,
+    ) -> dict[str, Any] | None:
+        """Hygiene of a message a server sent that is not a ``tools/call`` result
+        (:func:`~strictmcp.enforce.hygiene.clean_message`: errors, ``resources/read``,
+        ``prompts/get`` and ``completion/complete`` results, log and progress
+        notifications), under the policy's ``[[result]]`` entry for ``method`` (the request
+        it answers; for ``tools/call``, the entry for ``tool``), else flags only: the message
+        to send on instead, or None to send it as it came (always, in ``audit`` mode).
+        ``plain``: its text holds nothing for hygiene to find."""
+        policy = self.policy
+        rule = policy.result_rule(tool, method or "") if policy is not None else DEFAULT_RESULT_RULE
+        if not rule.redact and (rule.hygiene == "off" or plain):
+            return None
+        cleaned = clean_message(message, method, rule)
+        if not cleaned.found:
+            return None
+        rewritten = self.enforcing and cleaned.changed
+        replaced = rewritten and (rule.hygiene == "strip" or rule.redact)
+        self.auditor.record(
+            cleaned.found,
+            direction="s2c",
+            method=method,
+            tool=tool,
+            stage="result",
+            action="replaced" if replaced else "allowed",
+        )
+        return cleaned.value if rewritten else None
 
     def _report_result(self, name: str, found: list[Violation], action: Action) -> None:
         self.auditor.record(

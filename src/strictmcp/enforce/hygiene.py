@@ -1,20 +1,26 @@
-"""Hygiene of what flows back to the model: tool results, elicitation messages, sampling
+"""Hygiene of what flows back to the model: tool results, and everything else a server
+sends that a client may show a model (:func:`clean_message`), elicitation messages, sampling
 requests.
 
 A result is the server's text, and a model obeys what it reads: hidden characters (tag
 characters spelling instructions, bidirectional controls, zero-width characters) and terminal
 control sequences are found with the text guard's own classes (:func:`~strictmcp.guards.text.
-scrub`) in text content, resource text and ``structuredContent`` strings. Per tool (the
+scrub`) in text content, embedded resource text, resource links' names, titles and
+descriptions, ``structuredContent`` strings and keys, and ``_meta`` strings. Per tool (the
 policy's ``[[result]]``, :class:`~strictmcp.guards.policy.ResultRule`): ``flag`` records them
 and annotates the result's ``_meta`` (:data:`HYGIENE_META_KEY`) without changing any content;
-``strip`` removes them. Optionally the result is labelled untrusted (:data:`UNTRUSTED_META_KEY`,
-and a delimiter around each text item), its size and number of items are bounded, and secrets
-are redacted. Nothing found, nothing configured: the result is left exactly as it came.
+``strip`` removes them. A ``structuredContent`` key with hidden characters is never renamed
+(a new name can collide with another, or break the ``outputSchema``): under ``strip`` the
+result is refused (:attr:`HygieneRule.HIDDEN_KEY`). Optionally the result is labelled
+untrusted (:data:`UNTRUSTED_META_KEY`, and a delimiter around each text item), its size and
+number of items are bounded, and secrets are redacted. Nothing found, nothing configured: the
+result is left exactly as it came.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -23,7 +29,7 @@ from ..guards.codes import GuardCode
 from ..guards.policy import Hygiene, ResultRule
 from ..guards.secrets import redact
 from ..guards.text import scrub
-from ..protocol import Severity, Violation
+from ..protocol import RELATED_TASK, Severity, Violation
 
 HYGIENE_META_KEY = "dev.strictmcp/hygiene"
 """``_meta`` key of a result, or request, hygiene found something in:
@@ -42,6 +48,10 @@ class HygieneRule(str, Enum):
     SECRET_REDACTED = "secret-redacted"
     RESULT_TOO_LARGE = "result-too-large"
     RESULT_TOO_MANY_ITEMS = "result-too-many-items"
+    #: A ``structuredContent`` key with hidden characters, under ``strip``: the result is
+    #: refused; a key of free-form data (``_meta``, an error's or a log message's ``data``)
+    #: is dropped with its value.
+    HIDDEN_KEY = "result-hidden-key"
 
 
 @dataclass
@@ -57,13 +67,15 @@ class Cleaned:
 
 
 class _Walk:
-    """One pass over the strings of a message: scrub (and redact) each, recording findings."""
+    """One pass over the strings of a message: scrub (and redact) each, recording findings;
+    ``refused`` holds the keys that cannot be cleaned (:attr:`HygieneRule.HIDDEN_KEY`)."""
 
     def __init__(self, hygiene: Hygiene, secrets: bool, pointer: str) -> None:
         self.hygiene = hygiene
         self.secrets = secrets
         self.pointer = pointer
         self.found: list[Violation] = []
+        self.refused: list[Violation] = []
         self.counts: dict[str, int] = {}
 
     def text(self, value: str, where: str) -> str:
@@ -79,20 +91,46 @@ class _Walk:
             value = redacted.text
         return value
 
-    def tree(self, value: Any, where: str, depth: int = 0) -> Any:
+    def tree(self, value: Any, where: str, depth: int = 0, *, schema: bool = False) -> Any:
+        """``value`` with every string cleaned, keys looked at too: one with hidden
+        characters is noted; under ``strip`` it is dropped with its value, or, in data a
+        schema holds (``schema``), refused."""
         if isinstance(value, str):
             return self.text(value, where)
         if depth >= _MAX_DEPTH:
             return value
         # A container nothing changed in is returned as it is: clean results are not copied.
         if isinstance(value, dict):
-            tree = {k: self.tree(v, f"{where}/{_escape(k)}", depth + 1) for k, v in value.items()}
-            same = all(tree[k] is v for k, v in value.items())
+            tree = {}
+            for key, item in value.items():
+                if not self._key_kept(key, where, schema):
+                    continue
+                tree[key] = self.tree(item, f"{where}/{_escape(key)}", depth + 1, schema=schema)
+            same = len(tree) == len(value) and all(tree[k] is v for k, v in value.items())
             return value if same else tree
         if isinstance(value, list):
-            items = [self.tree(v, f"{where}/{i}", depth + 1) for i, v in enumerate(value)]
+            items = [
+                self.tree(v, f"{where}/{i}", depth + 1, schema=schema) for i, v in enumerate(value)
+            ]
             return value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return value
+
+    def _key_kept(self, key: str, where: str, schema: bool) -> bool:
+        """Whether ``key`` (of the object at ``where``) stays; its hidden characters noted,
+        at the object, since the key itself is not a pointer to hand on."""
+        if self.hygiene == "off":
+            return True
+        found = scrub(key, strip=False).found
+        if not found:
+            return True
+        for code, count in found.items():
+            self._note(code, count, where, f"{count} found in a key ({code.value})")
+        if self.hygiene != "strip":
+            return True
+        if schema:
+            message = "a key of structuredContent has hidden characters; it is not renamed"
+            self.refused.append(Violation(HygieneRule.HIDDEN_KEY, message, self.pointer + where))
+        return False
 
     def _note(self, code: GuardCode | HygieneRule, count: int, where: str, message: str) -> None:
         self.counts[code.value] = self.counts.get(code.value, 0) + count
@@ -120,11 +158,16 @@ def clean_result(
     walk = _Walk(rule.hygiene, rule.redact, "/result")
     content = result.get("content")
     items = content if isinstance(content, list) else []
-    new_items = [_item(walk, item, f"/content/{index}", rule) for index, item in enumerate(items)]
+    new_items = [
+        _block(walk, item, f"/content/{index}", rule.delimiter) for index, item in enumerate(items)
+    ]
     structured = result.get("structuredContent")
     cleaned_structured = (
-        walk.tree(structured, "/structuredContent") if structured is not None else None
+        walk.tree(structured, "/structuredContent", schema=True) if structured is not None else None
     )
+    if walk.refused:
+        return Cleaned(result, walk.found, refused=walk.refused)
+    meta = _meta(walk, result["_meta"], "/_meta") if "_meta" in result else None
     labelled = rule.label or rule.delimiter is not None
     if not walk.found and not labelled:
         return Cleaned(result)
@@ -136,8 +179,47 @@ def clean_result(
         out["content"] = new_items
     if structured is not None:
         out["structuredContent"] = cleaned_structured
+    if "_meta" in result:
+        out["_meta"] = meta
     untrusted = {"source": "tool", "tool": tool} if rule.label else None
     return Cleaned(_annotated(out, walk.meta(), untrusted), walk.found, changed=True)
+
+
+def clean_message(message: dict[str, Any], method: str | None, rule: ResultRule) -> Cleaned:
+    """Hygiene of one JSON-RPC message a server sent, other than a ``tools/call`` result
+    (:func:`clean_result`), under ``rule``: an error's ``message`` and ``data`` (answering
+    any request: ``method`` is the request's); the result of ``resources/read`` (each
+    content's ``text``: a ``blob`` is bytes, shown to no model as text), ``prompts/get``
+    (its ``description`` and each message's content) and ``completion/complete`` (the
+    values), with their ``_meta``; ``notifications/message`` (``logger`` and ``data``) and
+    ``notifications/progress`` (``message``). ``value`` is the whole message; flagged, a
+    result's or a notification's ``_meta`` says what was found (an error has none: the
+    audit records do). Pointers are into the message (``/error/message``)."""
+    walk = _Walk(rule.hygiene, rule.redact, "")
+    if "error" in message:
+        body = message["error"]
+        holder, surfaces = "error", _ERROR
+    elif "result" in message:
+        body = message["result"]
+        holder, surfaces = "result", _RESULTS.get(method or "", {})
+    else:
+        body = message.get("params")
+        holder, surfaces = "params", _NOTIFICATIONS.get(method or "", {})
+    if not surfaces or not isinstance(body, dict):
+        return Cleaned(message)
+    out = dict(body)
+    for key, clean in surfaces.items():
+        if key in body:
+            out[key] = clean(walk, body[key], f"/{holder}/{key}")
+    if not walk.found:
+        return Cleaned(message)
+    if rule.hygiene == "flag" and not rule.redact:
+        out = body  # flagged only: the content stays as it came
+    if holder != "error":
+        out = _annotated(out, walk.meta(), None)
+    if out is body:
+        return Cleaned(message, walk.found)
+    return Cleaned({**message, holder: out}, walk.found, changed=True)
 
 
 def clean_request(params: dict[str, Any], hygiene: Hygiene, pointer: str) -> Cleaned:
@@ -184,14 +266,17 @@ def _text_block(walk: _Walk, block: Any, where: str) -> Any:
     return block
 
 
-def _item(walk: _Walk, item: Any, where: str, rule: ResultRule) -> Any:
+def _block(walk: _Walk, item: Any, where: str, delimiter: str | None = None) -> Any:
+    """A content block as the model reads it: a text's ``text`` (in ``delimiter``, when
+    given), an embedded resource's ``text``, a resource link's ``name``, ``title`` and
+    ``description``. Images, audio and blobs are bytes, not text."""
     if not isinstance(item, dict):
         return item
     kind = item.get("type")
     if kind == "text" and isinstance(item.get("text"), str):
         text = walk.text(item["text"], f"{where}/text")
-        if rule.delimiter is not None:
-            text = rule.delimiter.replace("{text}", text)
+        if delimiter is not None:
+            text = delimiter.replace("{text}", text)
         return item if text is item["text"] else {**item, "text": text}
     resource = item.get("resource")
     if kind == "resource" and isinstance(resource, dict) and isinstance(resource.get("text"), str):
@@ -199,7 +284,96 @@ def _item(walk: _Walk, item: Any, where: str, rule: ResultRule) -> Any:
         return (
             item if text is resource["text"] else {**item, "resource": {**resource, "text": text}}
         )
+    if kind == "resource_link":
+        return _strings(walk, item, where, _LINK_TEXT)
     return item
+
+
+# What of a resource link (and of a resource's contents) a client shows as text.
+_LINK_TEXT = ("name", "title", "description")
+_CONTENTS_TEXT = ("text",)
+
+
+def _strings(walk: _Walk, item: dict[str, Any], where: str, keys: tuple[str, ...]) -> Any:
+    """``item`` with the strings at ``keys`` cleaned (the very object when none changed)."""
+    out = item
+    for key in keys:
+        value = item.get(key)
+        if isinstance(value, str):
+            text = walk.text(value, f"{where}/{key}")
+            if text is not value:
+                out = {**out, key: text}
+    return out
+
+
+def _meta(walk: _Walk, meta: Any, where: str) -> Any:
+    """A ``_meta`` cleaned; a task's reference in it (an id, not text) is left as it is."""
+    if not isinstance(meta, dict) or RELATED_TASK not in meta:
+        return walk.tree(meta, where)
+    kept = {k: v for k, v in meta.items() if k != RELATED_TASK}
+    cleaned = walk.tree(kept, where)
+    return meta if cleaned is kept else {**cleaned, RELATED_TASK: meta[RELATED_TASK]}
+
+
+def _text(walk: _Walk, value: Any, where: str) -> Any:
+    return walk.text(value, where) if isinstance(value, str) else value
+
+
+def _tree(walk: _Walk, value: Any, where: str) -> Any:
+    return walk.tree(value, where)
+
+
+def _contents(walk: _Walk, value: Any, where: str) -> Any:
+    if not isinstance(value, list):
+        return value
+    items = [
+        _strings(walk, item, f"{where}/{index}", _CONTENTS_TEXT) if isinstance(item, dict) else item
+        for index, item in enumerate(value)
+    ]
+    return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+
+
+def _prompt_messages(walk: _Walk, value: Any, where: str) -> Any:
+    if not isinstance(value, list):
+        return value
+    items = []
+    for index, message in enumerate(value):
+        content = message.get("content") if isinstance(message, dict) else None
+        at = f"{where}/{index}/content"
+        if isinstance(content, list):
+            blocks = [_block(walk, block, f"{at}/{i}") for i, block in enumerate(content)]
+            same = all(a is b for a, b in zip(blocks, content, strict=True))
+            items.append(message if same else {**message, "content": blocks})
+        elif isinstance(message, dict) and content is not None:
+            block = _block(walk, content, at)
+            items.append(message if block is content else {**message, "content": block})
+        else:
+            items.append(message)
+    return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+
+
+def _completion(walk: _Walk, value: Any, where: str) -> Any:
+    values = value.get("values") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(values, list):
+        return value
+    cleaned = [_text(walk, item, f"{where}/values/{i}") for i, item in enumerate(values)]
+    same = all(a is b for a, b in zip(cleaned, values, strict=True))
+    return value if same else {**value, "values": cleaned}
+
+
+_Surface = Callable[[_Walk, Any, str], Any]
+#: What of each message a client may show a model, by where it is: each key of the body
+#: (the error, the result, the notification's params) with how it is cleaned.
+_ERROR: dict[str, _Surface] = {"message": _text, "data": _tree}
+_RESULTS: dict[str, dict[str, _Surface]] = {
+    "resources/read": {"contents": _contents, "_meta": _meta},
+    "prompts/get": {"description": _text, "messages": _prompt_messages, "_meta": _meta},
+    "completion/complete": {"completion": _completion, "_meta": _meta},
+}
+_NOTIFICATIONS: dict[str, dict[str, _Surface]] = {
+    "notifications/message": {"logger": _text, "data": _tree},
+    "notifications/progress": {"message": _text},
+}
 
 
 def _annotated(

@@ -35,6 +35,7 @@ class GuardCode(str, Enum):
     PATH_WINDOWS_SYNTAX = "path-windows-syntax"
     PATH_LOW_SPACE = "path-low-free-space"
     PATH_FILE_LARGE = "path-file-large"
+    PATH_URI_INVALID = "path-uri-invalid"
 
     # url
     URL_INVALID = "url-invalid"

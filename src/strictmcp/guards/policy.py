@@ -11,11 +11,13 @@ whose code we do not control::
     kind = "path"
     roots = ["/srv/data"]
 
-Every key of a ``[[guard]]`` entry besides ``tool``, ``argument`` and ``kind`` configures the
-guard itself (lists become tuples). ``[[deep]]`` entries declare built-in deep checks the same
-way (``path``, ``sql`` against a live database, ``url`` reachability, ``cron``, ``time``),
-with ``on_calls`` (also before real calls, not only in the ``validate`` tool's dry run) and
-``timeout`` (seconds).
+Every key of a ``[[guard]]`` entry besides ``tool``, ``argument``, ``kind`` and ``method``
+configures the guard itself (lists become tuples). ``method`` (default ``tools/call``) puts a
+guard on another request (``resources/read``, ``prompts/get``, ...): its ``argument`` then
+reads into the request's ``params`` (``/uri``). ``[[deep]]`` entries declare built-in deep
+checks the same way (``path``, ``sql`` against a live database, ``url`` reachability,
+``cron``, ``time``), with ``on_calls`` (also before real calls, not only in the ``validate``
+tool's dry run) and ``timeout`` (seconds).
 This module owns the file's whole format: every table and every key is declared here
 (``_TOP_KEYS``, ``_RULE_KEYS``, ``_OPTIONS``, ``_DEEP_OPTIONS``), and a policy with an unknown
 table or key, or a value of the wrong type, is refused when it is loaded, never at the first
@@ -46,6 +48,7 @@ from .claims import ClaimGuard, claims_in, substitute
 from .database import SqlDatabaseCheck
 from .deep import bounded
 from .reach import UrlReachCheck
+from .uris import URI_FIELDS, check_uri
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,6 +72,29 @@ _TOP_KEYS = (
     "upstream",
 )
 _RULE_KEYS = ("tool", "argument", "kind")
+TOOLS_CALL = "tools/call"
+"""The method a ``[[guard]]`` or ``[[result]]`` entry is about unless it says ``method``."""
+GUARD_METHODS = (
+    TOOLS_CALL,
+    "completion/complete",
+    "prompts/get",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+)
+"""The requests a ``[[guard]]`` may name as its ``method``: its ``argument`` reads into the
+call's arguments for ``tools/call``, into the request's ``params`` for the others."""
+RESULT_METHODS = (
+    TOOLS_CALL,
+    "completion/complete",
+    "notifications/message",
+    "notifications/progress",
+    "prompts/get",
+    "resources/read",
+)
+"""What a ``[[result]]`` entry may name as its ``method``: the answers to these requests
+(their errors too) and these notifications."""
+_PARAMS = "/params"
 _DEEP_KEYS = ("on_calls", "timeout")
 DEFAULT_DEEP_TIMEOUT = 5.0
 """Seconds a policy's deep check may take unless its entry says ``timeout``."""
@@ -115,7 +141,8 @@ Hygiene = Literal["flag", "strip", "off"]
 _HYGIENE = _Option(str, choices=("flag", "strip", "off"))
 #: A ``[[result]]`` entry: what is done to the results of the tools its glob matches.
 _RESULT_KEYS: dict[str, _Option] = {
-    "tool": _Option(str, required=True),
+    "method": _Option(str, choices=RESULT_METHODS),
+    "tool": _STR,
     "hygiene": _HYGIENE,
     "label": _FLAG,
     "delimiter": _STR,
@@ -131,6 +158,7 @@ _TOOL_KEYS: dict[str, _Option] = {
 }
 #: The ``[server_requests]`` table: hygiene of what a server asks of the user or the model.
 _SERVER_REQUEST_KEYS = {"hygiene": _HYGIENE}
+_TOOL_RESULT_ONLY = ("label", "delimiter", "max_bytes", "max_items")
 _TEXT_SLOT = "{text}"
 #: Each guard kind's options, as a policy may set them: the guards' own Python-only
 #: parameters (UrlGuard's ``resolver``) are not reachable from a file.
@@ -657,10 +685,13 @@ class GuardRule:
     tool: str
     argument: str
     guard: Guard
+    #: The request whose params ``argument`` reads (for ``tools/call``, its arguments).
+    method: str = TOOLS_CALL
 
     def applies_to(self, tool: str) -> bool:
-        """Whether this rule's glob matches a tool name (case-sensitive, like tool names)."""
-        return fnmatchcase(tool, self.tool)
+        """Whether this rule is on ``tools/call`` and its glob matches a tool name
+        (case-sensitive, like tool names)."""
+        return self.method == TOOLS_CALL and fnmatchcase(tool, self.tool)
 
     @cached_property
     def tokens(self) -> tuple[str, ...] | None:
@@ -680,7 +711,9 @@ class DeepRule(GuardRule):
 
 @dataclass(frozen=True)
 class ResultRule:
-    """What is done to the results of the tools whose names match ``tool`` (a glob).
+    """What is done to the results of the tools whose names match ``tool`` (a glob), or,
+    with ``method``, to what the server sends for that method (its results and errors, or
+    the notification itself; ``hygiene`` and ``redact`` only).
 
     ``hygiene``: ``flag`` (the default) records hidden characters and terminal sequences and
     annotates the result's ``_meta``, changing no content; ``strip`` removes them; ``off``
@@ -697,6 +730,7 @@ class ResultRule:
     max_bytes: int | None = None
     max_items: int | None = None
     redact: bool = False
+    method: str = TOOLS_CALL
 
     def applies_to(self, tool: str) -> bool:
         """Whether the glob matches a tool name (case-sensitive)."""
@@ -756,10 +790,14 @@ class Policy:
                 return rule
         return DEFAULT_TOOL_RULE
 
-    def result_rule(self, tool: str) -> ResultRule:
-        """The first ``[[result]]`` entry matching ``tool``, else :data:`DEFAULT_RESULT_RULE`."""
+    def result_rule(self, tool: str | None, method: str = TOOLS_CALL) -> ResultRule:
+        """The first ``[[result]]`` entry for ``method`` (for ``tools/call``, matching
+        ``tool``; an answer to an unknown call matches none), else
+        :data:`DEFAULT_RESULT_RULE`."""
         for rule in self.results:
-            if rule.applies_to(tool):
+            if rule.method != method:
+                continue
+            if method != TOOLS_CALL or (tool is not None and rule.applies_to(tool)):
                 return rule
         return DEFAULT_RESULT_RULE
 
@@ -811,6 +849,40 @@ class Policy:
                 violations += [finding.at(pointer + where) for finding in found]
         return violations
 
+    def guarded_methods(self) -> frozenset[str]:
+        """The requests other than ``tools/call`` some ``[[guard]]`` is on
+        (:meth:`check_request`)."""
+        return frozenset(rule.method for rule in self.rules if rule.method != TOOLS_CALL)
+
+    def check_request(
+        self, method: str, params: Any, *, identity: Identity | None = None
+    ) -> list[Violation]:
+        """Every finding of the guards on ``method`` (a request other than ``tools/call``)
+        about its ``params``, pointing into the message (``/params/uri``).
+
+        Values a pattern does not reach are not checked, as for :meth:`check`; a resource
+        URI meets its path and url guards together (:mod:`.uris`): a ``file:`` URI is the
+        path guards', any other the url guards', and one neither kind allows is refused.
+        """
+        violations: list[Violation] = []
+        uris: dict[str, tuple[Any, list[Guard], list[Guard]]] = {}
+        fields = URI_FIELDS.get(method, ())
+        for rule in self.rules:
+            if rule.method != method:
+                continue
+            for where, value in _select(params, rule.tokens):
+                guard = _bound(rule.guard, identity)
+                if isinstance(guard, GuardFinding):
+                    violations.append(guard.at(_PARAMS + where))
+                elif where in fields and guard.kind in ("path", "url"):
+                    _, paths, urls = uris.setdefault(where, (value, [], []))
+                    (paths if guard.kind == "path" else urls).append(guard)
+                else:
+                    violations += [found.at(_PARAMS + where) for found in guard.check(value)]
+        for where, (uri, paths, urls) in uris.items():
+            violations += [found.at(_PARAMS + where) for found in check_uri(uri, paths, urls)]
+        return violations
+
     async def check_deep(
         self,
         tool: str,
@@ -852,6 +924,14 @@ class Policy:
             for rule in self.rules
         )
 
+    def covers_request(self, method: str, argument: str) -> bool:
+        """Whether some rule on ``method`` (a request other than ``tools/call``) guards this
+        pointer into its params (for lint)."""
+        return any(
+            rule.method == method and _pattern_matches(rule.argument, argument)
+            for rule in self.rules
+        )
+
     @classmethod
     def load(cls, path: str | Path) -> Policy:
         """Read a policy from a TOML file."""
@@ -882,9 +962,9 @@ class Policy:
             base,
             "guard",
             _OPTIONS,
-            {},
-            lambda tool, argument, kind, options, _: GuardRule(
-                tool, argument, guard_kinds()[kind](**options)
+            {"method": _Option(str, choices=GUARD_METHODS)},
+            lambda tool, argument, kind, options, entry: GuardRule(
+                tool, argument, guard_kinds()[kind](**options), entry.get("method", TOOLS_CALL)
             ),
         )
         deep = _entries(
@@ -976,6 +1056,15 @@ def _array(key: str, data: Mapping[str, Any]) -> list[Any]:
 def _result(index: int, entry: Any) -> ResultRule:
     where = f"[[result]] #{index}"
     table = _options(where, entry, _RESULT_KEYS)
+    method = table.get("method", TOOLS_CALL)
+    if method == TOOLS_CALL and "tool" not in table:
+        raise PolicyError(f"{where}: missing options: tool")
+    if method != TOOLS_CALL:
+        # Labels, delimiters and bounds are about a tool's result; another method's
+        # text gets hygiene (and redaction) only.
+        extra = [key for key in ("tool", *_TOOL_RESULT_ONLY) if key in table]
+        if extra:
+            raise PolicyError(f'{where}: {", ".join(extra)} only for method = "{TOOLS_CALL}"')
     delimiter = table.get("delimiter")
     if delimiter is not None and delimiter.count(_TEXT_SLOT) != 1:
         raise PolicyError(f"{where}: delimiter must hold {_TEXT_SLOT} exactly once")
@@ -1115,7 +1204,10 @@ def _entry(
 ) -> tuple[str, str, str, dict[str, Any]]:
     if not isinstance(entry, Mapping):
         raise PolicyError(f"{where} must be a table")
-    missing = [key for key in _RULE_KEYS if not isinstance(entry.get(key), str)]
+    method = entry.get("method", TOOLS_CALL)
+    # A guard on another request checks every one of them: it names no tool.
+    required = _RULE_KEYS if method == TOOLS_CALL else _RULE_KEYS[1:]
+    missing = [key for key in required if not isinstance(entry.get(key), str)]
     if missing:
         raise PolicyError(f"{where} needs string values for: {', '.join(missing)}")
     argument = entry["argument"]
@@ -1129,7 +1221,13 @@ def _entry(
     # The rule's own keys are declared with the kind's options, so that an unknown key's
     # message lists them all; they were checked above.
     options = _options(where, entry, dict.fromkeys(_RULE_KEYS, _STR) | known)
-    return entry["tool"], argument, kind, {k: v for k, v in options.items() if k in kinds[kind]}
+    if method != TOOLS_CALL and "tool" in entry:
+        raise PolicyError(
+            f'{where}: tool only for method = "{TOOLS_CALL}"; a guard on {method} checks every '
+            "such request"
+        )
+    tool = entry.get("tool", "*")
+    return tool, argument, kind, {k: v for k, v in options.items() if k in kinds[kind]}
 
 
 def _frozen(value: Any) -> Any:

@@ -295,7 +295,7 @@ class UrlGuard:
         else:
             # Join only relative references: an absolute target is checked exactly as sent,
             # not as urljoin rewrote it.
-            bad_text = _text_problem(to_url, self.max_length)
+            bad_text = text_problem(to_url, self.max_length)
             if bad_text is not None:
                 findings = [bad_text]
             elif _SCHEME.match(to_url):
@@ -345,7 +345,7 @@ class UrlGuard:
 
     def _check_static(self, url: str, findings: list[GuardFinding]) -> _Host | None:
         """Everything but resolution; the host when the URL could be taken apart."""
-        problem = _text_problem(url, self.max_length)
+        problem = text_problem(url, self.max_length)
         if problem is not None:
             findings.append(problem)
             return None
@@ -503,8 +503,8 @@ def _invalid(message: str) -> GuardFinding:
     return GuardFinding(GuardCode.URL_INVALID, message)
 
 
-def _text_problem(url: str, max_length: int) -> GuardFinding | None:
-    """Characters no URL may carry unencoded, or on which parsers disagree."""
+def text_problem(url: str, max_length: int) -> GuardFinding | None:
+    """Characters no URL (or other URI) may carry unencoded, or on which parsers disagree."""
     if len(url) > max_length:
         return _invalid(f"the URL is longer than {max_length} characters")
     if "\\" in url:

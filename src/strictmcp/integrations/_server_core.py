@@ -25,6 +25,12 @@ create a call for, or has forgotten, is refused in ``enforce`` mode (fail closed
 With ``[[access]]`` rules in the policy, a ``tools/list`` shows each caller only the tools it
 may call (:meth:`ServerCore.shows`), and a call of another is an unknown tool, as in the proxy.
 
+Requests other than ``tools/call`` that the policy guards (``[[guard]]`` with ``method``: a
+``resources/read`` URI, ``prompts/get`` arguments, a ``completion/complete`` value) are refused
+with the proxy's JSON-RPC error (:meth:`ServerCore.check_request`), and the results of
+``resources/read``, ``prompts/get`` and ``completion/complete`` get the proxy's hygiene
+(:meth:`ServerCore.clean_answer`).
+
 Before any of that, the listing stage runs on the server's own listing, as the proxy's does
 (:meth:`~strictmcp.enforce.Enforcer.check_listing`): lint's listing rules (by default SMT401,
 hidden characters in names, titles and descriptions) and, given a lock file, the pins. A tool
@@ -192,6 +198,26 @@ class ServerCore:
         if identity is None and policy is not None:
             identity = policy.identity
         return identity
+
+    def check_request(
+        self, method: str, params: Mapping[str, Any] | None, identity: Identity | None = None
+    ) -> None:
+        """The policy's guards on a request other than ``tools/call`` (by the caller,
+        :meth:`caller`); raises :class:`MCPError` (-32602, the proxy's refusal) when they
+        refuse it."""
+        enforcer = self.enforcer
+        if not enforcer.guards_request(method):
+            return
+        error = enforcer.check_request(method, params, identity=self.caller(identity))
+        if error is not None:
+            raise MCPError(code=error["code"], message=error["message"], data=error["data"])
+
+    def clean_answer(self, method: str, result: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The result of ``method`` (``resources/read``, ``prompts/get``,
+        ``completion/complete``) with what a client may show a model cleaned as the proxy
+        cleans it, or None to hand ``result`` on."""
+        cleaned = self.enforcer.clean_message({"result": dict(result)}, method)
+        return None if cleaned is None else dict(cleaned["result"])
 
     def shows(self, name: str, identity: Identity | None = None) -> bool:
         """Whether the caller (:meth:`caller`) is listed the tool ``name``: only a tool the

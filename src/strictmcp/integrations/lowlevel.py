@@ -62,6 +62,8 @@ _log = logging.getLogger(__name__)
 
 # A tools/list handler that never stops paginating must not hang every call.
 _PAGE_LIMIT = 1000
+# The results whose text hygiene looks at, besides a tool's (cleaned where it is called).
+_ANSWERS_CLEANED = frozenset({"resources/read", "prompts/get", "completion/complete"})
 
 
 def protect(server: ServerT, **options: Unpack[ServerOptions]) -> ServerT:
@@ -125,7 +127,8 @@ class ToolCallInterceptor(Extension):
 class ListingMiddleware:
     """Shows each caller only its tools in ``tools/list``, less those the listing stage
     withholds, and adds the validate tool there, and its capability to the handshake results;
-    judges the final results of tasks (``tasks/get``, ``tasks/result``)."""
+    judges the final results of tasks (``tasks/get``, ``tasks/result``); guards the other
+    requests the policy guards, and cleans the results a client may show a model."""
 
     def __init__(self, core: ServerCore, source: ToolSource) -> None:
         self.core = core
@@ -137,6 +140,12 @@ class ListingMiddleware:
         """Pass the request on; rewrite the result of the three methods concerned."""
         if ctx.method in ("tasks/get", "tasks/result"):
             return await self._task(ctx, call_next)
+        if ctx.method in _ANSWERS_CLEANED:
+            self.core.check_request(ctx.method, ctx.params)
+            answer = await call_next(ctx)
+            cleaned = self.core.clean_answer(ctx.method, _wire(answer))
+            return answer if cleaned is None else cleaned
+        self.core.check_request(ctx.method, ctx.params)
         handshake = ("initialize", "server/discover")
         if ctx.method != "tools/list" and not (self.core.validate_tool and ctx.method in handshake):
             return await call_next(ctx)

@@ -3,8 +3,10 @@
 Every argument lint's SMT3xx rules take for a path, URL, command or SQL
 (:func:`strictmcp.lint.families.guards.candidates`, the one detection) gets a ``[[guard]]``
 of that kind, with the values only the user can choose marked ``REPLACE``, and the deep
-checks that fit the kind written out commented. The draft loads as written: path roots are
-the directory given (by default the working directory), which the user then narrows.
+checks that fit the kind written out commented. With a path among them, the resource
+requests that open files get path guards too (lint's SMT305). The draft loads as written:
+path roots are the directory given (by default the working directory), which the user then
+narrows.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..lint.context import LintContext, ToolView
-from ..lint.families.guards import Candidate, candidates
+from ..lint.families.guards import RESOURCE_READS, URI, Candidate, candidates
 from ..protocol import Revision
 
 __all__ = ["draft"]
@@ -82,6 +84,16 @@ def draft(
             lines += _entries(view.name, argument, candidate, json.dumps(root))
     if not found:
         lines += ["", "# No argument of these tools looks like a path, URL, command or SQL."]
+    if any(candidate.kind == "path" for candidate in found):
+        lines += ["", "# Files read as resources, around the tools' path guards (lint's SMT305)."]
+        for method in RESOURCE_READS:
+            lines += [
+                "[[guard]]",
+                f"method = {json.dumps(method)}",
+                f"argument = {json.dumps(URI)}",
+                'kind = "path"',
+                _GUARD_LINES["path"][0].format(root=json.dumps(root)),
+            ]
     return "\n".join(lines) + "\n", found
 
 

@@ -2,7 +2,10 @@
 
 A rule whose tool glob matches no tool, whose argument pointer matches no argument of a tool
 it applies to, or whose kind cannot check the argument's declared type protects nothing,
-silently: each is reported, named by its section and position in the file.
+silently: each is reported, named by its section and position in the file. So is a tool whose
+paths are confined while files can be read as resources around it (lint's SMT305); a guard on
+another request than ``tools/call`` is about params no tool listing shows, and is not
+reviewed against the tools.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..guards.policy import GuardRule, Policy
+from ..guards.policy import TOOLS_CALL, GuardRule, Policy
 from ..lint.context import LintContext, ToolView
+from ..lint.rules import find_rule
 from ..lint.walk import declared_types
 from ..protocol import Revision
 
@@ -35,8 +39,16 @@ def review(policy: Policy, tools: Sequence[Any], revision: Revision) -> list[str
     ]
     for section, rules in sections:
         for index, rule in enumerate(rules, start=1):
+            if rule.method != TOOLS_CALL:
+                continue
             where = f"[[{section}]] #{index} ({rule.guard.kind})"
             problems += [f"{where}: {problem}" for problem in _problems(rule, named)]
+    # Lint's own check, against the policy: one place decides what "unguarded" means.
+    resources = find_rule("SMT305")
+    guarded = LintContext(revision=revision, policy=policy, results={}, tools=tools)
+    for view in named:
+        for hit in resources.check(ToolView(view.index, view.definition, guarded)):
+            problems.append(f"tool {view.name!r}: {resources.code} {resources.name}: {hit.message}")
     return problems
 
 

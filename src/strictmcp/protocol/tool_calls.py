@@ -414,6 +414,24 @@ def refused_arguments(
     return _error_result(revision, tool, refused, problems, heading, [])
 
 
+def refused_request(method: str, found: list[Violation]) -> dict[str, Any]:
+    """The JSON-RPC ``error`` (-32602) for a request other than ``tools/call`` (a
+    ``resources/read``, a ``prompts/get``...) whose params a policy's guard refuses: a
+    protocol error, since only a tool call has an ``isError`` result. It names each problem's
+    code and place, never the value; ``data`` is ``{"codes": [...]}``."""
+    refused = errors(found)
+    reasons = "; ".join(
+        f"{quote_name(v.pointer)} {v.message} [{v.code}]" for v in refused[:_TEXT_PROBLEMS]
+    )
+    if len(refused) > _TEXT_PROBLEMS:
+        reasons += f"; and {len(refused) - _TEXT_PROBLEMS} more problems"
+    return {
+        "code": INVALID_PARAMS,
+        "message": f"The {quote_name(method)} request was refused by strictmcp: {reasons}",
+        "data": {"codes": list(dict.fromkeys(str(v.code) for v in refused))},
+    }
+
+
 def withheld_tool_result(
     revision: Revision, tool: CheckedTool, name: str, found: list[Violation]
 ) -> dict[str, Any]:

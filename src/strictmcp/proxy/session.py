@@ -8,14 +8,17 @@ transparent to everything it has no reason to touch.
 Client to server: an invalid envelope is answered with its JSON-RPC error; a ``tools/call``
 that the :class:`~strictmcp.enforce.Enforcer` refuses (its schema check, run by the
 conversation, or the policy's guards) is answered with its ``isError`` result (an unknown tool
-with -32602); a call of the validate tool is answered with the enforcer's dry run. None of
-these reach the server. Server to client: ``tools/list`` gets the validate tool and, when
-enforcing, loses the tools whose definitions cannot be checked, break an error-level listing
-rule (hidden characters) or differ from their pin; ``initialize`` and ``server/discover`` get
-the capability; ``prompts/list`` loses the prompts that differ from their pin (whose
-``prompts/get`` is then refused); a tool result that breaks its ``outputSchema`` is replaced
-by an ``isError`` result, and its hygiene (and that of elicitation and sampling requests)
-flags or strips hidden characters and terminal sequences.
+with -32602); a call of the validate tool is answered with the enforcer's dry run; another
+request the policy guards (a ``resources/read`` URI, ``prompts/get`` arguments) and refuses is
+answered with -32602. None of these reach the server. Server to client: ``tools/list`` gets the
+validate tool and, when enforcing, loses the tools whose definitions cannot be checked, break
+an error-level listing rule (hidden characters) or differ from their pin; ``initialize`` and
+``server/discover`` get the capability; ``prompts/list`` loses the prompts that differ from
+their pin (whose ``prompts/get`` is then refused); a tool result that breaks its
+``outputSchema`` is replaced by an ``isError`` result, and its hygiene (and that of elicitation
+and sampling requests, and of every other text a client may show a model: errors, resources,
+prompts, log and progress notifications) flags or strips hidden characters and terminal
+sequences.
 In audit mode only the validate tool and its capability are added; everything else is logged.
 
 The validate tool's name is chosen when the server first lists its tools; ``initialize``
@@ -406,6 +409,15 @@ class ProxySession:
                 error = withheld_prompt_error(params["name"], refused)
                 reply = error_response(message.id, error["code"], error["message"], error["data"])
                 return _Item(reply=self._answered(reply))
+        method = message.method
+        if method is not None and self.enforcer.guards_request(method):
+            guarded = self.enforcer.check_request(method, params, identity=caller)
+            if guarded is not None:
+                if message.id is None:
+                    return _Item(changed=True)  # refused, and no id to answer: dropped
+                code, text, data = guarded["code"], guarded["message"], guarded["data"]
+                reply = error_response(message.id, code, text, data)
+                return _Item(reply=self._answered(reply))
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
@@ -499,6 +511,10 @@ class ProxySession:
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
         caller = self._callers.pop(message.id, None) if answer and message.id is not None else None
         item = self._server_checked(message, decoded, request)
+        if item.forward is message.raw:
+            cleaned = self._cleaned(message, request, decoded.plain)
+            if cleaned is not None:
+                item = _Item(forward=cleaned, changed=True)
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
@@ -506,6 +522,18 @@ class ProxySession:
             if public is not None:
                 return _Item(forward=public, changed=True)
         return item
+
+    def _cleaned(
+        self, message: Message, request: Message | None, plain: bool
+    ) -> dict[str, Any] | None:
+        """A message sent on as it came, with what of it a client may show a model (an
+        error's text, a resource's contents, a prompt, a log line) cleaned as the results of
+        ``request`` are (:meth:`~strictmcp.enforce.Enforcer.clean_message`); None: as it came."""
+        method = request.method if request is not None else message.method
+        params = request.params if request is not None else None
+        name = params.get("name") if method == "tools/call" and params is not None else None
+        tool = name if isinstance(name, str) else None
+        return self.enforcer.clean_message(message.raw, method, tool, plain=plain)
 
     def _server_checked(self, message: Message, decoded: Decoded, request: Message | None) -> _Item:
         size = decoded.size

@@ -8,6 +8,10 @@ policy, every such argument is reported. ``query`` alone is taken for SQL only w
 name or description mentions a database: most ``query`` arguments are search terms; likewise
 ``source``, ``destination``, ``src``, ``dest`` and ``target`` are paths only in a tool whose
 name is about files (``move_file``).
+
+SMT305 asks the other way round: a tool whose paths the policy confines to roots, while
+``resources/read`` or ``resources/subscribe`` has no path guard on its URI, is confined only
+until a client reads ``file:///etc/passwd`` as a resource.
 """
 
 from __future__ import annotations
@@ -175,6 +179,41 @@ def _unguarded(kind: _Kind) -> Callable[[ToolView], Iterator[Hit]]:
     return check
 
 
+RESOURCE_READS = ("resources/read", "resources/subscribe")
+"""The resource requests that make a server open a file (unsubscribing opens nothing)."""
+URI = "/uri"
+"""Where they carry the resource's URI, in their params."""
+
+
+def _resources_unguarded(tool: ToolView) -> Iterator[Hit]:
+    paths = tool.context.guards_of_kind("path")
+    if paths is None or tool.name is None:
+        return
+    if not any(rule.applies_to(tool.name) for rule in paths.rules):
+        return
+    open_ = [method for method in RESOURCE_READS if not paths.covers_request(method, URI)]
+    if open_:
+        yield Hit(
+            "",
+            "a path guard confines this tool to its roots, but no path guard is on the URI "
+            f"of {' or '.join(open_)}: a client reads any file as a resource instead",
+        )
+
+
+def _resource_examples() -> tuple[Example, Example]:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    definition = {"name": "read_file", "inputSchema": schema}
+    guard = {"tool": "read_file", "argument": "/path", "kind": "path", "roots": ["/tmp"]}
+    resources = [
+        {"method": method, "argument": URI, "kind": "path", "roots": ["/tmp"]}
+        for method in RESOURCE_READS
+    ]
+    return (
+        Example((definition,), policy={"guard": [guard]}),
+        Example((definition,), policy={"guard": [guard, *resources]}),
+    )
+
+
 def _examples(tool: str, argument: str, **options: Any) -> tuple[Example, Example]:
     """A tool with one string ``argument``, alone (bad) and with a policy whose guard
     (``options``, its kind among them) covers the argument (good)."""
@@ -251,5 +290,22 @@ RULES = (
         "read-only tool's database, or functions that read files. A sql guard allows one "
         "read-only statement and denies dangerous functions.",
         _examples("query_db", "sql", kind="sql", read_only=True),
+    ),
+    LintRule(
+        code="SMT305",
+        name="resources-unguarded",
+        severity=Severity.WARNING,
+        family="guards",
+        summary="A path guard confines the tool, but resources/read has no path guard",
+        why="A server that exposes files as tools usually exposes them as resources too, and "
+        "resources/read (or resources/subscribe) of file:///etc/passwd goes straight to it: "
+        "a path guard on the tools' arguments confines nothing while the resource requests "
+        "are unguarded.",
+        fix='Add a [[guard]] with method = "resources/read", argument = "/uri", kind = "path" '
+        'and the same roots, and another with method = "resources/subscribe".',
+        bad=_resource_examples()[0],
+        good=_resource_examples()[1],
+        check=_resources_unguarded,
+        default=True,
     ),
 )
