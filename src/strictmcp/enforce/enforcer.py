@@ -124,6 +124,7 @@ class Enforcer:
         if limiter is None:
             limiter = limiter_for(policy)
         self._limiter = limiter
+        self._flags = policy.allow_subdivision_flags if policy is not None else ()
 
     def check_call(
         self,
@@ -205,7 +206,8 @@ class Enforcer:
         withheld tool no longer among them is forgotten (a call of it is refused as unknown),
         which bounds what is kept however many names a server goes through."""
         linted = {
-            item.index: item.found for item in check_listing(tools, self.listing, revision, pointer)
+            item.index: item.found
+            for item in check_listing(tools, self.listing, revision, pointer, self.policy)
         }
         withheld: set[int] = set()
         for index, tool in enumerate(tools):
@@ -444,7 +446,7 @@ class Enforcer:
         the result was read from is known to hold nothing for hygiene to find
         (:attr:`~strictmcp.protocol.Decoded.plain`)."""
         rule = self.policy.result_rule(name) if self.policy is not None else DEFAULT_RESULT_RULE
-        cleaned = clean_result(result, name, rule, plain=plain)
+        cleaned = clean_result(result, name, rule, plain=plain, allow_subdivision_flags=self._flags)
         if cleaned.refused:
             refused = self.enforcing and tool is not None
             action: Action = "replaced" if refused else "allowed"
@@ -498,7 +500,7 @@ class Enforcer:
         (the policy's ``[server_requests]``, flags by default): the params to send on
         instead, or None to send them as they came (always, in ``audit`` mode)."""
         hygiene = self.policy.server_requests if self.policy is not None else "flag"
-        cleaned = clean_request(params, hygiene, "/params")
+        cleaned = clean_request(params, hygiene, "/params", allow_subdivision_flags=self._flags)
         if not cleaned.changed:
             return None
         action: Action = "replaced" if hygiene == "strip" and self.enforcing else "allowed"

@@ -46,6 +46,7 @@ from .claims import ClaimGuard, claims_in, substitute
 from .database import SqlDatabaseCheck
 from .deep import bounded
 from .reach import UrlReachCheck
+from .subdivisions import subdivision_flags
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -55,6 +56,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 Mode = Literal["enforce", "audit"]
 _TOP_KEYS = (
     "access",
+    "allow_subdivision_flags",
     "auth",
     "deep",
     "guard",
@@ -735,7 +737,10 @@ class Policy:
     ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default);
     ``results`` the ``[[result]]`` entries, first match wins (:meth:`result_rule`);
     ``server_requests`` the hygiene of elicitation messages and sampling requests; ``tools``
-    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`).
+    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`). ``allow_subdivision_flags``
+    are the subdivision flags (ISO 3166-2 codes, upper case) whose tag characters every text
+    check under this policy lets through besides the recommended ones: its text guards,
+    result and request hygiene, and the listing stage.
     """
 
     rules: tuple[GuardRule, ...] = ()
@@ -745,6 +750,7 @@ class Policy:
     results: tuple[ResultRule, ...] = ()
     server_requests: Hygiene = "flag"
     tools: tuple[ToolRule, ...] = ()
+    allow_subdivision_flags: tuple[str, ...] = ()
 
     def tool_rule(self, tool: str) -> ToolRule:
         """The first ``[[tool]]`` entry matching ``tool``, else :data:`DEFAULT_TOOL_RULE`."""
@@ -874,6 +880,10 @@ class Policy:
         mode = data.get("mode", "enforce")
         if mode not in ("enforce", "audit"):
             raise PolicyError('mode must be "enforce" or "audit"')
+        flags = _flags(data.get("allow_subdivision_flags", []))
+        # One list for the whole policy: a flag a text guard lets through is one hygiene
+        # and the listing stage let through too.
+        text = {"allow_subdivision_flags": flags} if flags else {}
         rules = _entries(
             data,
             base,
@@ -881,7 +891,7 @@ class Policy:
             _OPTIONS,
             {},
             lambda tool, argument, kind, options, _: GuardRule(
-                tool, argument, guard_kinds()[kind](**options)
+                tool, argument, guard_kinds()[kind](**options, **(text if kind == "text" else {}))
             ),
         )
         deep = _entries(
@@ -920,6 +930,7 @@ class Policy:
                 ToolRule(**_options(f"[[tool]] #{index}", entry, _TOOL_KEYS))
                 for index, entry in enumerate(_array("tool", data), start=1)
             ),
+            allow_subdivision_flags=flags,
         )
 
 
@@ -952,6 +963,17 @@ def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, 
         if problem is not None:
             raise PolicyError(f"{where}: {name} {problem}")
     return {name: _frozen(entry[name]) for name in known if name in entry}
+
+
+def _flags(value: Any) -> tuple[str, ...]:
+    """The top-level ``allow_subdivision_flags``: ISO 3166-2 codes, upper case, sorted."""
+    problem = _STRS.problem(value)
+    if problem is not None:
+        raise PolicyError(f"allow_subdivision_flags {problem}")
+    try:
+        return subdivision_flags(value)
+    except ValueError as error:
+        raise PolicyError(str(error)) from None
 
 
 def _listing(table: Any) -> tuple[str, ...] | None:
