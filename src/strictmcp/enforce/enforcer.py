@@ -127,6 +127,7 @@ class Enforcer:
         self._limiter = limiter
         # The requests besides tools/call the policy guards: every other passes unlooked at.
         self._guarded_methods = policy.guarded_methods() if policy is not None else frozenset()
+        self._flags = policy.allow_subdivision_flags if policy is not None else ()
 
     def check_call(
         self,
@@ -239,7 +240,8 @@ class Enforcer:
         withheld tool no longer among them is forgotten (a call of it is refused as unknown),
         which bounds what is kept however many names a server goes through."""
         linted = {
-            item.index: item.found for item in check_listing(tools, self.listing, revision, pointer)
+            item.index: item.found
+            for item in check_listing(tools, self.listing, revision, pointer, self.policy)
         }
         withheld: set[int] = set()
         for index, tool in enumerate(tools):
@@ -478,7 +480,7 @@ class Enforcer:
         the result was read from is known to hold nothing for hygiene to find
         (:attr:`~strictmcp.protocol.Decoded.plain`)."""
         rule = self.policy.result_rule(name) if self.policy is not None else DEFAULT_RESULT_RULE
-        cleaned = clean_result(result, name, rule, plain=plain)
+        cleaned = clean_result(result, name, rule, plain=plain, allow_subdivision_flags=self._flags)
         if cleaned.refused:
             refused = self.enforcing and tool is not None
             action: Action = "replaced" if refused else "allowed"
@@ -534,7 +536,7 @@ class Enforcer:
         (the policy's ``[server_requests]``, flags by default): the params to send on
         instead, or None to send them as they came (always, in ``audit`` mode)."""
         hygiene = self.policy.server_requests if self.policy is not None else "flag"
-        cleaned = clean_request(params, hygiene, "/params")
+        cleaned = clean_request(params, hygiene, "/params", allow_subdivision_flags=self._flags)
         if not cleaned.changed:
             return None
         action: Action = "replaced" if hygiene == "strip" and self.enforcing else "allowed"
@@ -562,7 +564,7 @@ class Enforcer:
         rule = policy.result_rule(tool, method or "") if policy is not None else DEFAULT_RESULT_RULE
         if not rule.redact and (rule.hygiene == "off" or plain):
             return None
-        cleaned = clean_message(message, method, rule)
+        cleaned = clean_message(message, method, rule, allow_subdivision_flags=self._flags)
         if not cleaned.found:
             return None
         rewritten = self.enforcing and cleaned.changed

@@ -70,17 +70,22 @@ class _Walk:
     """One pass over the strings of a message: scrub (and redact) each, recording findings;
     ``refused`` holds the keys that cannot be cleaned (:attr:`HygieneRule.HIDDEN_KEY`)."""
 
-    def __init__(self, hygiene: Hygiene, secrets: bool, pointer: str) -> None:
+    def __init__(
+        self, hygiene: Hygiene, secrets: bool, pointer: str, flags: tuple[str, ...]
+    ) -> None:
         self.hygiene = hygiene
         self.secrets = secrets
         self.pointer = pointer
+        self.flags = flags
         self.found: list[Violation] = []
         self.refused: list[Violation] = []
         self.counts: dict[str, int] = {}
 
     def text(self, value: str, where: str) -> str:
         if self.hygiene != "off":
-            scrubbed = scrub(value, strip=self.hygiene == "strip")
+            scrubbed = scrub(
+                value, strip=self.hygiene == "strip", allow_subdivision_flags=self.flags
+            )
             for code, count in scrubbed.found.items():
                 self._note(code, count, where, f"{count} found ({code.value})")
             value = scrubbed.text
@@ -144,18 +149,25 @@ class _Walk:
 
 
 def clean_result(
-    result: dict[str, Any], tool: str, rule: ResultRule, *, plain: bool = False
+    result: dict[str, Any],
+    tool: str,
+    rule: ResultRule,
+    *,
+    plain: bool = False,
+    allow_subdivision_flags: tuple[str, ...] = (),
 ) -> Cleaned:
     """Hygiene of one ``tools/call`` result of ``tool`` under ``rule``; see the module
     documentation. Pointers are into the JSON-RPC response (``/result/content/0/text``).
     ``plain``: every string of the result is known to be printable ASCII, tabs and line
-    breaks (the caller read it from such text), so that there is nothing to scrub."""
+    breaks (the caller read it from such text), so that there is nothing to scrub.
+    ``allow_subdivision_flags``: the policy's, as :func:`~strictmcp.guards.text.scrub`
+    takes them."""
     refused = _bounds(result, rule)
     if refused:
         return Cleaned(result, refused=refused)
     if plain and not rule.redact and not rule.label and rule.delimiter is None:
         return Cleaned(result)  # the common case, told from the text without a walk
-    walk = _Walk(rule.hygiene, rule.redact, "/result")
+    walk = _Walk(rule.hygiene, rule.redact, "/result", allow_subdivision_flags)
     content = result.get("content")
     items = content if isinstance(content, list) else []
     new_items = [
@@ -185,7 +197,13 @@ def clean_result(
     return Cleaned(_annotated(out, walk.meta(), untrusted), walk.found, changed=True)
 
 
-def clean_message(message: dict[str, Any], method: str | None, rule: ResultRule) -> Cleaned:
+def clean_message(
+    message: dict[str, Any],
+    method: str | None,
+    rule: ResultRule,
+    *,
+    allow_subdivision_flags: tuple[str, ...] = (),
+) -> Cleaned:
     """Hygiene of one JSON-RPC message a server sent, other than a ``tools/call`` result
     (:func:`clean_result`), under ``rule``: an error's ``message`` and ``data`` (answering
     any request: ``method`` is the request's); the result of ``resources/read`` (each
@@ -195,7 +213,7 @@ def clean_message(message: dict[str, Any], method: str | None, rule: ResultRule)
     ``notifications/progress`` (``message``). ``value`` is the whole message; flagged, a
     result's or a notification's ``_meta`` says what was found (an error has none: the
     audit records do). Pointers are into the message (``/error/message``)."""
-    walk = _Walk(rule.hygiene, rule.redact, "")
+    walk = _Walk(rule.hygiene, rule.redact, "", allow_subdivision_flags)
     if "error" in message:
         body = message["error"]
         holder, surfaces = "error", _ERROR
@@ -222,11 +240,17 @@ def clean_message(message: dict[str, Any], method: str | None, rule: ResultRule)
     return Cleaned({**message, holder: out}, walk.found, changed=True)
 
 
-def clean_request(params: dict[str, Any], hygiene: Hygiene, pointer: str) -> Cleaned:
+def clean_request(
+    params: dict[str, Any],
+    hygiene: Hygiene,
+    pointer: str,
+    *,
+    allow_subdivision_flags: tuple[str, ...] = (),
+) -> Cleaned:
     """Hygiene of the params of a server's ``elicitation/create`` or
     ``sampling/createMessage`` request: the message shown to the user, the messages and the
     system prompt given to the model (their text content), flagged or stripped."""
-    walk = _Walk(hygiene, False, pointer)
+    walk = _Walk(hygiene, False, pointer, allow_subdivision_flags)
     out = dict(params)
     for key in ("message", "systemPrompt"):
         if isinstance(params.get(key), str):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ..guards.policy import Policy
 from ..lint.engine import lint_tools
 from ..lint.model import LintRule
 from ..lint.rules import RULES, select_rules
@@ -46,13 +47,18 @@ class ListedTool:
 
 
 def check_listing(
-    tools: Sequence[Any], rules: Sequence[LintRule], revision: Revision, pointer: str
+    tools: Sequence[Any],
+    rules: Sequence[LintRule],
+    revision: Revision,
+    pointer: str,
+    policy: Policy | None = None,
 ) -> list[ListedTool]:
-    """Every listed tool with a finding of ``rules``; ``pointer`` locates ``tools`` in the
-    message (``/result/tools``)."""
+    """Every listed tool with a finding of ``rules``, linted under ``policy`` (the proxy's,
+    as ``strictmcp lint --policy`` would); ``pointer`` locates ``tools`` in the message
+    (``/result/tools``)."""
     if not rules or not tools:
         return []
-    report = lint_tools(tools, revision=revision, rules=rules)
+    report = lint_tools(tools, revision=revision, policy=policy, rules=rules)
     by_index: dict[int, list[Violation]] = {}
     for finding in report.findings:
         violation = Violation(

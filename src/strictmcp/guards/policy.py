@@ -48,6 +48,7 @@ from .claims import ClaimGuard, claims_in, substitute
 from .database import SqlDatabaseCheck
 from .deep import bounded
 from .reach import UrlReachCheck
+from .subdivisions import subdivision_flags
 from .uris import URI_FIELDS, check_uri
 
 if sys.version_info >= (3, 11):
@@ -58,6 +59,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 Mode = Literal["enforce", "audit"]
 _TOP_KEYS = (
     "access",
+    "allow_subdivision_flags",
     "auth",
     "deep",
     "guard",
@@ -772,7 +774,10 @@ class Policy:
     ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default);
     ``results`` the ``[[result]]`` entries, first match wins (:meth:`result_rule`);
     ``server_requests`` the hygiene of elicitation messages and sampling requests; ``tools``
-    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`).
+    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`). ``allow_subdivision_flags``
+    are the subdivision flags (ISO 3166-2 codes, upper case) whose tag characters every text
+    check under this policy lets through besides the recommended ones: its text guards,
+    result and request hygiene, and the listing stage.
     """
 
     rules: tuple[GuardRule, ...] = ()
@@ -782,6 +787,7 @@ class Policy:
     results: tuple[ResultRule, ...] = ()
     server_requests: Hygiene = "flag"
     tools: tuple[ToolRule, ...] = ()
+    allow_subdivision_flags: tuple[str, ...] = ()
 
     def tool_rule(self, tool: str) -> ToolRule:
         """The first ``[[tool]]`` entry matching ``tool``, else :data:`DEFAULT_TOOL_RULE`."""
@@ -957,6 +963,10 @@ class Policy:
         mode = data.get("mode", "enforce")
         if mode not in ("enforce", "audit"):
             raise PolicyError('mode must be "enforce" or "audit"')
+        flags = _flags(data.get("allow_subdivision_flags", []))
+        # One list for the whole policy: a flag a text guard lets through is one hygiene
+        # and the listing stage let through too.
+        text = {"allow_subdivision_flags": flags} if flags else {}
         rules = _entries(
             data,
             base,
@@ -964,7 +974,10 @@ class Policy:
             _OPTIONS,
             {"method": _Option(str, choices=GUARD_METHODS)},
             lambda tool, argument, kind, options, entry: GuardRule(
-                tool, argument, guard_kinds()[kind](**options), entry.get("method", TOOLS_CALL)
+                tool,
+                argument,
+                guard_kinds()[kind](**options, **(text if kind == "text" else {})),
+                entry.get("method", TOOLS_CALL),
             ),
         )
         deep = _entries(
@@ -1003,6 +1016,7 @@ class Policy:
                 ToolRule(**_options(f"[[tool]] #{index}", entry, _TOOL_KEYS))
                 for index, entry in enumerate(_array("tool", data), start=1)
             ),
+            allow_subdivision_flags=flags,
         )
 
 
@@ -1035,6 +1049,17 @@ def _options(where: str, entry: Any, known: Mapping[str, _Option]) -> dict[str, 
         if problem is not None:
             raise PolicyError(f"{where}: {name} {problem}")
     return {name: _frozen(entry[name]) for name in known if name in entry}
+
+
+def _flags(value: Any) -> tuple[str, ...]:
+    """The top-level ``allow_subdivision_flags``: ISO 3166-2 codes, upper case, sorted."""
+    problem = _STRS.problem(value)
+    if problem is not None:
+        raise PolicyError(f"allow_subdivision_flags {problem}")
+    try:
+        return subdivision_flags(value)
+    except ValueError as error:
+        raise PolicyError(str(error)) from None
 
 
 def _listing(table: Any) -> tuple[str, ...] | None:

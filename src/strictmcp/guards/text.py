@@ -29,9 +29,11 @@ Some invisible characters do real work in ordinary text, and are allowed there o
   "emoji smuggling" hides messages, and real uses (ideographic variation sequences) are rare
   in tool arguments: always reported;
 - a byte order mark (U+FEFF) as the very first character;
-- tag characters in an emoji flag: U+1F3F4 followed by three to seven tag digits or tag
-  lowercase letters (a CLDR subdivision code) and U+E007F CANCEL TAG, as in the flags of
-  England, Scotland and Wales.
+- the tag characters of a subdivision flag: U+1F3F4, a subdivision's code in tag digits and
+  tag lowercase letters, U+E007F CANCEL TAG. Only the flags Unicode recommends (England,
+  Scotland, Wales) and those named in ``allow_subdivision_flags`` (ISO 3166-2 codes, checked
+  against the list the package ships: :mod:`.subdivisions`); any other "flag" may spell a
+  hidden word, and all its tags are reported (or removed) as one finding.
 
 :func:`scrub` finds the same classes in text flowing back to the model (tool results,
 elicitation messages, sampling requests), and removes them when asked; it also takes terminal
@@ -49,12 +51,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar
 
 from ..protocol.tool_names import BIDI_CONTROLS
 from .base import GuardFinding, not_a_string
 from .codes import GuardCode
+from .subdivisions import RECOMMENDED_SUBDIVISION_FLAGS, flag_tags, subdivision_flags
 
 _BIDI = BIDI_CONTROLS
 _NEWLINES = "\n\r"
@@ -107,8 +110,9 @@ _SCANNED_PLANES = (range(0x0000, 0x20000), range(0xE0000, 0xE1000))
 _Pattern = re.Pattern[str] | None
 _Patterns = tuple[_Pattern, _Pattern, _Pattern]
 
-# An emoji flag of a subdivision: the black flag, a CLDR subdivision code (three to seven tag
-# digits and tag lowercase letters) and CANCEL TAG.
+# The shape of an emoji flag of a subdivision: the black flag, a CLDR subdivision code (three
+# to seven tag digits and tag lowercase letters) and CANCEL TAG. Which codes are allowed is
+# decided apart (_fake_flag): the shape only tells a flag's tags from loose ones.
 _FLAG_BASE = "\U0001f3f4"
 _FLAG_SPEC = "[\U000e0030-\U000e0039\U000e0061-\U000e007a]"
 _FLAG_SPEC_LENGTH = (3, 7)
@@ -122,7 +126,10 @@ class TextGuard:
     Lengths count characters (code points), not bytes. ``allow_newlines=False`` refuses line
     feed, carriage return, U+2028 and U+2029; ``forbid_control``, ``forbid_invisible`` and
     ``forbid_bidi`` switch off a class (for text in right-to-left scripts, say, which uses
-    bidirectional marks). The module documentation lists each class exactly.
+    bidirectional marks). ``allow_subdivision_flags`` names, by ISO 3166-2 code (``US-CA``),
+    the subdivision flags that keep their tag characters besides England's, Scotland's and
+    Wales's; a code that is not ISO 3166-2 is a ValueError. The module documentation lists
+    each class exactly.
 
     ``check`` reports ``TEXT_TOO_SHORT``, ``TEXT_TOO_LONG`` (and then looks no further: the
     value is refused anyway and scanning it would cost what the limit bounds), and at most one
@@ -138,6 +145,7 @@ class TextGuard:
     forbid_control: bool = True
     forbid_invisible: bool = True
     forbid_bidi: bool = True
+    allow_subdivision_flags: tuple[str, ...] = ()
     _patterns: _Patterns = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -146,7 +154,11 @@ class TextGuard:
         if self.max_length is not None and self.max_length < self.min_length:
             raise ValueError("max_length must not be less than min_length")
         patterns = _patterns(
-            self.allow_newlines, self.forbid_control, self.forbid_invisible, self.forbid_bidi
+            self.allow_newlines,
+            self.forbid_control,
+            self.forbid_invisible,
+            self.forbid_bidi,
+            _flags(tuple(self.allow_subdivision_flags)),
         )
         object.__setattr__(self, "_patterns", patterns)
 
@@ -207,11 +219,24 @@ def _categories() -> dict[str, frozenset[int]]:
     return {name: frozenset(members) for name, members in wanted.items()}
 
 
+@lru_cache(maxsize=64)
+def _flags(named: tuple[str, ...]) -> tuple[str, ...]:
+    """The tag characters of every allowed flag: the recommended ones and those ``named``
+    (ValueError for a code that is not ISO 3166-2). Cached: :func:`scrub` asks per string."""
+    codes = subdivision_flags((*RECOMMENDED_SUBDIVISION_FLAGS, *named))
+    return tuple(flag_tags(code) for code in codes)
+
+
 @cache
 def _patterns(
-    allow_newlines: bool, forbid_control: bool, forbid_invisible: bool, forbid_bidi: bool
+    allow_newlines: bool,
+    forbid_control: bool,
+    forbid_invisible: bool,
+    forbid_bidi: bool,
+    flags: tuple[str, ...],
 ) -> _Patterns:
-    """The compiled patterns for one configuration, shared by equal guards."""
+    """The compiled patterns for one configuration, shared by equal guards; ``flags`` are the
+    tag characters of the allowed subdivision flags (:func:`_flags`)."""
     categories = _categories()
     bidi = _codes(_BIDI)
     control = _expand((_SURROGATES,))
@@ -222,11 +247,13 @@ def _patterns(
     return (
         _compiled(_character_class(_spans(control))),
         _compiled(_character_class(_spans(bidi))) if forbid_bidi else None,
-        _invisible_pattern(categories, bidi) if forbid_invisible else None,
+        _invisible_pattern(categories, bidi, flags) if forbid_invisible else None,
     )
 
 
-def _invisible_pattern(categories: dict[str, frozenset[int]], bidi: set[int]) -> re.Pattern[str]:
+def _invisible_pattern(
+    categories: dict[str, frozenset[int]], bidi: set[int], flags: tuple[str, ...]
+) -> re.Pattern[str]:
     """A pattern whose every match starts at an invisible character out of place.
 
     A leading character class lets ``re`` skip to candidates at C speed; rules then look at
@@ -265,6 +292,7 @@ def _invisible_pattern(categories: dict[str, frozenset[int]], bidi: set[int]) ->
         f"(?<={_character_class(_spans(anywhere - astral))})",
         f"(?<={_character_class(_spans(astral))})",
         f"(?<={_character_class([_TAG_TEXT])})(?!{_flag_context()})",
+        _fake_flag(flags),
     )
     candidates = anywhere | in_context
     planes = {code >> 16 for code in candidates if code > 0xFFFF}
@@ -289,6 +317,36 @@ def _flag_context() -> str:
     )
     last = (f"(?<={base}{spec}{{{length}}}{cancel})" for length in range(low, high + 1))
     return "|".join((*inside, *last))
+
+
+def _fake_flag(flags: tuple[str, ...]) -> str:
+    """A rule that holds, just after the first tag of a flag-shaped sequence, when its code is
+    none of ``flags``: it takes in the rest of the sequence, so that every tag of it goes in
+    one finding (and :func:`scrub` leaves the black flag alone).
+
+    The allowed codes are checked after the fact, by one lookbehind per length of code (a
+    lookbehind has a fixed width) over a trie of the codes: linear in the text however many
+    codes a policy names."""
+    base, spec, cancel = _FLAG_BASE, _FLAG_SPEC, _CANCEL_TAG
+    low, high = _FLAG_SPEC_LENGTH
+    by_length: dict[int, list[str]] = {}
+    for tags in flags:
+        by_length.setdefault(len(tags), []).append(tags)
+    allowed = "".join(
+        f"(?<!{base}{_trie(sorted(group))}{cancel})" for _, group in sorted(by_length.items())
+    )
+    return f"(?<={base}{spec}){spec}{{{low - 1},{high - 1}}}{cancel}{allowed}"
+
+
+def _trie(words: list[str]) -> str:
+    """An alternation of ``words`` (sorted, distinct, of one length) with common prefixes
+    taken out, so that ``re`` tries each character once rather than each word."""
+    if len(words) == 1:
+        return re.escape(words[0])
+    branches: dict[str, list[str]] = {}
+    for word in words:
+        branches.setdefault(word[0], []).append(word[1:])
+    return "(?:" + "|".join(re.escape(head) + _trie(rest) for head, rest in branches.items()) + ")"
 
 
 def _codes(chars: str) -> set[int]:
@@ -396,15 +454,16 @@ class Scrubbed:
     found: dict[GuardCode, int]
 
 
-def scrub(text: str, *, strip: bool) -> Scrubbed:
+def scrub(text: str, *, strip: bool, allow_subdivision_flags: tuple[str, ...] = ()) -> Scrubbed:
     """Terminal sequences, control characters (tab and line breaks are kept), bidirectional
     controls and out-of-place invisible characters in ``text``: counted, and removed when
     ``strip``. The classes are :class:`TextGuard`'s (the same sets and the same rules, so
-    joiners inside emoji sequences and the tags of subdivision flags stay). Values are never
-    reported, only counts."""
+    joiners inside emoji sequences and the tags of the allowed subdivision flags stay, the
+    recommended ones and ``allow_subdivision_flags``). Values are never reported, only
+    counts."""
     if text.isascii() and (text.isprintable() or _PLAIN.fullmatch(text) is not None):
         return Scrubbed(text, {})  # the common case: nothing to look for
-    control, bidi, invisible = _patterns(True, True, True, True)
+    control, bidi, invisible = _patterns(True, True, True, True, _flags(allow_subdivision_flags))
     found: dict[GuardCode, int] = {}
     # Each class is looked for in what the previous ones left, so that the escape character
     # of a terminal sequence is not counted again as a control character.

@@ -409,15 +409,9 @@ class ProxySession:
                 error = withheld_prompt_error(params["name"], refused)
                 reply = error_response(message.id, error["code"], error["message"], error["data"])
                 return _Item(reply=self._answered(reply))
-        method = message.method
-        if method is not None and self.enforcer.guards_request(method):
-            guarded = self.enforcer.check_request(method, params, identity=caller)
-            if guarded is not None:
-                if message.id is None:
-                    return _Item(changed=True)  # refused, and no id to answer: dropped
-                code, text, data = guarded["code"], guarded["message"], guarded["data"]
-                reply = error_response(message.id, code, text, data)
-                return _Item(reply=self._answered(reply))
+        guarded = self._guarded(message, params, caller)
+        if guarded is not None:
+            return guarded
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
@@ -439,6 +433,22 @@ class ProxySession:
             self._waiting[message.id] = "tools/call"
             return _Item(forward=message.raw, changed=rewritten)
         return _Item(reply=self._answered(reply))
+
+    def _guarded(
+        self, message: Message, params: dict[str, Any], caller: Identity | None
+    ) -> _Item | None:
+        """The answer to a request (besides ``tools/call``) the policy's guards refuse; None
+        when it goes on."""
+        method = message.method
+        if method is None or not self.enforcer.guards_request(method):
+            return None
+        refused = self.enforcer.check_request(method, params, identity=caller)
+        if refused is None:
+            return None
+        if message.id is None:
+            return _Item(changed=True)  # refused, and no id to answer: dropped
+        code, text, data = refused["code"], refused["message"], refused["data"]
+        return _Item(reply=self._answered(error_response(message.id, code, text, data)))
 
     def _refused(
         self, message: Message, found: list[Violation], direction: Direction, tool: str | None

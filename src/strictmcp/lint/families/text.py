@@ -4,7 +4,9 @@ Tool definitions are read by models, which obey what they read, and reviewed by 
 see only what displays. Hidden characters are looked for with the text guard's own classes
 (:class:`strictmcp.guards.TextGuard`: invisible and format characters, Unicode tag
 characters, variation selectors, bidirectional controls, control characters) in every string
-of the definition, keys included: names, titles, descriptions, enum values, defaults.
+of the definition, keys included: names, titles, descriptions, enum values, defaults. The
+subdivision flags allowed are the guard's (England, Scotland, Wales) and those the policy given
+allows (``allow_subdivision_flags``).
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ _MAX_STRINGS = 50_000
 
 
 @cache
-def _guard() -> TextGuard:
+def _guard(flags: tuple[str, ...]) -> TextGuard:
     # Built on first use: the guard's character classes take a moment to compute.
-    return TextGuard()
+    return TextGuard(allow_subdivision_flags=flags)
 
 
 def _hidden(tool: ToolView) -> Iterator[Hit]:
-    guard = _guard()
+    policy = tool.context.policy
+    guard = _guard(policy.allow_subdivision_flags if policy is not None else ())
     for pointer, is_key, text in iter_strings(tool.definition, _MAX_STRINGS):
         for finding in guard.check(text):
             # The guard's messages start "text has ...": say which text.
