@@ -158,6 +158,11 @@ class Flow:
         self._lost = False
         self._waiters: list[asyncio.Future[None]] = []
 
+    @property
+    def lost(self) -> bool:
+        """Whether the transport is gone."""
+        return self._lost
+
     def pause(self) -> None:
         """The transport's buffer is full: writers wait."""
         self._paused = self.blocked = True

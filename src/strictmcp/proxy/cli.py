@@ -26,7 +26,7 @@ from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
 from ..protocol.tasks import DEFAULT_MAX_TASKS
 from .session import ProxySession
-from .stdio import TransportError, run
+from .stdio import TransportError, hold_standard_streams, run
 
 _EPILOG = """\b
 In an MCP client's configuration (Claude Desktop, VS Code and others), put strictmcp in
@@ -249,13 +249,8 @@ def proxy(
     the proxy and never reach the server; a `validate` dry-run tool is added to the server's
     tools.
     """
-    if bool(command) == bool(upstream):
-        raise click.UsageError("give either COMMAND or --upstream URL (--url URL)")
-    if upstream is not None and not upstream.startswith(("http://", "https://")):
-        raise click.UsageError("--upstream/--url: an http:// or https:// URL is expected")
-    address = _address(listen) if listen is not None else None
-    if not path.startswith("/"):
-        raise click.UsageError("--path must start with /")
+    _standard_streams(listening=listen is not None)
+    address = _where(command, upstream, listen, path)
     try:
         policy = Policy.load(policy_file) if policy_file is not None else None
     except PolicyError as error:
@@ -358,6 +353,15 @@ async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> i
             await limiter.aclose()
 
 
+def _standard_streams(*, listening: bool) -> None:
+    """Hold the numbers of closed standard streams; over stdio, a closed stdout ends the
+    proxy (status 2) before the server starts: nothing it says could reach the client."""
+    closed = hold_standard_streams()
+    if not listening and 1 in closed:
+        click.echo("strictmcp proxy: standard output is closed: no answer could be given", err=True)
+        sys.exit(2)
+
+
 def _silent(url: str) -> None:
     return None
 
@@ -447,6 +451,20 @@ def _check_access(policy: Policy, *, listening: bool) -> None:
         raise click.UsageError(
             "--policy: [identity] names the caller over stdio; with [auth] tokens name it"
         )
+
+
+def _where(
+    command: tuple[str, ...], upstream: str | None, listen: str | None, path: str
+) -> tuple[str, int] | None:
+    """Refuse a server named twice or not at all, or a malformed URL or path; the address to
+    listen on, if any."""
+    if bool(command) == bool(upstream):
+        raise click.UsageError("give either COMMAND or --upstream URL (--url URL)")
+    if upstream is not None and not upstream.startswith(("http://", "https://")):
+        raise click.UsageError("--upstream/--url: an http:// or https:// URL is expected")
+    if not path.startswith("/"):
+        raise click.UsageError("--path must start with /")
+    return _address(listen) if listen is not None else None
 
 
 def _address(listen: str) -> tuple[str, int]:

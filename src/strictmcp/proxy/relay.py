@@ -65,6 +65,7 @@ class Relay:
         self._turn: asyncio.Task[Routed] | None = None
         self._asked = OwnRequests()
         self._flush_soon = False  # written in this turn: more waits for its end
+        self._quiet: asyncio.Future[None] | None = None  # for answered(): no deadline left
 
     # --- the client's side -----------------------------------------------------------------
 
@@ -190,6 +191,7 @@ class Relay:
         for alarm in self._deadlines.values():
             clock.cancel(alarm)
         self._deadlines.clear()
+        self._maybe_quiet()
         self._asked.end()  # a line waiting for a listing is decided without it
         return await self.upstream.aclose()
 
@@ -234,6 +236,21 @@ class Relay:
         alarm = self._deadlines.pop(request_id, None)
         if alarm is not None:
             alarms().cancel(alarm)
+            self._maybe_quiet()
+
+    def _maybe_quiet(self) -> None:
+        quiet = self._quiet
+        if quiet is not None and not self._deadlines:
+            self._quiet = None
+            if not quiet.done():
+                quiet.set_result(None)
+
+    async def answered(self) -> None:
+        """Wait until every request sent on is answered, or answered by its deadline (those
+        meant to stay open, which have none, aside)."""
+        while self._deadlines:
+            self._quiet = self._loop.create_future()
+            await self._quiet
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -281,6 +298,7 @@ class Relay:
         """A request missed its deadline: the client is answered, the server told."""
         if self._deadlines.pop(request_id, None) is None:
             return  # answered, or cancelled, since
+        self._maybe_quiet()
         routed = self.session.expire(request_id)
         self._to_server += routed.forward
         self._for_client(routed.reply)

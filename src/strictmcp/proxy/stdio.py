@@ -9,26 +9,41 @@ Faults: a client request the server does not answer within ``timeout`` seconds g
 still waiting gets ``UPSTREAM_CLOSED`` (-32000), stderr says so, and the proxy exits with
 the server's status (1 if that was 0 but requests were left unanswered). When the client
 closes our stdin the server's stdin is closed too, and the proxy waits for it to finish.
+
+Standard streams: a pipe, a socket or a terminal is read and written on the event loop; a
+regular file or another device (``/dev/null``) is read in bounded chunks through the same
+:class:`~strictmcp.connect.lines.LineSplitter`, and written plainly (neither ever blocks).
+The end of a file is not a client hanging up: the requests it gave are answered (each within
+``timeout``) before the server's stdin is closed. A closed stdin is an empty one (see
+:func:`hold_standard_streams`); the command refuses a closed stdout before the server starts,
+as nothing could be answered. uvloop aborts the
+process where asyncio raises on a stream it cannot watch, so each is sorted by its type
+(:func:`stream_kind`) before the loop sees it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import sys
 from collections.abc import Sequence
+from typing import Literal
 
 from ..connect.lines import Flow, Lines
 from ..connect.process import ProcessUpstream
-from ..connect.upstream import Sink, Upstream
+from ..connect.upstream import Upstream
 from .relay import Relay
 from .session import ProxySession
 
 
 async def run(session: ProxySession, command: Sequence[str], *, timeout: float) -> int:
     """Proxy between our stdio and ``command`` until either side is done; the exit status."""
-    client_in, client_out = await _client_side(session)
+    client_in, client_out, is_file = await _client_side(session)
     upstream = await spawn(session, command)
-    return await _relay(session, upstream, client_in, client_out, timeout, spawned=True)
+    return await _relay(
+        session, upstream, client_in, client_out, timeout, spawned=True, is_file=is_file
+    )
 
 
 async def spawn(session: ProxySession, command: Sequence[str]) -> ProcessUpstream:
@@ -40,28 +55,60 @@ async def spawn(session: ProxySession, command: Sequence[str]) -> ProcessUpstrea
 async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: float) -> int:
     """Proxy between our stdio and a server reached through ``upstream`` (one not spawned
     here, such as an HTTP server) until either side is done; the exit status."""
-    client_in, client_out = await _client_side(session)
-    return await _relay(session, upstream, client_in, client_out, timeout, spawned=False)
+    client_in, client_out, is_file = await _client_side(session)
+    return await _relay(
+        session, upstream, client_in, client_out, timeout, spawned=False, is_file=is_file
+    )
 
 
-async def _client_side(session: ProxySession) -> tuple[Lines, Sink]:
-    """Our stdin, read with the session's bound, and our stdout."""
+StreamKind = Literal["stream", "file", "closed"]
+"""What a standard stream is: one the event loop can watch (a pipe, a socket, a terminal),
+one read or written plainly (a regular file, ``/dev/null`` or another device), or none."""
+
+
+def stream_kind(fd: int) -> StreamKind:
+    """What the file descriptor ``fd`` is, as :data:`StreamKind` sorts it."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return "closed"
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd)):
+        return "stream"
+    return "file"
+
+
+def hold_standard_streams() -> frozenset[int]:
+    """Put ``/dev/null`` in place of a closed stdin, stdout or stderr, and say which were
+    closed: a pipe or socket opened later would take the number, and uvloop aborts the
+    process when it closes a file descriptor below 3. Call it before anything opens a file."""
+    closed = frozenset(fd for fd in (0, 1, 2) if stream_kind(fd) == "closed")
+    for _ in sorted(closed):
+        os.open(os.devnull, os.O_RDWR)  # the lowest number free: the next closed one
+    return closed
+
+
+async def _client_side(session: ProxySession) -> tuple[Lines, _PipeSink | _FileSink, bool]:
+    """Our stdin, read with the session's bound, and our stdout; whether stdin is a file,
+    whose end is not its client hanging up."""
     client_in = Lines(session.max_size + 2)  # the message, and its line ending
-    await _client_reader(client_in)
-    return client_in, await _client_writer()
+    is_file = await _client_reader(client_in)
+    return client_in, await _client_writer(), is_file
 
 
 async def _relay(
     session: ProxySession,
     upstream: Upstream,
     client_in: Lines,
-    client_out: Sink,
+    client_out: _PipeSink | _FileSink,
     timeout: float,
     *,
     spawned: bool,
+    is_file: bool,
 ) -> int:
     """Relay until either side is done; the exit status (see the module documentation).
-    A ``spawned`` server that exits while its client is still there makes it 1 at least."""
+    A ``spawned`` server that exits while its client is still there makes it 1 at least;
+    when ``client_in`` is a file, its requests are answered before the server is told the
+    input ended."""
     relay = Relay(session, upstream, timeout=timeout, client=client_out)
     relay.client_waiting = spawned
     from_server = asyncio.create_task(relay.run())
@@ -71,11 +118,25 @@ async def _relay(
         for task in done:
             task.result()  # a failure of the proxy itself is not a side hanging up
         if from_server not in done:
+            if is_file:
+                # A file of requests ended, not its client: it still reads the answers.
+                answered = asyncio.ensure_future(relay.answered())
+                await asyncio.wait({from_server, answered}, return_when="FIRST_COMPLETED")
+                answered.cancel()
             # The client is gone: let the server finish what it is doing and exit.
             await upstream.aclose()
         status = await from_server
         await client_out.drain()
         return status
+    except ConnectionResetError:
+        if not client_out.lost:
+            raise
+        # The client stopped reading (or our stdout failed): what it asked is lost with it.
+        for task in (from_server, from_client):
+            task.cancel()
+        status = await relay.aclose()
+        session.auditor.say("standard output is closed: answers were lost; the server was stopped")
+        return status or 1
     finally:
         for task in (from_server, from_client):
             task.cancel()
@@ -106,14 +167,52 @@ class _Reader(asyncio.Protocol):
         self.lines.splitter.end()
 
 
-async def _client_reader(lines: Lines) -> None:
-    """Our stdin, read into ``lines`` with their bound."""
+async def _client_reader(lines: Lines) -> bool:
+    """Our stdin, read into ``lines`` with their bound; whether it is read as a file."""
+    if stream_kind(0) != "stream":
+        lines.transport = _FileReader(0, lines)
+        return True
     loop = asyncio.get_running_loop()
-    try:
-        await loop.connect_read_pipe(lambda: _Reader(lines), sys.stdin)
-    except ValueError:
-        # A regular file would have to be read without the bound; MCP clients use pipes.
-        raise TransportError("standard input must be a pipe, a socket or a terminal") from None
+    await loop.connect_read_pipe(lambda: _Reader(lines), sys.stdin)
+    return False
+
+
+_CHUNK = 64 * 1024
+
+
+class _FileReader:
+    """Our stdin when it is a regular file or a device other than a terminal: read in
+    chunks on the loop (such a read never waits), each through the line splitter, so that a
+    long line is refused as it is from a pipe; paused while the lines read wait, as a pipe's
+    transport is."""
+
+    def __init__(self, fd: int, lines: Lines) -> None:
+        self._fd = fd
+        self._splitter = lines.splitter
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._task = asyncio.create_task(self._read())
+
+    def pause_reading(self) -> None:
+        self._resumed.clear()
+
+    def resume_reading(self) -> None:
+        self._resumed.set()
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                await self._resumed.wait()
+                data = os.read(self._fd, _CHUNK)
+                if not data:
+                    return
+                self._splitter.feed(data)
+                await asyncio.sleep(0)  # the lines read are decided between chunks
+        except OSError as error:
+            # A directory, a device that cannot be read: its end, said.
+            print(f"strictmcp proxy: cannot read standard input: {error.strerror}", file=sys.stderr)
+        finally:
+            self._splitter.end()
 
 
 class _Writer(asyncio.Protocol):
@@ -143,6 +242,10 @@ class _PipeSink:
     def blocked(self) -> bool:
         return self._flow.blocked
 
+    @property
+    def lost(self) -> bool:
+        return self._flow.lost
+
     def write(self, lines: list[bytes]) -> None:
         if not self._transport.is_closing():
             self._transport.write(b"".join(lines))
@@ -154,24 +257,40 @@ class _PipeSink:
 
 
 async def _client_writer() -> _PipeSink | _FileSink:
-    """Our stdout, written without blocking the proxy when it is a pipe."""
-    loop = asyncio.get_running_loop()
-    try:
-        transport, protocol = await loop.connect_write_pipe(_Writer, sys.stdout)
-    except ValueError:
-        # A regular file (stdout redirected to one) is no pipe, and writing it never blocks.
+    """Our stdout, written without blocking the proxy when it is a pipe or a socket."""
+    if stream_kind(1) != "stream" or os.isatty(1):
+        # A regular file or /dev/null is no pipe, and writing it never blocks. A terminal
+        # blocks only while its user holds it (^S); on uvloop a terminal both watched for
+        # reading and for writing gives the reader nothing, or loses the writer at ^D.
         return _FileSink()
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(_Writer, sys.stdout)
     return _PipeSink(transport, protocol)
 
 
 class _FileSink:
-    """Our stdout when it is a regular file."""
+    """Our stdout when it is a regular file, a terminal or another device: lost once a
+    write fails (a full disk, ``/dev/full``)."""
 
-    blocked = False
+    def __init__(self) -> None:
+        self._flow = Flow()
+
+    @property
+    def blocked(self) -> bool:
+        return self._flow.blocked
+
+    @property
+    def lost(self) -> bool:
+        return self._flow.lost
 
     def write(self, lines: list[bytes]) -> None:
-        sys.stdout.buffer.write(b"".join(lines))
-        sys.stdout.buffer.flush()
+        if self._flow.lost:
+            return
+        try:
+            sys.stdout.buffer.write(b"".join(lines))
+            sys.stdout.buffer.flush()
+        except OSError:
+            self._flow.lose()
 
     async def drain(self) -> None:
-        return None
+        await self._flow.drain()
