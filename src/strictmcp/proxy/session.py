@@ -180,6 +180,12 @@ class ProxySession:
         same identity."""
         self._shared = True
 
+    @property
+    def shared(self) -> bool:
+        """Whether this session serves many clients (:meth:`share`): its requests are
+        independent of each other, and none waits for another's awaited decision."""
+        return self._shared
+
     # --- lines -------------------------------------------------------------------------------
 
     async def from_client(self, line: bytes) -> Routed:
