@@ -35,7 +35,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer, Limiter, PinFile
+from ..enforce import Auditor, Enforcer, Limiter, PinFile, outcome
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
@@ -67,7 +67,7 @@ from ..protocol.tasks import (
     extension_declared,
 )
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
-from ..protocol.wire import declared_capabilities
+from ..protocol.wire import declared_capabilities, for_caller_alone
 
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
@@ -377,13 +377,15 @@ class ProxySession:
         if call is not None and tool is not None and call.violations:
             # The call's own findings are the enforcer's to report, at their stage.
             found = [v for v in found if v not in call.violations]
-        if self.enforcing and message.id is not None and _names_unknown_task(found):
+        if message.id is not None and _names_unknown_task(found):
             # Tasks belong to the session that made them: another's, or a forgotten one,
             # is not asked about (its answer could not be checked).
-            self.auditor.record(found, direction="c2s", method=message.method, action="refused")
-            reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
-            return _Item(reply=self._answered(reply))
-        if found:
+            action = outcome(True, self.enforcer.mode)
+            self.auditor.record(found, direction="c2s", method=message.method, action=action)
+            if self.enforcing:
+                reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
+                return _Item(reply=self._answered(reply))
+        elif found:
             self.auditor.record(
                 found, direction="c2s", method=message.method, tool=tool, action="allowed"
             )
@@ -531,8 +533,11 @@ class ProxySession:
         if not isinstance(body, dict) or not isinstance(payload, dict):
             self._report_found(found, method)
             return _Item(forward=message.raw)
-        if task is None and _names_unknown_task(found) and self.enforcing:
-            self.auditor.record(found, direction="s2c", method=method, action="replaced")
+        if task is None and _names_unknown_task(found):
+            action = outcome(True, self.enforcer.mode, "replaced")
+            self.auditor.record(found, direction="s2c", method=method, action=action)
+            if not self.enforcing:
+                return _Item(forward=message.raw)
             if message.kind == "notification":
                 return _Item(changed=True)
             reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
@@ -573,15 +578,13 @@ class ProxySession:
         tools the lister may not call left out, and the validate tool added to the listing's
         last page."""
         # A definition strictmcp cannot check calls against would have every call refused.
-        withheld = (
-            [v for v in errors(found) if _tool_index(v.pointer) is not None]
-            if self.enforcing
-            else []
-        )
-        kept = [v for v in found if v not in withheld]
+        unusable = [v for v in errors(found) if _tool_index(v.pointer) is not None]
+        withheld = unusable if self.enforcing else []
+        kept = [v for v in found if v not in unusable]
         method = "tools/list"
+        action = outcome(True, self.enforcer.mode, "withheld")
         self.auditor.record(
-            withheld, direction="s2c", method=method, stage="listing", action="withheld"
+            unusable, direction="s2c", method=method, stage="listing", action=action
         )
         self.auditor.record(kept, direction="s2c", method=method, stage="listing", action="allowed")
         tools = result.get("tools")
@@ -598,6 +601,8 @@ class ProxySession:
         if result.get("nextCursor") is None:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
+        if self.enforcer.lists_per_caller:
+            return for_caller_alone({**result, "tools": tools}, registry.revision)
         return {**result, "tools": tools}
 
     def _prompt_listing(self, result: dict[str, Any]) -> dict[str, Any] | None:
