@@ -314,7 +314,7 @@ class ProtectedServerContract:
         assert not results["sibling"].is_error
         assert text_of(results["sibling"]) == "private"
         log = workspace.audit_log.read_text(encoding="utf-8")
-        assert 'tools/call "read_file" allowed at the policy stage' in log
+        assert 'tools/call "read_file" would deny at the policy stage' in log
         assert "path-outside-roots at /params/arguments/path" in log
         assert self.undeclared_code in log
         assert SECRET not in log

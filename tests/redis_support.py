@@ -4,6 +4,7 @@ install-test`` installs it), on a free loopback port, with nothing saved to disk
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -59,9 +60,21 @@ class RedisServer:
             assert time.monotonic() < deadline, "redis-server did not start"
             time.sleep(0.05)
 
+    def freeze(self) -> None:
+        """Stop the server's process without ending it (SIGSTOP): connections are still
+        accepted, by the kernel, and never answered; what a hung Redis looks like."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Let a frozen server go on (SIGCONT)."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
-        """Stop the server (its data goes with it)."""
+        """Stop the server (its data goes with it), frozen or not."""
         if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)  # a stopped process acts on no SIGTERM
             self.process.terminate()
             self.process.wait(timeout=10)
             self.process = None

@@ -114,7 +114,7 @@ def test_audit_mode_logs_a_bad_task_result_and_passes_it(tmp_path: Path) -> None
         bad = session.finished("broken_count", "one two")
     assert bad["result"]["structuredContent"] == {"words": "many"}
     assert bad["result"]["isError"] is False
-    assert 'tools/call "broken_count" allowed at the result stage' in stderr.read_text()
+    assert 'tools/call "broken_count" would deny at the result stage' in stderr.read_text()
 
 
 @pytest.mark.parametrize("mode", ["enforce", "audit"])

@@ -112,7 +112,7 @@ def test_audit_records_carry_codes_and_pointers_never_values(
         "method": "tools/call",
         "tool": "read_file",
         "stage": "policy",
-        "action": "allowed",
+        "action": "would deny",
         "mode": "audit",
         "code": "path-outside-roots",
         "severity": "error",

@@ -213,7 +213,8 @@ def test_audit_mode_passes_a_bad_task_result_and_logs_it(
     assert body["result"].get("isError", False) is False
     [record] = [r for r in caplog.records if r.name == AUDIT_LOGGER]
     entry = record.__dict__["strictmcp"]
-    assert (entry["tool"], entry["action"], entry["mode"]) == ("broken_count", "allowed", "audit")
+    found = (entry["tool"], entry["action"], entry["mode"])
+    assert found == ("broken_count", "would deny", "audit")
 
 
 async def _behind_its_back(client: Client, store: TaskStore) -> dict[str, Any]:
@@ -245,7 +246,7 @@ def test_audit_mode_hands_on_a_result_for_a_task_no_call_created(
     assert body["result"]["structuredContent"] == {"words": "many"}
     [record] = [r for r in caplog.records if r.name == AUDIT_LOGGER]
     entry = record.__dict__["strictmcp"]
-    assert (entry["method"], entry["action"]) == ("tasks/get", "allowed")
+    assert (entry["method"], entry["action"]) == ("tasks/get", "would deny")
 
 
 def test_a_forgotten_task_is_refused_and_a_remembered_one_still_judged() -> None:

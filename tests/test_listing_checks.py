@@ -83,7 +83,7 @@ def test_audit_mode_reports_and_withholds_nothing() -> None:
     enforcer = Enforcer(mode="audit", auditor=Auditor(log))
     assert enforcer.check_listing(POISONED, LATEST) == set()
     (record,) = [json.loads(line) for line in log.getvalue().splitlines()]
-    assert (record["action"], record["mode"]) == ("allowed", "audit")
+    assert (record["action"], record["mode"]) == ("would deny", "audit")
 
 
 def test_other_rules_by_code_and_only_errors_withhold() -> None:

@@ -320,7 +320,7 @@ def test_with_a_pin_every_change_is_withheld_and_calls_refused(tmp_path: Path, m
     listing_records = {
         (r["tool"], r["code"], r["action"]) for r in records if r["stage"] == "listing"
     }
-    action = "withheld" if mode == "enforce" else "allowed"
+    action = "withheld" if mode == "enforce" else "would deny"
     assert {
         ("get_weather", "pin-changed", action),
         ("add_note", "pin-changed", action),
@@ -365,8 +365,8 @@ def test_with_a_pin_changed_and_new_prompts_are_withheld_and_their_get_refused(
     records = [json.loads(line) for line in log.read_text().splitlines()]
     pinned = {(r["method"], r["code"], r["action"]) for r in records if r["stage"] == "listing"}
     if mode == "audit":
-        assert ("prompts/list", "pin-changed", "allowed") in pinned
-        assert ("prompts/list", "pin-new", "allowed") in pinned
+        assert ("prompts/list", "pin-changed", "would deny") in pinned
+        assert ("prompts/list", "pin-new", "would deny") in pinned
         return
     assert {
         ("prompts/list", "pin-changed", "withheld"),

@@ -15,6 +15,7 @@ import anyio
 import httpx2
 import pytest
 
+from proxy_fixtures.surfaces_server import HIDDEN
 from strictmcp.enforce.hygiene import HYGIENE_META_KEY
 from strictmcp.protocol import VALIDATION_META_KEY
 from test_proxy_http import (  # noqa: F401 - processes is a fixture
@@ -27,9 +28,6 @@ from test_proxy_http import (  # noqa: F401 - processes is a fixture
     request,
 )
 from test_proxy_stdio import SECRET, Raw, raw_proxy, stderr_of
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "proxy_fixtures"))
-from surfaces_server import HIDDEN
 
 INVALID_PARAMS = -32602
 
@@ -255,7 +253,7 @@ def test_strip_cleans_every_surface_a_model_may_be_shown(workspace: Path) -> Non
     assert links["result"]["_meta"]["note"] == "meta"
     assert fail["error"]["message"] == "It broke"
     for message in (read, prompt, completion, log, progress, links):
-        body = message.get("result", message.get("params"))
+        body: Any = message.get("result", message.get("params"))
         assert body["_meta"][HYGIENE_META_KEY]["action"] == "stripped"
 
 
@@ -266,7 +264,7 @@ def test_by_default_every_surface_is_flagged_and_left_as_it_came(workspace: Path
     assert read["result"]["contents"][0]["text"] == "file text" + HIDDEN
     assert missing["error"]["message"] == "Not found" + HIDDEN
     for message in (read, prompt, completion, log, progress, links):
-        body = message.get("result", message.get("params"))
+        body: Any = message.get("result", message.get("params"))
         assert body["_meta"][HYGIENE_META_KEY]["action"] == "flagged"
     records = [json.loads(line) for line in (workspace / "audit.jsonl").read_text().splitlines()]
     flagged = {(r["method"], r["pointer"]) for r in records if r["stage"] == "result"}

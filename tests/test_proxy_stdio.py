@@ -176,7 +176,7 @@ def test_audit_mode_forwards_everything_and_logs_no_values(workspace: Path) -> N
     records = [json.loads(line) for line in log.splitlines()]
     guarded = [r for r in records if r["tool"] == "read_file"]
     assert guarded
-    assert {r["action"] for r in guarded} == {"allowed"}
+    assert {r["action"] for r in guarded} == {"would deny"}
     assert all(r["pointer"] == "/params/arguments/path" for r in guarded)
     assert all(r["code"].startswith("path-") for r in guarded)
     result = next(r for r in records if r["tool"] == "word_count")

@@ -41,7 +41,7 @@ asks of the user or the model. Two opt-in rewrites per tool (:mod:`.rewrites`):
 :meth:`Enforcer.rewrite_listing` (``$ref`` inlining, in what the client is listed).
 """
 
-from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records
+from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records, outcome
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
 from .limits import (
@@ -76,4 +76,5 @@ __all__ = [
     "audit_records",
     "limiter_for",
     "listing_rules",
+    "outcome",
 ]

@@ -26,14 +26,24 @@ attribute holding the finding's :func:`audit_records` entry."""
 Action = Literal["allowed", "refused", "withheld", "replaced", "would deny"]
 """What strictmcp did at a stage: let the message through, refused it (answered it itself,
 or dropped an unreadable one), removed a tool definition from a listing, replaced part of a
-message (a tool result, cleaned text, decoded arguments), or let through a call the access
-rules deny because the policy is in audit mode."""
+message (a tool result, cleaned text, decoded arguments), or, at a stage in audit mode, let
+through as it came what enforce mode would have refused, withheld or replaced ("would
+deny", the one audit-mode word at every stage; see :func:`outcome`)."""
 
 Stage = Literal["message", "access", "rate", "arguments", "policy", "deep", "result", "listing"]
 """Which check found something: the message itself (envelope, method), the policy's access
 rules (may this identity call this tool), its rate limits, a ``tools/call``'s arguments
 against the ``inputSchema``, the policy's guards, the deep checks, a tool result against the
 ``outputSchema``, or the tool definitions of a ``tools/list`` result."""
+
+
+def outcome(acts: bool, mode: Mode, action: Action = "refused") -> Action:
+    """The action of a stage that ran in ``mode``, whose findings ``acts`` (they would refuse,
+    withhold or replace, which is ``action``): ``action`` in enforce mode, "would deny" in
+    audit mode, and "allowed" when they do not act in either."""
+    if not acts:
+        return "allowed"
+    return action if mode == "enforce" else "would deny"
 
 
 def audit_records(
@@ -83,7 +93,8 @@ class Auditor:
     ``log`` gets each :func:`audit_records` record as a JSON line; ``logger`` gets each as a
     warning whose ``strictmcp`` attribute is the record; ``stderr`` gets one line per stage of
     a message that had errors (the proxy's operator reads it). ``mode`` is the enforcement
-    mode the records say they were made under.
+    mode the records say they were made under, unless a stage that ran in another says its
+    own (:meth:`record`'s ``mode``).
     """
 
     def __init__(
@@ -117,9 +128,11 @@ class Auditor:
         tool: str | None = None,
         stage: Stage = "message",
         identity: Identity | None = None,
+        mode: Mode | None = None,
     ) -> None:
-        """Report each violation (made by ``identity``, when known); say on stderr what
-        happened to a message that had errors."""
+        """Report each violation (made by ``identity``, when known) found by a stage that ran
+        in ``mode`` (by default, this auditor's); say on stderr what happened to a message
+        that had errors."""
         if not violations:
             return
         if self._log is not None or self._logger is not None:
@@ -131,7 +144,7 @@ class Auditor:
                 tool=tool,
                 stage=stage,
                 action=action,
-                mode=self.mode,
+                mode=self.mode if mode is None else mode,
                 time=now,
                 identity=identity,
             )

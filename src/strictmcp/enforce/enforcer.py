@@ -38,7 +38,7 @@ from ..protocol.tool_calls import (
 )
 from ..protocol.violations import under
 from ..schema import quote_name
-from .audit import Action, Auditor, Stage
+from .audit import Auditor, Stage, outcome
 from .dry_run import DryRun
 from .hygiene import HygieneRule, clean_message, clean_request, clean_result
 from .limits import (
@@ -64,6 +64,8 @@ _RESULT_RULES = frozenset(
         Rule.TASK_NOT_REQUESTED,
     }
 )
+# The stages the policy's own mode governs too (a policy in audit mode refuses nothing).
+_POLICY_STAGES: frozenset[Stage] = frozenset({"access", "rate", "policy"})
 # For isinstance on the proxy's path: a decoded object is a dict, answered without the ABC.
 _MAPPING = (dict, Mapping)
 
@@ -163,16 +165,15 @@ class Enforcer:
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
         if verdict.violations:  # a verdict that refuses always says why
-            refused = self.enforcing and not verdict.allowed
-            self._report(name, "arguments", verdict.violations, refused, identity)
-            if refused:
+            if self._report(name, "arguments", verdict.violations, not verdict.allowed, identity):
                 return verdict
             if not verdict.allowed:  # audit mode: reported, and the call goes ahead
                 verdict = CallCheck(verdict.violations, tool=verdict.tool)
         if self.policy is None or not isinstance(arguments, _MAPPING):
             return verdict
-        found, blocked = self._guarded(self.policy, name, arguments, identity)
-        return self._after(registry, name, verdict, "policy", found, blocked, identity)
+        found = self.policy.check(name, arguments, identity=identity)
+        blocked = self._report(name, "policy", found, bool(errors(found)), identity)
+        return self._after(registry, name, verdict, found, blocked)
 
     def guards_request(self, method: str | None) -> bool:
         """Whether the policy has guards on ``method``, a request other than ``tools/call``
@@ -261,7 +262,7 @@ class Enforcer:
                 method="tools/list",
                 tool=name,
                 stage="listing",
-                action="withheld" if refused else "allowed",
+                action=outcome(bool(errors(found)), self.mode, "withheld"),
             )
             if refused:
                 withheld.add(index)
@@ -289,7 +290,7 @@ class Enforcer:
                     self._withheld_prompts.pop(name, None)
                 continue
             refused = self.enforcing and bool(errors(found))
-            action: Action = "withheld" if refused else "allowed"
+            action = outcome(bool(errors(found)), self.mode, "withheld")
             self.auditor.record(
                 found, direction="s2c", method="prompts/list", stage="listing", action=action
             )
@@ -314,12 +315,11 @@ class Enforcer:
             found = [Violation(PinRule.NEW, message, "/params/name")]
         if not found:
             return []
-        refused = self.enforcing
-        action: Action = "refused" if refused else "allowed"
+        action = outcome(True, self.mode)
         self.auditor.record(
             found, direction="c2s", method="prompts/get", stage="listing", action=action
         )
-        return found if refused else []
+        return found if self.enforcing else []
 
     def tool_rule(self, name: str) -> ToolRule:
         """The policy's ``[[tool]]`` entry for ``name`` (no rewrite without a policy)."""
@@ -340,7 +340,7 @@ class Enforcer:
         decoded, found = decode_json_strings(schema, arguments, "/params/arguments", max_size)
         if decoded is None:
             return None
-        action: Action = "replaced" if self.enforcing else "allowed"
+        action = outcome(True, self.mode, "replaced")
         self.auditor.record(
             found, direction="c2s", method="tools/call", tool=name, stage="arguments", action=action
         )
@@ -407,14 +407,16 @@ class Enforcer:
                 name, arguments, real_call=True, identity=identity
             )
             found += declared
-            blocked = self.policy.blocks(declared)
+            # The policy's deep checks follow its mode too; the tool author's, the enforcer's.
+            mode = self._policy_mode()
+            blocked = self._report(name, "deep", declared, bool(errors(declared)), identity, mode)
         if self.deep is not None:
             written = await self.deep.run(name, arguments, real_call=True)
             found += written
-            blocked = blocked or bool(errors(written))
-        return self._after(
-            registry, name, decision, "deep", found, self.enforcing and blocked, identity
-        )
+            blocked = (
+                self._report(name, "deep", written, bool(errors(written)), identity) or blocked
+            )
+        return self._after(registry, name, decision, found, blocked)
 
     def check_result(
         self,
@@ -449,14 +451,15 @@ class Enforcer:
         if tool is None:
             tool = registry.get(name)
         broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
-        replaced = self.enforcing and bool(broken) and tool is not None
+        acts = bool(broken) and tool is not None
+        replaced = self.enforcing and acts
         self.auditor.record(
             found,
             direction="s2c",
             method="tools/call",
             tool=name,
             stage="result",
-            action="replaced" if replaced else "allowed",
+            action=outcome(acts, self.mode, "replaced"),
             identity=identity,
         )
         if not replaced or tool is None:
@@ -482,11 +485,9 @@ class Enforcer:
         rule = self.policy.result_rule(name) if self.policy is not None else DEFAULT_RESULT_RULE
         cleaned = clean_result(result, name, rule, plain=plain, allow_subdivision_flags=self._flags)
         if cleaned.refused:
-            refused = self.enforcing and tool is not None
-            action: Action = "replaced" if refused else "allowed"
-            self._report_result(name, cleaned.found, action)
-            self._report_result(name, cleaned.refused, action)
-            if not refused or tool is None:
+            self._report_result(name, cleaned.found, tool is not None)
+            self._report_result(name, cleaned.refused, tool is not None)
+            if not self.enforcing or tool is None:
                 return None
             hidden = any(v.rule is HygieneRule.HIDDEN_KEY for v in cleaned.refused)
             why = "has keys with hidden characters" if hidden else "exceeds a bound on results"
@@ -494,9 +495,7 @@ class Enforcer:
         if not cleaned.changed:
             return None
         rewritten = rule.hygiene == "strip" or rule.redact
-        self._report_result(
-            name, cleaned.found, "replaced" if rewritten and self.enforcing else "allowed"
-        )
+        self._report_result(name, cleaned.found, rewritten)
         if not self.enforcing:
             return None
         value = cleaned.value
@@ -504,7 +503,7 @@ class Enforcer:
             found = under("/result", check_result(registry, name, value, tool=tool))
             broken = [v for v in errors(found) if v.rule in _RESULT_RULES]
             if broken:
-                self._report_result(name, broken, "replaced")
+                self._report_result(name, broken, True)
                 return withheld_result(registry.revision, tool, name, broken)
         return value
 
@@ -539,7 +538,7 @@ class Enforcer:
         cleaned = clean_request(params, hygiene, "/params", allow_subdivision_flags=self._flags)
         if not cleaned.changed:
             return None
-        action: Action = "replaced" if hygiene == "strip" and self.enforcing else "allowed"
+        action = outcome(hygiene == "strip", self.mode, "replaced")
         self.auditor.record(
             cleaned.found, direction="s2c", method=method, stage="result", action=action
         )
@@ -568,18 +567,19 @@ class Enforcer:
         if not cleaned.found:
             return None
         rewritten = self.enforcing and cleaned.changed
-        replaced = rewritten and (rule.hygiene == "strip" or rule.redact)
         self.auditor.record(
             cleaned.found,
             direction="s2c",
             method=method,
             tool=tool,
             stage="result",
-            action="replaced" if replaced else "allowed",
+            action=outcome(rule.hygiene == "strip" or rule.redact, self.mode, "replaced"),
         )
         return cleaned.value if rewritten else None
 
-    def _report_result(self, name: str, found: list[Violation], action: Action) -> None:
+    def _report_result(self, name: str, found: list[Violation], acts: bool) -> None:
+        """Report findings on a result of ``name``, which replace it if ``acts``."""
+        action = outcome(acts, self.mode, "replaced")
         self.auditor.record(
             found, direction="s2c", method="tools/call", tool=name, stage="result", action=action
         )
@@ -601,6 +601,13 @@ class Enforcer:
             or not isinstance(tool.get("name"), str)
             or self.shows(tool["name"], identity)
         ]
+
+    @property
+    def lists_per_caller(self) -> bool:
+        """Whether a ``tools/list`` is shaped by who asked (:meth:`visible` leaves out what
+        the caller may not call): such a listing is the caller's alone, never to be cached
+        for another (:func:`~strictmcp.protocol.wire.for_caller_alone`)."""
+        return self._enforces_access()
 
     def shows(self, name: str, identity: Identity | None) -> bool:
         """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if the access
@@ -630,11 +637,13 @@ class Enforcer:
         if not verdict.allowed or not isinstance(arguments, _MAPPING):
             return violations
         if self.policy is not None:
-            found, blocked = self._guarded(self.policy, name, arguments, identity)
-            violations += found if blocked else _as_warnings(found)
+            refusing = self._policy_mode() == "enforce"
+            found = self.policy.check(name, arguments, identity=identity)
+            violations += found if refusing and bool(errors(found)) else _as_warnings(found)
             declared = await self.policy.check_deep(name, arguments, identity=identity)
-            refusing = self.enforcing and self.policy.blocks(declared)
-            violations += declared if refusing else _as_warnings(declared)
+            violations += (
+                declared if refusing and bool(errors(declared)) else _as_warnings(declared)
+            )
         if self.deep is not None:
             violations += await self.deep.run(name, arguments)
         # A deep path or sql check starts with the guard a [[guard]] entry may also run.
@@ -643,13 +652,19 @@ class Enforcer:
     def _enforces_access(self) -> bool:
         """Whether access rules hide tools and refuse calls (not in audit mode)."""
         policy = self.policy
-        return policy is not None and bool(policy.access) and self._guards_block(policy)
+        return policy is not None and bool(policy.access) and self._policy_mode() == "enforce"
 
     def _allows(self, identity: Identity | None, name: str) -> bool:
         return self.policy is None or self.policy.allows(identity, name)
 
-    def _guards_block(self, policy: Policy) -> bool:
-        return self.enforcing and policy.mode == "enforce"
+    def _policy_mode(self) -> Mode:
+        """The mode the policy's stages run in: audit when the enforcer's or the policy's is."""
+        policy = self.policy
+        return (
+            "enforce"
+            if self.enforcing and (policy is None or policy.mode == "enforce")
+            else "audit"
+        )
 
     def _permitted(self, name: str, identity: Identity | None) -> bool:
         """Whether the call goes on as far as the access rules go; a denial is reported
@@ -657,14 +672,12 @@ class Enforcer:
         policy = self.policy
         if policy is None or policy.allows(identity, name):
             return True
-        refused = self._guards_block(policy)
         denial = Violation(
             GuardCode.ACCESS_DENIED,
             f"the caller may not call tool {quote_name(name)}",
             "/params/name",
         )
-        self._report(name, "access", [denial], refused, identity, otherwise="would deny")
-        return not refused
+        return not self._report(name, "access", [denial], True, identity)
 
     def _limited(self, name: str, identity: Identity | None) -> CallCheck | None:
         """The refusal of a call over a rate limit kept in memory (:data:`RATE_LIMITED`,
@@ -700,7 +713,7 @@ class Enforcer:
                 "store cannot be reached",
             )
             if limiter.fails_open:
-                self._report(name, "rate", [lost], False, identity)
+                self._report(name, "rate", [lost], False, identity)  # let through, by design
                 return None
             return self._over_limit(name, identity, lost, 1, "Rate limit cannot be checked")
         if not was_reachable:
@@ -714,28 +727,12 @@ class Enforcer:
         self, name: str, identity: Identity | None, why: Violation, wait: int, heading: str
     ) -> CallCheck | None:
         """The refusal for ``why`` (reported; in audit mode "would deny", and None)."""
-        assert self.policy is not None  # the limiter comes from it
-        refused = self._guards_block(self.policy)
-        self._report(name, "rate", [why], refused, identity, otherwise="would deny")
-        if not refused:
+        if not self._report(name, "rate", [why], True, identity):
             return None
         text = f"{heading} for tool {quote_name(name)}; retry in {wait} s"
         return CallCheck(
             (why,), jsonrpc_error=(RATE_LIMITED, text), jsonrpc_data={"retryAfter": wait}
         )
-
-    def _guarded(
-        self,
-        policy: Policy,
-        name: str,
-        arguments: Mapping[str, Any],
-        identity: Identity | None,
-    ) -> tuple[list[Violation], bool]:
-        """The policy's findings on a call by ``identity`` (guards whose settings name its
-        claims are its own), and whether they refuse it: the policy's own mode counts too,
-        an audit-mode policy never refusing."""
-        found = policy.check(name, arguments, identity=identity)
-        return found, self.enforcing and policy.blocks(found)
 
     def _schema(self, registry: ToolRegistry, name: str, arguments: Any) -> CallCheck:
         return check_call(registry, {"name": name, "arguments": arguments}, strict=self.strict)
@@ -745,15 +742,13 @@ class Enforcer:
         registry: ToolRegistry,
         name: str,
         decision: CallCheck,
-        stage: Stage,
         found: list[Violation],
         blocked: bool,
-        identity: Identity | None,
     ) -> CallCheck:
-        """The decision once ``stage`` found ``found``, which refuses the call if ``blocked``."""
+        """The decision once a stage found ``found`` (reported), which refuses the call if
+        ``blocked``."""
         if not found:
             return decision
-        self._report(name, stage, found, blocked, identity)
         violations = decision.violations + tuple(found)
         tool = decision.tool
         if not blocked:
@@ -768,22 +763,26 @@ class Enforcer:
         name: str,
         stage: Stage,
         violations: Sequence[Violation],
-        refused: bool,
+        acts: bool,
         identity: Identity | None,
-        *,
-        otherwise: Action = "allowed",
-    ) -> None:
-        """Report a stage's findings on a call: ``refused`` it, or else ``otherwise`` (a
-        denial that audit mode lets through is "would deny")."""
+        mode: Mode | None = None,
+    ) -> bool:
+        """Report a stage's findings on a call, which would refuse it if ``acts``, the stage
+        having run in ``mode`` (by default the stage's own: the policy's stages follow the
+        policy's mode too); whether they refuse it."""
+        if mode is None:
+            mode = self._policy_mode() if stage in _POLICY_STAGES else self.mode
         self.auditor.record(
             violations,
             direction="c2s",
             method="tools/call",
             tool=name,
             stage=stage,
-            action="refused" if refused else otherwise,
+            action=outcome(acts, mode),
             identity=identity,
+            mode=mode,
         )
+        return acts and mode == "enforce"
 
 
 def _as_warnings(violations: list[Violation]) -> list[Violation]:

@@ -116,9 +116,10 @@ return 0
 class SharedRateLimiter:
     """The policy's ``limits``, their buckets kept in the Redis server at ``url`` (through
     redis-py's asyncio client, one connection pool for the process); see the module
-    documentation. :meth:`take` is awaited, so calls of a limited tool are decided in turn
-    (:meth:`~strictmcp.enforce.Enforcer.awaits`). ``settings`` says how long to wait for
-    Redis and what a call gets when it cannot be reached (:attr:`fails_open`)."""
+    documentation. :meth:`take` is awaited (:meth:`~strictmcp.enforce.Enforcer.awaits`),
+    each call on its own connection of the pool, so that concurrent calls wait for Redis side
+    by side, each for at most the timeout. ``settings`` says how long to wait for Redis and
+    what a call gets when it cannot be reached (:attr:`fails_open`)."""
 
     def __init__(
         self, limits: tuple[RateLimit, ...], settings: RateStoreSettings, url: str

@@ -53,7 +53,7 @@ from typing import Any, TypedDict, TypeVar
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.shared.exceptions import MCPError
 
-from ..enforce import AUDIT_LOGGER, Auditor, Enforcer, PinFile
+from ..enforce import AUDIT_LOGGER, Auditor, Enforcer, PinFile, outcome
 from ..enforce import listing_rules as enforce_listing_rules
 from ..guards.deep import DeepValidators
 from ..guards.policy import Identity, Mode, Policy
@@ -306,15 +306,14 @@ class ServerCore:
         task = self.tasks.get(task_id)
         if task is None:
             found = [unknown_task("/result/result" if inline else "/result")]
-            refused = enforcer.enforcing
             enforcer.auditor.record(
                 found,
                 direction="s2c",
                 method=method,
-                action="replaced" if refused else "allowed",
+                action=outcome(True, enforcer.mode, "replaced"),
                 identity=identity,
             )
-            if refused:
+            if enforcer.enforcing:
                 raise MCPError(code=UNKNOWN_TASK, message=UNKNOWN_TASK_TEXT)
             return None
         if task_id is not None and inline:

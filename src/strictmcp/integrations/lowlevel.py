@@ -49,6 +49,7 @@ from typing_extensions import Unpack
 from ..connect.paging import follow_pages
 from ..protocol import task_id_of
 from ..protocol.tasks import created_task
+from ..protocol.wire import for_caller_alone
 from ._server_core import ServerCore, ServerOptions
 
 __all__ = ["protect"]
@@ -164,6 +165,8 @@ class ListingMiddleware:
             if result.get("nextCursor") is None and validate is not None:
                 tools.append(validate)
             result["tools"] = tools
+            if self.core.enforcer.lists_per_caller:
+                return for_caller_alone(result, listing.registry.revision)
             return result
         capabilities = dict(result.get("capabilities") or {})
         experimental = dict(capabilities.get("experimental") or {})

@@ -59,6 +59,11 @@ class Revision(str, Enum):
         return self.at_least(Revision.V2025_11_25)
 
     @property
+    def has_cache_hints(self) -> bool:
+        """``ttlMs`` and ``cacheScope`` on cacheable results (SEP-2549, 2026-07-28)."""
+        return self.at_least(Revision.V2026_07_28)
+
+    @property
     def stateless(self) -> bool:
         """No ``initialize`` handshake: every request carries its own protocol metadata."""
         return self.at_least(Revision.V2026_07_28)

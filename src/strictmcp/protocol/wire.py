@@ -27,6 +27,20 @@ HANDSHAKE_VERSIONS = frozenset(r.value for r in Revision if not r.stateless)
 """The protocol versions that start a session with ``initialize``."""
 
 
+CACHE_SCOPE = "cacheScope"
+"""Who a cacheable result (2026-07-28) may be served to from a cache: ``"public"``, any
+caller; ``"private"``, only callers of the same authorization context."""
+
+
+def for_caller_alone(result: dict[str, Any], revision: Revision) -> dict[str, Any]:
+    """``result``, a cacheable result shaped by who asked (a listing filtered per caller),
+    marked ``private``: a cache must never serve it to another caller, whatever scope the
+    server gave the whole. Unchanged in a revision without cache hints."""
+    if not revision.has_cache_hints and CACHE_SCOPE not in result:
+        return result
+    return {**result, CACHE_SCOPE: "private"}
+
+
 def declared_capabilities(params: Any) -> dict[str, Any] | None:
     """The client capabilities a request's params (decoded) declare in their ``_meta``."""
     meta = params.get("_meta") if isinstance(params, dict) else None

@@ -6,11 +6,16 @@ line through the session, holds what is to go on, and writes what it holds to ea
 one write (:meth:`Relay.flush`), so that the lines of one read cost one write per side; it
 waits for a side only while that side is blocked.
 
-Order: client lines are decided, and their messages reach the server, in the order they are
-given. A line is decided at once unless something must be awaited first (the tools listed
-before a call the session could not check, or a dry run of the validate tool); then it takes
-its turn in one chain, and every line given after it waits its turn too, so that none
-overtakes it (:meth:`Relay.decide`).
+Order is a promise per session: a session's client lines are decided, and their messages
+reach the server, in the order they are given. A line is decided at once unless something
+must be awaited first (the tools listed before a call the session could not check, a dry run
+of the validate tool, the shared rate limits or deep checks of a call); then it takes its turn
+in one chain, and every line given after it waits its turn too, so that none overtakes it
+(:meth:`Relay.decide`). The requests of a shared session (the stateless revision over HTTP:
+many clients, no session) are independent of each other: one awaiting a decision holds no
+other, so each waits only for what it needs itself, bounded by that step's own timeout, and a
+request that needs nothing awaited goes on at once. Only a listing the tools still need is
+awaited in turn there, by the calls that need it.
 
 Timeouts: each client request sent on gets a deadline, ``timeout`` seconds on (but not those
 whose answer is a stream meant to stay open, ``subscriptions/listen``), on the event loop's
@@ -78,11 +83,14 @@ class Relay:
         ``reply`` is for the caller to answer the client with, ``sent`` are the requests now
         waiting for the server."""
         session = self.session
-        if self._turn is not None or may_need_listing(line, session):
+        if self._waits_turn(line):
+            if session.shared:
+                return self._listed_alone(line, decoded, identity)
             return self._in_turn(self._listed_then_decided(line, decoded, identity))
         routed = session.decide(line, "c2s", decoded, identity)
         if not isinstance(routed, Routed):
-            return self._in_turn(self._awaited(line, routed))
+            awaited = self._awaited(line, routed)
+            return awaited if session.shared else self._in_turn(awaited)
         self._onward(line, routed)
         return routed
 
@@ -106,7 +114,7 @@ class Relay:
     async def learn_tools(self, line: bytes, decoded: Decoded | None = None) -> None:
         """List the tools first when ``line`` is a tool call the session has no current
         listing to check against (in turn, so that concurrent calls wait for one listing)."""
-        if self._turn is not None or may_need_listing(line, self.session):
+        if self._waits_turn(line):
             await self._in_turn(self._listed(line, decoded))
 
     async def pump(self, source: Lines) -> None:
@@ -254,6 +262,13 @@ class Relay:
 
     # --- turns -----------------------------------------------------------------------------
 
+    def _waits_turn(self, line: bytes) -> bool:
+        """Whether ``line`` is decided in turn: in a session, while a line given before it
+        is; in a shared session only when it needs the tools listed first."""
+        return (self._turn is not None and not self.session.shared) or may_need_listing(
+            line, self.session
+        )
+
     def _in_turn(self, work: Coroutine[Any, Any, Routed]) -> asyncio.Task[Routed]:
         """Run ``work`` once every line given before it is decided; later lines wait for it."""
         turn = asyncio.create_task(self._after(self._turn, work))
@@ -285,6 +300,14 @@ class Relay:
         self, line: bytes, decoded: Decoded | None, identity: Identity | None
     ) -> Routed:
         await list_before(line, self.session, self.ask, decoded)
+        return await self._awaited(line, self.session.decide(line, "c2s", decoded, identity))
+
+    async def _listed_alone(
+        self, line: bytes, decoded: Decoded | None, identity: Identity | None
+    ) -> Routed:
+        """A shared session's line that needs the tools listed: it waits for the listing (in
+        turn with every line that needs it too), then for its own decision only."""
+        await self._in_turn(self._listed(line, decoded))
         return await self._awaited(line, self.session.decide(line, "c2s", decoded, identity))
 
     async def _awaited(self, line: bytes, decided: Routed | Awaitable[Routed]) -> Routed:

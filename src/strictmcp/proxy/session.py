@@ -38,7 +38,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
-from ..enforce import Auditor, Enforcer, Limiter, PinFile
+from ..enforce import Auditor, Enforcer, Limiter, PinFile, outcome
 from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
@@ -70,7 +70,7 @@ from ..protocol.tasks import (
     extension_declared,
 )
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
-from ..protocol.wire import declared_capabilities
+from ..protocol.wire import declared_capabilities, for_caller_alone
 
 _STRAY = "answers no request the proxy forwarded and waits for"
 REPORT_ONLY: frozenset[Rule] = frozenset()
@@ -191,6 +191,12 @@ class ProxySession:
         task is reachable only through the id the proxy gave its creator, and only by the
         same identity."""
         self._shared = True
+
+    @property
+    def shared(self) -> bool:
+        """Whether this session serves many clients (:meth:`share`): its requests are
+        independent of each other, and none waits for another's awaited decision."""
+        return self._shared
 
     # --- lines -------------------------------------------------------------------------------
 
@@ -390,19 +396,18 @@ class ProxySession:
         if call is not None and tool is not None and call.violations:
             # The call's own findings are the enforcer's to report, at their stage.
             found = [v for v in found if v not in call.violations]
-        if self.enforcing and message.id is not None and _names_unknown_task(found):
+        if message.id is not None and _names_unknown_task(found):
             # Tasks belong to the session that made them: another's, or a forgotten one,
             # is not asked about (its answer could not be checked).
-            self.auditor.record(found, direction="c2s", method=message.method, action="refused")
-            reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
-            return _Item(reply=self._answered(reply))
-        stopped = self._refused(message, found, "c2s", tool)
-        if stopped is not None:
-            return stopped
-        if found:
-            self.auditor.record(
-                found, direction="c2s", method=message.method, tool=tool, action="allowed"
-            )
+            action = outcome(True, self.enforcer.mode)
+            self.auditor.record(found, direction="c2s", method=message.method, action=action)
+            if self.enforcing:
+                reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
+                return _Item(reply=self._answered(reply))
+        else:
+            stopped = self._judged(message, found, "c2s", tool)
+            if stopped is not None:
+                return stopped
         if message.method == "prompts/get" and message.id is not None:
             refused = self.enforcer.check_prompt_get(params.get("name"))
             if refused:
@@ -450,26 +455,31 @@ class ProxySession:
         code, text, data = refused["code"], refused["message"], refused["data"]
         return _Item(reply=self._answered(error_response(message.id, code, text, data)))
 
-    def _refused(
-        self, message: Message, found: list[Violation], direction: Direction, tool: str | None
+    def _judged(
+        self,
+        message: Message,
+        found: list[Violation],
+        direction: Direction,
+        tool: str | None,
+        method: str | None = None,
     ) -> _Item | None:
-        """What becomes of a message with error findings when enforcing (None: it goes on,
-        as it does in audit mode or with findings that are only reported).
+        """Report ``found`` and say what becomes of a message with error findings when
+        enforcing (None: it goes on, as it does in audit mode or with findings that are only
+        reported).
 
         A request is answered with its JSON-RPC error (the client's by the proxy, the
         server's to the server), a notification is dropped, an answer to no request is
         dropped, and an answer that breaks the rules for its request is replaced by an error
-        for the side that asked. What every side is told is value-free."""
-        if not self.enforcing:
+        for the side that asked (``method``: the request's). What every side is told is
+        value-free."""
+        if not found:
             return None
         blocking = [v for v in errors(found) if v.rule not in REPORT_ONLY]
-        if not blocking:
+        method = method or message.method
+        action = outcome(bool(blocking), self.enforcer.mode)
+        self.auditor.record(found, direction=direction, method=method, tool=tool, action=action)
+        if not blocking or not self.enforcing:
             return None
-        method = message.method
-        if method is None and message.kind in ("response", "error"):
-            request = self.conversation.request_answered_by(message, direction)
-            method = request.method if request is not None else None
-        self.auditor.record(found, direction=direction, method=method, tool=tool, action="refused")
         if message.kind == "notification":
             return _Item(changed=True)
         if message.kind == "request":
@@ -589,21 +599,17 @@ class ProxySession:
         elif method in _TASK_RESULTS or message.method == _TASK_STATUS:
             return self._task_message(message, method, found, task, decoded.plain)
         elif message.kind == "request" and message.method in _SERVER_REQUESTS:
-            refused = self._refused(message, found, "s2c", None)
+            refused = self._judged(message, found, "s2c", None)
             if refused is not None:
                 return refused
             asked = message.params if isinstance(message.params, dict) else None
             cleaned = self.enforcer.clean_server_request(message.method, asked) if asked else None
-            if found:
-                self.auditor.record(found, direction="s2c", method=method, action="allowed")
             if cleaned is None:
                 return _Item(forward=message.raw)
             return _Item(forward={**message.raw, "params": cleaned}, changed=True)
-        if found:
-            refused = self._refused(message, found, "s2c", tool)
-            if refused is not None:
-                return refused
-            self.auditor.record(found, direction="s2c", method=method, tool=tool, action="allowed")
+        refused = self._judged(message, found, "s2c", tool, method)
+        if refused is not None:
+            return refused
         if changed is None:
             return _Item(forward=message.raw)
         return _Item(forward={**message.raw, "result": changed}, changed=True)
@@ -662,8 +668,11 @@ class ProxySession:
         if not isinstance(body, dict) or not isinstance(payload, dict):
             self._report_found(found, method)
             return _Item(forward=message.raw)
-        if task is None and _names_unknown_task(found) and self.enforcing:
-            self.auditor.record(found, direction="s2c", method=method, action="replaced")
+        if task is None and _names_unknown_task(found):
+            action = outcome(True, self.enforcer.mode, "replaced")
+            self.auditor.record(found, direction="s2c", method=method, action=action)
+            if not self.enforcing:
+                return _Item(forward=message.raw)
             if message.kind == "notification":
                 return _Item(changed=True)
             reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
@@ -704,15 +713,13 @@ class ProxySession:
         tools the lister may not call left out, and the validate tool added to the listing's
         last page."""
         # A definition strictmcp cannot check calls against would have every call refused.
-        withheld = (
-            [v for v in errors(found) if _tool_index(v.pointer) is not None]
-            if self.enforcing
-            else []
-        )
-        kept = [v for v in found if v not in withheld]
+        unusable = [v for v in errors(found) if _tool_index(v.pointer) is not None]
+        withheld = unusable if self.enforcing else []
+        kept = [v for v in found if v not in unusable]
         method = "tools/list"
+        action = outcome(True, self.enforcer.mode, "withheld")
         self.auditor.record(
-            withheld, direction="s2c", method=method, stage="listing", action="withheld"
+            unusable, direction="s2c", method=method, stage="listing", action=action
         )
         self.auditor.record(kept, direction="s2c", method=method, stage="listing", action="allowed")
         tools = result.get("tools")
@@ -729,6 +736,8 @@ class ProxySession:
         if result.get("nextCursor") is None:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
+        if self.enforcer.lists_per_caller:
+            return for_caller_alone({**result, "tools": tools}, registry.revision)
         return {**result, "tools": tools}
 
     def _prompt_listing(self, result: dict[str, Any]) -> dict[str, Any] | None:
