@@ -15,6 +15,7 @@ import json
 import re
 import secrets
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -421,7 +422,7 @@ def test_a_token_without_the_scope_is_403_naming_it(
     assert 'scope="mcp:admin"' in response.headers["www-authenticate"]
     noscope = proxy.post(provider.token("noscope", proxy.url, scope="profile"))
     refused(noscope, 403, "token-scope", "insufficient_scope")
-    admin = provider.token("admin", proxy.url, scope="mcp:read mcp:admin")
+    admin = provider.token("admin", proxy.url)
     assert proxy.post(admin).status_code == 200
 
 
@@ -1156,3 +1157,51 @@ def test_an_unreadable_introspection_secret_stops_the_proxy_at_start_up(tmp_path
     )
     assert result.exit_code == 2, result.output
     assert "client secret" in result.output
+
+
+def test_a_stateless_caller_may_not_reuse_an_id_it_has_in_flight(
+    launch: Launch, provider: AuthorizationServer
+) -> None:
+    # The server sees the proxy's own ids, but a caller with two requests 7 in flight (or 7
+    # and "7", which the official clients read alike) could not tell their answers apart.
+    # Another caller's 7 is its own.
+    proxy = launch(options=("--timeout", "3"))
+    reader = provider.token("reader", proxy.url)
+    admin = provider.token("admin", proxy.url)
+
+    def post(token: str, request_id: Any, tool: str) -> Any:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": _MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        params = {"name": tool, "arguments": {"text": "hi"}, "_meta": meta}
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        headers = {
+            **_ACCEPT,
+            "authorization": f"Bearer {token}",
+            "mcp-protocol-version": _MODERN,
+            "mcp-method": "tools/call",
+            "mcp-name": tool,
+        }
+        return httpx2.post(proxy.url, json=message, headers=headers, timeout=30)
+
+    hung: list[Any] = []
+    first = threading.Thread(target=lambda: hung.append(post(reader, 7, "hang")))
+    first.start()
+    calls = proxy.workspace / "calls"
+    deadline = time.monotonic() + 10
+    while not calls.exists() or "hang" not in calls.read_text(encoding="utf-8"):
+        assert time.monotonic() < deadline, "the first call never reached the server"
+        time.sleep(0.05)
+    for alias in (7, "7", " 07"):
+        refused = post(reader, alias, "echo")
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == -32600
+    other = _answer(post(admin, 7, "echo"))
+    assert other["result"]["content"][0]["text"] == "hi"
+    first.join(30)
+    assert _answer(hung[0])["error"]["code"] == -32001  # the timeout
+    again = _answer(post(reader, "7", "echo"))
+    assert again["result"]["content"][0]["text"] == "hi"
+    names = [json.loads(line)["name"] for line in calls.read_text().splitlines()]
+    assert names == ["hang", "echo", "echo"]

@@ -20,7 +20,6 @@ attacker's server would. Over stdio and over HTTP sessions, every handshake revi
 
 from __future__ import annotations
 
-import asyncio
 import json
 import queue
 import subprocess
@@ -34,7 +33,7 @@ import anyio
 import httpx2
 import pytest
 
-from test_proxy_http import _ACCEPT, Process, answer, in_session, modern, request
+from test_proxy_http import _ACCEPT, Process, in_session, request
 
 FIXTURES = Path(__file__).resolve().parent / "proxy_fixtures"
 SERVER = [sys.executable, str(FIXTURES / "hostile_server.py")]
@@ -382,33 +381,3 @@ def test_http_a_bad_answer_fails_its_request_at_once(
             assert answer["error"]["code"] == UPSTREAM_INVALID, answer
 
     anyio.run(attack)
-
-
-def test_http_stateless_ids_a_caller_reads_alike_are_refused_while_one_is_in_flight(
-    http_proxy: tuple[str, Path],
-) -> None:
-    # The server sees the proxy's own ids, but a caller with two requests 7 in flight could
-    # not tell their answers apart.
-    url, record = http_proxy
-
-    async def attack() -> None:
-        async with httpx2.AsyncClient(timeout=httpx2.Timeout(PROMPTLY)) as http:
-            slow, headers = modern(
-                "tools/call", 7, {"name": "answer", "arguments": {"mode": "slow"}}
-            )
-            first = asyncio.ensure_future(http.post(url, json=slow, headers=headers))
-            await asyncio.sleep(0.2)  # the first is in flight (the server waits 0.5 s)
-            for alias in ("7", 7, "07"):
-                second, headers = modern("tools/call", alias, {"name": "run", "arguments": {}})
-                refused = await http.post(url, json=second, headers=headers)
-                assert refused.status_code == 400, refused.text
-                assert refused.json()["error"]["code"] == -32600
-            answered = await first
-            assert "result" in answer(answered), answered.text
-            assert answer(answered)["result"]["content"][0]["text"] == "answered"
-            again, headers = modern("tools/call", "7", {"name": "run", "arguments": {}})
-            assert "result" in answer(await http.post(url, json=again, headers=headers))
-
-    asyncio.run(attack())
-    calls = [m for m in _recorded(record) if m.get("method") == "tools/call"]
-    assert [m["params"]["name"] for m in calls] == ["answer", "run"]

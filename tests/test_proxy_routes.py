@@ -146,7 +146,13 @@ def test_routes_around_the_path_guard_are_refused_before_the_server(workspace: P
     assert "passwd" not in log
     records = [json.loads(line) for line in log.splitlines()]
     refusals = [r for r in records if r["action"] == "refused"]
-    assert {r["stage"] for r in refusals} == {"policy"}
+    # The request without an id is refused as a message (a notification that names a
+    # request), before any guard; every other refusal is the policy's.
+    by_message = [r for r in refusals if r["stage"] == "message"]
+    assert [(r["method"], r["code"]) for r in by_message] == [
+        ("resources/read", "jsonrpc-invalid-message")
+    ]
+    assert {r["stage"] for r in refusals if r not in by_message} == {"policy"}
     assert {r["method"] for r in refusals} == {
         "resources/read",
         "resources/subscribe",
@@ -214,7 +220,11 @@ def every_surface(proxy: Raw) -> list[dict[str, Any]]:
         proxy.request(1, "resources/read", {"uri": "file:///srv/a.txt"}),
         proxy.request(2, "resources/read", {"uri": "file:///srv/missing"}),
         proxy.request(3, "prompts/get", {"name": "p"}),
-        proxy.request(4, "completion/complete", {"ref": {}, "argument": {}}),
+        proxy.request(
+            4,
+            "completion/complete",
+            {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "v"}},
+        ),
     ]
     proxy.send(
         {

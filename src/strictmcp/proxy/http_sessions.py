@@ -208,12 +208,15 @@ class Shared:
         # Each caller's ids in flight, in every spelling a client reads alike: the server
         # sees the proxy's own ids, but a caller reusing one would not know which answer is
         # which.
-        self._in_flight: set[tuple[Any, int | str]] = set()
+        self._in_flight: set[tuple[tuple[str | None, str | None], int | str]] = set()
 
     def claim(self, identity: Identity | None, request_id: int | str) -> bool:
         """Mark ``request_id`` in flight for ``identity``; False when it (or an id the caller
-        would read alike) already is."""
-        owner = identity.principal if identity is not None else None
+        would read alike) already is. Anonymous callers cannot be told apart, and each POST
+        gets its own answer: their ids are not tracked."""
+        if identity is None:
+            return True
+        owner = identity.principal
         keys = [(owner, key) for key in (request_id, *id_readings(request_id))]
         if any(key in self._in_flight for key in keys):
             return False
@@ -222,7 +225,9 @@ class Shared:
 
     def release(self, identity: Identity | None, request_id: int | str) -> None:
         """``request_id`` of ``identity`` answered: free to use again."""
-        owner = identity.principal if identity is not None else None
+        if identity is None:
+            return
+        owner = identity.principal
         for key in (request_id, *id_readings(request_id)):
             self._in_flight.discard((owner, key))
 
