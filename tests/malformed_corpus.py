@@ -78,8 +78,11 @@ def surrogate_messages() -> list[tuple[str, bytes]]:
 
 def number_messages() -> list[tuple[str, bytes]]:
     """Numbers that overflow what readers agree on: integers past the interpreter's digit
-    limit, floats past a double, in the id, arguments and ``_meta``."""
+    limit, floats past a double; and numbers a double does not hold, which one reader would
+    check and another act on differently (not zero yet read as zero or a subnormal, more than
+    17 significant digits); in the id, arguments and ``_meta``."""
     huge = ["9" * 5000, "-" + "1" * 4400, "1e400", "-1e400", "1.5e999", "12345678901234567890e400"]
+    huge += ["-1e-400", "1e-400", "4e-320", "10.0000000000000000001", "12345678901234567890"]
     places = {
         "id": {**_call(), "id": "MARK"},
         "argument": _call({"text": "MARK"}),
