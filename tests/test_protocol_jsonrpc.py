@@ -541,3 +541,27 @@ def test_tracker_rejects_a_useless_bound() -> None:
 def test_error_id_is_the_id_a_refusal_answers_with(text: bytes, expected: object) -> None:
     # A transport refuses valid messages too (an id still in use): the id must be there.
     assert decode(text).error_id == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Refused, but JSON to a lenient reader: the refusal answers the request it refuses.
+        (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"n":1e-400}}', 5),
+        (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":NaN}}', "a"),
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"k":1,"k":2}}', 7),
+        # The id itself in doubt, or no JSON at all: null.
+        (b'{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}', None),
+        (b'{"jsonrpc":"2.0","id":1e-400,"method":"ping"}', None),
+        (b'{"jsonrpc":"2.0","id":12345678901234567890123,"method":"ping","x":NaN}', None),
+        (b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping","x":NaN}', None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping","x":NaN}', None),
+        (b'not json {"id": 5}', None),
+    ],
+)
+def test_a_refused_text_is_answered_with_its_id_when_it_is_certain(
+    text: bytes, expected: int | str | None
+) -> None:
+    result = decode(text)
+    assert not result.valid
+    assert result.error_id == expected

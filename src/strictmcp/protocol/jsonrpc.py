@@ -134,7 +134,8 @@ def decode(
             if error.code == IssueCode.INSTANCE_TOO_LARGE.value
             else Rule.PARSE_ERROR
         )
-        return Decoded((), False, (Violation(rule, error.message),), size)
+        request_id = _lenient_id(data) if rule is Rule.PARSE_ERROR else None
+        return Decoded((), False, (Violation(rule, error.message),), size, request_id)
     # Most messages hold no backslash at all, hence no escape: no call for them.
     unpaired = _unpaired_in(data, document) if _may_escape(data) else []
     if not isinstance(document, list):
@@ -267,6 +268,35 @@ def _encodes(text: str) -> bool:
 
 def _unpaired(pointer: str, message: str) -> Violation:
     return Violation(Rule.UNPAIRED_SURROGATE, f"{message}: it is not Unicode text", pointer)
+
+
+class _Doubt:
+    """An ``id`` member given twice: which one a peer reads is in doubt."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) < len(pairs) and sum(key == "id" for key, _ in pairs) > 1:
+        found["id"] = _Doubt
+    return found
+
+
+def _lenient_id(data: bytes | str) -> int | str | None:
+    """The id of a text the strict reader refused though it is JSON to a lenient one (an
+    inexact number, ``NaN``, a duplicate key elsewhere), so that the refusal answers the
+    request it refuses rather than leave its client waiting; None when the text is no JSON
+    at all or the id itself is in doubt (given twice, a lone surrogate, a number some reader
+    rounds)."""
+    try:
+        document = json.loads(data, object_pairs_hook=_pairs)
+    except (ValueError, RecursionError):
+        return None
+    value = document.get("id") if isinstance(document, dict) else None
+    if isinstance(value, str) and any("\ud800" <= c <= "\udfff" for c in value):
+        return None
+    if isinstance(value, int) and id_readings(value):
+        return None
+    return _error_id(document, [])
 
 
 def _error_id(document: Any, unpaired: list[Violation]) -> int | str | None:
