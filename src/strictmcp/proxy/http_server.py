@@ -7,10 +7,11 @@ client takes JSON), else an event stream of what the server sends while they are
 ending with their responses: the choice is made when the first message for the answer comes
 (:class:`~.http_streams.Exchange`), for every revision. Before 2026-07-28 a client starts a
 session with ``initialize`` and names it in ``Mcp-Session-Id`` afterwards (GET opens its
-stream of unrelated server messages, DELETE ends it), and each answer stream starts with a
-priming event. A 2026-07-28 request stands alone: the proxy checks its envelope and headers
-(``Mcp-Param-*`` too, against the tool as listed) as the official SDK's server does, whatever
-the upstream, and a JSON answer has the status of its error.
+stream of unrelated server messages, DELETE ends it; an ``MCP-Protocol-Version`` other than
+the negotiated one is 400), and each answer stream starts with a priming event. A 2026-07-28
+request stands alone: the proxy checks its envelope and headers (``Mcp-Param-*`` too, against
+the tool as listed) as the official SDK's server does, whatever the upstream, and a JSON
+answer has the status of its error.
 
 Guards, before anything is read: a browser page's ``Origin`` must be local when the proxy
 listens on a loopback address (DNS rebinding), and so must ``Host``; a body over the size
@@ -185,6 +186,8 @@ class App:
             channel = self.sessions.get(session_id, post.identity)
             if channel is None:
                 await io.answer_error(post.send, 404, None, INVALID_REQUEST, "Session not found")
+                return
+            if await _wrong_version(post.headers, channel, post.send):
                 return
             decoded = channel.relay.session.read(post.body)
         else:
@@ -382,6 +385,8 @@ class App:
         if channel is None:
             await io.answer_status(send, 404)
             return
+        if await _wrong_version(headers, channel, send):
+            return
         stream = channel.router.listen()
         if stream is None:
             await io.answer_status(send, 409)
@@ -402,10 +407,33 @@ class App:
                 send, 405 if headers.get(h.PROTOCOL_VERSION) in STATELESS_VERSIONS else 400
             )
             return
+        channel = self.sessions.get(session_id, identity)
+        if channel is not None and await _wrong_version(headers, channel, send):
+            return
         ended = await self.sessions.end(session_id, identity)
         await io.answer_status(send, 200 if ended else 404)
 
 
+async def _wrong_version(headers: dict[str, str], channel: Channel, send: Send) -> bool:
+    """Refuse a request on a session whose ``MCP-Protocol-Version`` header names a version
+    other than the one the session negotiated (before it has one: other than a handshake
+    revision), with 400 and ``INVALID_REQUEST``, as the transport's rules want for an invalid
+    or unsupported version; whether it was refused. Without the header a client speaks the
+    negotiated version (2025-03-26's clients send none). The value is never repeated."""
+    given = headers.get(h.PROTOCOL_VERSION)
+    if given is None:
+        return False
+    revision = channel.relay.session.conversation.revision
+    if given == revision.value if revision is not None else given in HANDSHAKE_VERSIONS:
+        return False
+    await io.answer_error(send, 400, None, INVALID_REQUEST, _WRONG_VERSION)
+    return True
+
+
+_WRONG_VERSION = (
+    "Bad Request: the MCP-Protocol-Version header must name the session's negotiated "
+    "protocol version (strictmcp proxy)"
+)
 _INITIALIZED = "notifications/initialized"
 _NO_SERVER = "The server could not be started (strictmcp proxy)"
 _NO_SESSIONS = (
