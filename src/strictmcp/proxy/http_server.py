@@ -24,10 +24,11 @@ from a message.
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import socket
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,6 +45,7 @@ from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
 from .http_auth import Gate
+from .http_connections import Admission, ConnectionLimits, guarded
 from .http_sessions import Channel, SessionTable, Shared
 from .http_streams import Exchange, RequestId
 from .listing import input_schema
@@ -52,13 +54,15 @@ from .session import TOO_MANY_IN_FLIGHT
 
 @dataclass
 class Limits:
-    """What the endpoint bounds: messages, sessions and what waits for a GET stream."""
+    """What the endpoint bounds: messages, sessions, what waits for a GET stream, and
+    connections (:mod:`~.http_connections`)."""
 
     max_size: int
     max_sessions: int = 100
     idle: float = 1800.0
     init: float = 10.0
     buffered: int = 100
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 class App:
@@ -489,12 +493,15 @@ async def serve(
 
 def server_config(app: App, host: str, port: int) -> uvicorn.Config:
     """uvicorn's settings for ``app``: its HTTP parser is httptools (llhttp, in C) when that
-    is installed, as it is wherever it has a build, else h11 (pure Python, slower)."""
+    is installed, as it is wherever it has a build, else h11 (pure Python, slower), its
+    protocol bounding connections as ``app.limits`` say."""
+    # uvicorn's own choice, httptools else h11, made when this module is first imported.
+    auto = importlib.import_module("uvicorn.protocols.http.auto")
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http="auto",  # uvicorn's own choice: httptools, else h11
+        http=guarded(auto.AutoHTTPProtocol, Admission(app.limits.connections)),
         interface="asgi3",
         ws="none",
         lifespan="on",
