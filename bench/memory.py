@@ -196,7 +196,13 @@ def in_flight(count: int, tmp: Path) -> dict[str, Any]:
     """``count`` stateless calls held by the server at once."""
     held_file = tmp / "held"
     held_file.write_text("")
-    proxy = Proxy(["--", *HOLD, str(held_file)], tmp / "in-flight.stderr")
+    # Every held call has a connection of its own, all from one address.
+    room = str(count + 10)
+    proxy = Proxy(
+        ["--", *HOLD, str(held_file)],
+        tmp / "in-flight.stderr",
+        *("--max-connections", room, "--max-connections-per-client", room),
+    )
 
     def held() -> int:
         return len(held_file.read_text().splitlines())

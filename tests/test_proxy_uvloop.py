@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import IO, Any
 
 import pytest
@@ -101,14 +102,16 @@ def test_the_stdio_proxy_runs_on_uvloop_else_asyncio(tmp_path: Path, uvloop: str
 
 
 def test_http_parser_is_httptools_else_h11(monkeypatch: pytest.MonkeyPatch) -> None:
-    from strictmcp.proxy.http_server import server_config  # noqa: PLC0415
+    from strictmcp.proxy.http_server import Limits, server_config  # noqa: PLC0415
 
     assert importlib.util.find_spec("httptools") is not None, "httptools is missing: pip install ."
 
     def parser() -> str:
-        config = server_config(None, "127.0.0.1", 0)  # type: ignore[arg-type]
+        app = SimpleNamespace(limits=Limits(1))
+        config = server_config(app, "127.0.0.1", 0)  # type: ignore[arg-type]
         config.load()
-        return config.http_protocol_class.__name__
+        # The proxy's own protocol, over uvicorn's.
+        return config.http_protocol_class.__mro__[2].__name__
 
     assert parser() == "HttpToolsProtocol"
     # uvicorn decides once, when its auto module is imported: as if it never had been.

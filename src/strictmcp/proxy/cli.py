@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import os
 import re
 import socket
 import sys
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,8 +26,19 @@ from ..enforce import (
 from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
 from ..protocol.tasks import DEFAULT_MAX_TASKS
+from .http_connections import (
+    DEFAULT_CONNECTIONS,
+    DEFAULT_CONNECTIONS_PER_CLIENT,
+    DEFAULT_HEADER_SECONDS,
+    ConnectionLimits,
+    Network,
+    descriptor_problem,
+)
 from .session import ProxySession
 from .stdio import TransportError, hold_standard_streams, run
+
+if TYPE_CHECKING:
+    from .http_server import Limits
 
 _EPILOG = """\b
 In an MCP client's configuration (Claude Desktop, VS Code and others), put strictmcp in
@@ -72,6 +84,20 @@ Listening on an address other than loopback without one is refused, unless
 
 # A replica's name starts the task ids it hands out: what a balancer's rule can match on.
 _REPLICA = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def _networks(
+    _context: click.Context, _option: click.Parameter, values: tuple[str, ...]
+) -> tuple[Network, ...]:
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value, strict=False))
+        except ValueError:
+            raise click.BadParameter(
+                "an IP address or network (ADDRESS/BITS) is expected"
+            ) from None
+    return tuple(networks)
 
 
 def _replica(_context: click.Context, _option: click.Parameter, value: str | None) -> str | None:
@@ -219,6 +245,47 @@ def _replica(_context: click.Context, _option: click.Parameter, value: str | Non
         "back to the replica that has it (examples/haproxy/haproxy.cfg)."
     ),
 )
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=DEFAULT_CONNECTIONS,
+    show_default=True,
+    help=(
+        "With --listen: connections open at once (per worker); one more is answered 503 "
+        "(Retry-After) and closed."
+    ),
+)
+@click.option(
+    "--max-connections-per-client",
+    type=click.IntRange(min=1),
+    default=DEFAULT_CONNECTIONS_PER_CLIENT,
+    show_default=True,
+    help=(
+        "With --listen: connections open at once from one client address (per worker), "
+        "but from a --trusted-proxy; one more is answered 503 and closed."
+    ),
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_HEADER_SECONDS,
+    show_default=True,
+    help=(
+        "With --listen: seconds a request's line and headers may take to arrive, from the "
+        "connection's start or the next request's first byte; the connection is closed after."
+    ),
+)
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    metavar="ADDRESS[/BITS]",
+    multiple=True,
+    callback=_networks,
+    help=(
+        "With --listen: a balancer's address or network (repeatable), whose connections "
+        "carry many clients: --max-connections-per-client does not apply to them."
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def proxy(
     policy_file: str | None,
@@ -239,6 +306,10 @@ def proxy(
     allow_unauthenticated: bool,
     max_tasks: int,
     replica: str | None,
+    max_connections: int,
+    max_connections_per_client: int,
+    header_timeout: float,
+    trusted_proxies: tuple[Network, ...],
     command: tuple[str, ...],
 ) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
@@ -309,8 +380,16 @@ def proxy(
             if address is None:
                 main = http_main.stdio_to(new_session(), reach, timeout=timeout)
             else:
-                limits = http_main.Limits(
-                    max_size, max_sessions=max_sessions, idle=session_idle, init=session_init
+                limits = _http_limits(
+                    http_main.Limits(
+                        max_size, max_sessions=max_sessions, idle=session_idle, init=session_init
+                    ),
+                    ConnectionLimits(
+                        max_connections,
+                        max_connections_per_client,
+                        header_timeout,
+                        trusted_proxies,
+                    ),
                 )
 
                 def announce(url: str) -> None:
@@ -360,6 +439,16 @@ def _standard_streams(*, listening: bool) -> None:
     if not listening and 1 in closed:
         click.echo("strictmcp proxy: standard output is closed: no answer could be given", err=True)
         sys.exit(2)
+
+
+def _http_limits(limits: Limits, connections: ConnectionLimits) -> Limits:
+    """``limits`` with ``connections``; a usage error when the file descriptor limit cannot
+    hold them (past it, every client's connection would fail, not only those over a bound)."""
+    problem = descriptor_problem(connections, limits.max_sessions)
+    if problem is not None:
+        raise click.UsageError(problem)
+    limits.connections = connections
+    return limits
 
 
 def _silent(url: str) -> None:

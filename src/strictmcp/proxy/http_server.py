@@ -7,10 +7,11 @@ client takes JSON), else an event stream of what the server sends while they are
 ending with their responses: the choice is made when the first message for the answer comes
 (:class:`~.http_streams.Exchange`), for every revision. Before 2026-07-28 a client starts a
 session with ``initialize`` and names it in ``Mcp-Session-Id`` afterwards (GET opens its
-stream of unrelated server messages, DELETE ends it), and each answer stream starts with a
-priming event. A 2026-07-28 request stands alone: the proxy checks its envelope and headers
-(``Mcp-Param-*`` too, against the tool as listed) as the official SDK's server does, whatever
-the upstream, and a JSON answer has the status of its error.
+stream of unrelated server messages, DELETE ends it; an ``MCP-Protocol-Version`` other than
+the negotiated one is 400), and each answer stream starts with a priming event. A 2026-07-28
+request stands alone: the proxy checks its envelope and headers (``Mcp-Param-*`` too, against
+the tool as listed) as the official SDK's server does, whatever the upstream, and a JSON
+answer has the status of its error.
 
 Guards, before anything is read: a browser page's ``Origin`` must be local when the proxy
 listens on a loopback address (DNS rebinding), and so must ``Host``; a body over the size
@@ -23,10 +24,11 @@ from a message.
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import socket
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,6 +45,7 @@ from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
 from .http_auth import Gate
+from .http_connections import Admission, ConnectionLimits, guarded
 from .http_sessions import Channel, SessionTable, Shared
 from .http_streams import Exchange, RequestId
 from .listing import input_schema
@@ -51,13 +54,15 @@ from .session import TOO_MANY_IN_FLIGHT
 
 @dataclass
 class Limits:
-    """What the endpoint bounds: messages, sessions and what waits for a GET stream."""
+    """What the endpoint bounds: messages, sessions, what waits for a GET stream, and
+    connections (:mod:`~.http_connections`)."""
 
     max_size: int
     max_sessions: int = 100
     idle: float = 1800.0
     init: float = 10.0
     buffered: int = 100
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 class App:
@@ -185,6 +190,8 @@ class App:
             channel = self.sessions.get(session_id, post.identity)
             if channel is None:
                 await io.answer_error(post.send, 404, None, INVALID_REQUEST, "Session not found")
+                return
+            if await _wrong_version(post.headers, channel, post.send):
                 return
             decoded = channel.relay.session.read(post.body)
         else:
@@ -397,6 +404,8 @@ class App:
         if channel is None:
             await io.answer_status(send, 404)
             return
+        if await _wrong_version(headers, channel, send):
+            return
         stream = channel.router.listen()
         if stream is None:
             await io.answer_status(send, 409)
@@ -417,10 +426,33 @@ class App:
                 send, 405 if headers.get(h.PROTOCOL_VERSION) in STATELESS_VERSIONS else 400
             )
             return
+        channel = self.sessions.get(session_id, identity)
+        if channel is not None and await _wrong_version(headers, channel, send):
+            return
         ended = await self.sessions.end(session_id, identity)
         await io.answer_status(send, 200 if ended else 404)
 
 
+async def _wrong_version(headers: dict[str, str], channel: Channel, send: Send) -> bool:
+    """Refuse a request on a session whose ``MCP-Protocol-Version`` header names a version
+    other than the one the session negotiated (before it has one: other than a handshake
+    revision), with 400 and ``INVALID_REQUEST``, as the transport's rules want for an invalid
+    or unsupported version; whether it was refused. Without the header a client speaks the
+    negotiated version (2025-03-26's clients send none). The value is never repeated."""
+    given = headers.get(h.PROTOCOL_VERSION)
+    if given is None:
+        return False
+    revision = channel.relay.session.conversation.revision
+    if given == revision.value if revision is not None else given in HANDSHAKE_VERSIONS:
+        return False
+    await io.answer_error(send, 400, None, INVALID_REQUEST, _WRONG_VERSION)
+    return True
+
+
+_WRONG_VERSION = (
+    "Bad Request: the MCP-Protocol-Version header must name the session's negotiated "
+    "protocol version (strictmcp proxy)"
+)
 _INITIALIZED = "notifications/initialized"
 _NO_SERVER = "The server could not be started (strictmcp proxy)"
 _NO_SESSIONS = (
@@ -476,12 +508,15 @@ async def serve(
 
 def server_config(app: App, host: str, port: int) -> uvicorn.Config:
     """uvicorn's settings for ``app``: its HTTP parser is httptools (llhttp, in C) when that
-    is installed, as it is wherever it has a build, else h11 (pure Python, slower)."""
+    is installed, as it is wherever it has a build, else h11 (pure Python, slower), its
+    protocol bounding connections as ``app.limits`` say."""
+    # uvicorn's own choice, httptools else h11, made when this module is first imported.
+    auto = importlib.import_module("uvicorn.protocols.http.auto")
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http="auto",  # uvicorn's own choice: httptools, else h11
+        http=guarded(auto.AutoHTTPProtocol, Admission(app.limits.connections)),
         interface="asgi3",
         ws="none",
         lifespan="on",
