@@ -371,7 +371,7 @@ def test_over_the_limit_is_its_own_error_with_the_delay_and_audit_mode_only_logs
     assert enforcer.check_call(registry(), "report", {}, identity=ana).allowed
     over = enforcer.check_call(registry(), "report", {}, identity=ana)
     assert over.jsonrpc_error is not None
-    assert over.jsonrpc_error[0] == RATE_LIMITED == -32029
+    assert over.jsonrpc_error[0] == RATE_LIMITED == -32004
     assert over.jsonrpc_data == {"retryAfter": 60}
     (record,) = [json.loads(line) for line in log.getvalue().splitlines()]
     assert (record["stage"], record["code"], record["action"]) == (

@@ -422,7 +422,7 @@ def test_a_token_without_the_scope_is_403_naming_it(
     assert 'scope="mcp:admin"' in response.headers["www-authenticate"]
     noscope = proxy.post(provider.token("noscope", proxy.url, scope="profile"))
     refused(noscope, 403, "token-scope", "insufficient_scope")
-    admin = provider.token("admin", proxy.url)
+    admin = provider.token("admin", proxy.url, scope="mcp:read mcp:admin")
     assert proxy.post(admin).status_code == 200
 
 
@@ -950,12 +950,12 @@ def test_a_rate_limit_is_reached_and_recovered_per_identity(
     assert over.status_code == 429
     assert over.headers["retry-after"] in ("7", "8")
     error = over.json()["error"]
-    assert error["code"] == -32029
+    assert error["code"] == -32004
     assert error["data"] == {"retryAfter": int(over.headers["retry-after"])}
     # Another identity has its own bucket; a session-based client gets the same error.
     assert admin.call("echo", {"text": "hi"}, alone=True)["result"]["isError"] is False
     reader.open()
-    assert reader.call("echo", {"text": "hi"})["error"]["code"] == -32029
+    assert reader.call("echo", {"text": "hi"})["error"]["code"] == -32004
     time.sleep(8.2)  # one token back
     assert reader.call("echo", {"text": "hi"})["result"]["isError"] is False
 
@@ -1010,7 +1010,7 @@ def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
         for proxy in (first, second):
             status, answer, retry = call(proxy)
             assert status == 429
-            assert answer["error"]["code"] == -32029
+            assert answer["error"]["code"] == -32004
             assert retry is not None
             assert 1 <= int(retry) <= 8
             assert answer["error"]["data"] == {"retryAfter": int(retry)}
@@ -1021,7 +1021,7 @@ def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
         reader = Caller(second, tokens[second.url])
         reader.open()
         refused = reader.call("echo", {"text": "hi"})["error"]
-        assert refused["code"] == -32029
+        assert refused["code"] == -32004
         # One token back (and less than two: one comes every 8 s), for whichever replica.
         time.sleep(refused["data"]["retryAfter"] + 0.2)
         assert call(second)[1]["result"]["isError"] is False
@@ -1034,7 +1034,7 @@ def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
         redis.stop()
         status, answer, retry = call(first)
         assert (status, retry) == (429, "1")
-        assert answer["error"]["code"] == -32029
+        assert answer["error"]["code"] == -32004
         assert "cannot be checked" in answer["error"]["message"]
         hello = tmp_path / "hello.txt"
         hello.write_text("hello", encoding="utf-8")
@@ -1101,7 +1101,7 @@ def test_a_shared_limit_is_decided_in_turn_over_stdio_never_reordering(
         while len(answers) < 4:
             answer = json.loads(proxy.next_line())
             answers[answer["id"]] = answer
-        assert answers[4]["error"]["code"] == -32029
+        assert answers[4]["error"]["code"] == -32004
         assert all(answers[i]["result"]["isError"] is False for i in (2, 3, 5))
         received = [(c["name"], c["arguments"]) for c in _calls_in(tmp_path)]
         assert received == [

@@ -118,7 +118,7 @@ def test_a_hung_rate_store_bounds_each_stateless_call_by_its_own_timeout(
         # have waited 16 s.
         assert len(limited) == _CONCURRENT
         for took, refused in limited:
-            assert refused["error"]["code"] == -32029
+            assert refused["error"]["code"] == -32004
             assert "cannot be checked" in refused["error"]["message"]
             assert took < 3.0, took
         redis.thaw()

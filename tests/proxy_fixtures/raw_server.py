@@ -1,7 +1,7 @@
 """A line-level MCP server for transparency tests: it records every line it receives, byte
 for byte, to the file named by its first argument and answers with lines spelled unusually.
 
-- ``initialize``: a minimal result; ``tools/list``: no tools;
+- ``initialize``: a minimal result at the client's version; ``tools/list``: no tools;
 - ``ask/client``: first sends the client a ``ping`` request (id ``"srv-1"``) and a
   ``notifications/message``, then answers;
 - ``say/garbage``: a line that is not JSON, then an envelope with the request's id and
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import sys
+
+_HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
 
 def main() -> None:
@@ -28,8 +30,12 @@ def main() -> None:
                 continue
             method, ident = message["method"], json.dumps(message["id"])
             if method == "initialize":
+                # The client's version when it is one of the handshake's, as a server that
+                # speaks them all answers (the session then speaks it, headers included).
+                asked = (message.get("params") or {}).get("protocolVersion")
+                version = asked if asked in _HANDSHAKE else "2025-11-25"
                 result = (
-                    '{"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, '
+                    f'{{"protocolVersion": "{version}", "capabilities": {{"tools": {{}}}}, '
                     '"serverInfo": {"name": "raw", "version": "1"}}'
                 )
             elif method == "tools/list":

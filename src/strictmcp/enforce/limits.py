@@ -30,9 +30,10 @@ from ..guards.policy import Identity, Policy, RateLimit, RateStoreSettings
 MAX_BUCKETS = 100_000
 """The most (identity, tool, limit) buckets remembered."""
 
-RATE_LIMITED = -32029
+RATE_LIMITED = -32004
 """The JSON-RPC error code of a call over its rate limit; its ``data`` is
-``{"retryAfter": seconds}`` (an integer, at least 1)."""
+``{"retryAfter": seconds}`` (an integer, at least 1). A code of JSON-RPC's server range that
+MCP leaves free: 2026-07-28 reserves -32020 to -32099 for the specification."""
 
 
 _Key = tuple[int, "tuple[str | None, str | None] | None", str]
