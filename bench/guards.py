@@ -79,7 +79,7 @@ from strictmcp.guards import (
 )
 from strictmcp.guards import path as path_module
 from strictmcp.guards.claims import ClaimGuard
-from strictmcp.guards.policy import GuardRule, Identity, Policy
+from strictmcp.policy import GuardRule, Identity, Policy
 from strictmcp.protocol import Violation
 
 BASELINE = ("policy", "empty")  # the (group, key) every "vs empty policy" figure is taken against

@@ -39,7 +39,7 @@ from typing import Any
 from engine import Contender, calibrate, fmt_time, measure, ratio
 from strictmcp.enforce import Auditor
 from strictmcp.enforce.hygiene import clean_result
-from strictmcp.guards.policy import Policy, ResultRule
+from strictmcp.policy import Policy, ResultRule
 from strictmcp.proxy.session import ProxySession
 
 _SIZE = 4096

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from strictmcp.enforce import Auditor, Enforcer
-from strictmcp.guards.policy import Identity, Policy
+from strictmcp.policy import Identity, Policy
 from strictmcp.protocol import Revision, ToolRegistry
 from test_proxy_http import FIXTURES, Process, processes  # noqa: F401 - processes is a fixture
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from strictmcp.check.plant import faults_of, plant
-from strictmcp.guards.policy import Policy
+from strictmcp.policy import Policy
 from strictmcp.protocol import CheckedTool, Revision, ToolRegistry
 
 SCHEMA = {

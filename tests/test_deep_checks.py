@@ -24,8 +24,8 @@ import pytest
 from strictmcp.enforce import Auditor, Enforcer
 from strictmcp.guards import GuardCode, GuardFinding, PathGuard, SqlGuard
 from strictmcp.guards.database import SqlDatabaseCheck
-from strictmcp.guards.policy import Policy, PolicyError
 from strictmcp.guards.schedule import CronCheck, TimeCheck
+from strictmcp.policy import Policy, PolicyError
 from strictmcp.protocol import CallCheck, Revision, Severity, ToolRegistry
 from strictmcp.proxy import ProxySession
 from strictmcp.proxy.session import settled

@@ -16,9 +16,9 @@ import pytest
 from postgres_cluster import Cluster, scratch_cluster
 from strictmcp.guards import GuardCode, GuardFinding, SqlGuard, sql_postgres
 from strictmcp.guards.database import SqlDatabaseCheck
-from strictmcp.guards.policy import Policy, PolicyError
 from strictmcp.guards.sql_functions import POSTGRES_EXCLUDED, allowed_functions, postgres_file
 from strictmcp.guards.sql_postgres import POSTGRESQL_MAJOR
+from strictmcp.policy import Policy, PolicyError
 from test_guard_sql import OFF_THE_POSTGRES_LIST, POSTGRES_REJECTS
 
 C = GuardCode

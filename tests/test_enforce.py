@@ -16,10 +16,10 @@ from mcp.server.lowlevel import Server
 
 from strictmcp.enforce import AUDIT_LOGGER, Auditor, Enforcer
 from strictmcp.enforce.hygiene import HYGIENE_META_KEY
-from strictmcp.guards.policy import GuardRule, Mode, Policy
 from strictmcp.guards.text import TextGuard
 from strictmcp.integrations._server_core import ServerCore
 from strictmcp.integrations.lowlevel import protect
+from strictmcp.policy import GuardRule, Mode, Policy
 from strictmcp.protocol import Conversation, Revision, ToolRegistry, decode, own_message
 from strictmcp.proxy import ProxySession, Routed
 

@@ -14,8 +14,7 @@ import pytest
 
 from strictmcp.guards import GuardCode, GuardFinding
 from strictmcp.guards.deep import DeepValidators, error, warning
-from strictmcp.guards.policy import (
-    _OPTIONS,
+from strictmcp.policy import (
     GuardRule,
     Identity,
     Policy,
@@ -23,6 +22,9 @@ from strictmcp.guards.policy import (
     guard_kinds,
     select,
 )
+from strictmcp.policy.kinds import GUARD_OPTIONS
+from strictmcp.policy.reference import render_markdown
+from strictmcp.policy.tables import TABLES, TOP_KEYS, TOP_OPTIONS, Table
 from strictmcp.protocol import Severity
 
 if sys.version_info >= (3, 11):
@@ -278,11 +280,11 @@ def test_the_option_table_covers_every_configurable_field_of_every_guard() -> No
     # The resolver is Python's alone; the allowed flags are the policy's top-level key, one
     # list for every text check.
     not_per_entry = {"url": {"resolver"}, "text": {"allow_subdivision_flags"}}
-    assert set(_OPTIONS) == set(guard_kinds())
+    assert set(GUARD_OPTIONS) == set(guard_kinds())
     for kind, factory in guard_kinds().items():
         assert isinstance(factory, type)
         configurable = {f.name for f in fields(factory) if f.init}
-        assert set(_OPTIONS[kind]) == configurable - not_per_entry.get(kind, set()), kind
+        assert set(GUARD_OPTIONS[kind]) == configurable - not_per_entry.get(kind, set()), kind
 
 
 @pytest.mark.parametrize(
@@ -559,3 +561,45 @@ def test_path_and_url_guards_on_a_uri_take_their_own_schemes(tmp_path: Path) -> 
     # Without a path guard, a file: URI is the url guard's, which allows https only.
     assert "url-scheme-not-allowed" in codes(urls_only, f"file://{tmp_path}/a")
     assert codes(urls_only, "/etc/passwd") == ["url-invalid"]
+
+
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "policy-reference.md"
+
+
+def test_the_reference_page_is_generated_from_the_table_registry() -> None:
+    assert REFERENCE.read_text(encoding="utf-8") == render_markdown(), (
+        "docs/policy-reference.md is out of date: "
+        "python -m strictmcp.policy.reference > docs/policy-reference.md"
+    )
+
+
+def test_every_field_of_a_policy_is_one_table_or_top_level_key_of_the_registry() -> None:
+    declared = [table.policy_field for table in TABLES] + list(TOP_OPTIONS)
+    assert sorted(declared) == sorted(f.name for f in fields(Policy))
+    assert tuple(sorted([*TOP_OPTIONS, *(table.name for table in TABLES)])) == TOP_KEYS
+
+
+def test_every_table_and_key_of_the_registry_is_in_docs_policy_md() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "policy.md").read_text()
+    for table in TABLES:
+        assert f"`{table.header}`" in page, table.header
+        options = [table.options, *table.kinds.values()]
+        missing = [name for keys in options for name in keys if f"`{name}`" not in page]
+        assert not missing, (table.header, missing)
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda table: table.name)
+def test_a_table_of_the_registry_refuses_an_unknown_key_and_names_the_known_ones(
+    table: Table,
+) -> None:
+    entry: dict[str, Any] = {"colour": 1}
+    if table.kinds:
+        entry |= {"tool": "t", "argument": "/a", "kind": next(iter(table.kinds))}
+    value = [entry] if table.array else entry
+    where = f"{table.header} #1" if table.array else table.header
+    with pytest.raises(PolicyError) as refused:
+        Policy.from_dict({table.name: value})
+    message = str(refused.value)
+    assert message.startswith(where)
+    assert "unknown keys: colour (known: " in message
+    assert all(name in message.split("known: ")[1] for name in table.options)

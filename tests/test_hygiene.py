@@ -18,10 +18,10 @@ from strictmcp.enforce.hygiene import (
     clean_message,
     clean_result,
 )
-from strictmcp.guards.policy import Policy, PolicyError, ResultRule
 from strictmcp.guards.secrets import redact
 from strictmcp.guards.text import scrub
 from strictmcp.integrations._server_core import ServerCore
+from strictmcp.policy import Policy, PolicyError, ResultRule
 from strictmcp.protocol import LATEST, RELATED_TASK, ToolRegistry, decode
 from strictmcp.protocol.jsonrpc import plain_text
 from test_proxy_session import Session, messages

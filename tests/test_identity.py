@@ -36,19 +36,19 @@ from strictmcp.enforce import (
     StoreUnavailable,
     limiter_for,
 )
-from strictmcp.guards.policy import (
-    AuthSettings,
-    Identity,
-    Policy,
-    PolicyError,
-    RateStoreSettings,
-)
 from strictmcp.identity import Jwks, KeySet, TokenError, TokenVerifier
 from strictmcp.identity.jwks import MAX_JWKS_BYTES, KeysUnavailable
 from strictmcp.integrations._server_core import ServerCore
 from strictmcp.integrations.fastmcp import StrictMiddleware
 from strictmcp.integrations.lowlevel import protect
 from strictmcp.integrations.mcpserver import StrictExtension
+from strictmcp.policy import (
+    AuthSettings,
+    Identity,
+    Policy,
+    PolicyError,
+    RateStoreSettings,
+)
 from strictmcp.protocol import Revision, ToolRegistry, check_call
 from strictmcp.proxy import ProxySession, Routed
 from strictmcp.proxy.relay import Relay

@@ -1,6 +1,7 @@
 """strictmcp's layers, bottom up, each importing only those below it.
 
-``schema`` < ``protocol`` < ``guards`` < lint's rules < ``connect`` (the transport) <
+``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy file) < lint's rules <
+``connect`` (the transport) <
 ``identity`` (verified access tokens) < ``enforce`` < the leaves (``proxy``, ``check``,
 ``integrations`` and lint's command side) < the command line (``cli``, ``__main__``). Leaves
 never import each other. Every import counts:
@@ -19,22 +20,23 @@ import pytest
 PACKAGE = "strictmcp"
 SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 
-LEAF = 7
+LEAF = 8
 LAYERS = {
     "schema": 0,
     "protocol": 1,
     "guards": 2,
-    "lint": 3,
-    "connect": 4,
-    "identity": 5,
-    "enforce": 6,
+    "policy": 3,
+    "lint": 4,
+    "connect": 5,
+    "identity": 6,
+    "enforce": 7,
     "proxy": LEAF,
     "check": LEAF,
     "integrations": LEAF,
     "policy_cmd": LEAF,
     "pin": LEAF,
-    "cli": 8,
-    "__main__": 8,
+    "cli": 9,
+    "__main__": 9,
 }
 """The layer of each part of the package, by its name under ``strictmcp``."""
 

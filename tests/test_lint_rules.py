@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from strictmcp.guards.policy import Policy
 from strictmcp.lint import (
     RULES,
     PointerIndex,
@@ -20,6 +19,7 @@ from strictmcp.lint import (
 )
 from strictmcp.lint.docs import render_markdown
 from strictmcp.lint.walk import walk_schema
+from strictmcp.policy import Policy
 from strictmcp.protocol import Revision, Severity
 
 Obj = dict[str, Any]

@@ -26,8 +26,8 @@ from mcp.client.stdio import stdio_client
 from proxy_fixtures.rugpull_server import HIDDEN, WEATHER, listing, tags
 from strictmcp.cli import main
 from strictmcp.enforce import Auditor, Enforcer, listing_rules
-from strictmcp.guards.policy import Policy, PolicyError
 from strictmcp.lint import UnknownRuleError
+from strictmcp.policy import Policy, PolicyError
 from strictmcp.protocol import LATEST
 from test_proxy_session import Session, messages
 

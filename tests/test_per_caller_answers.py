@@ -26,8 +26,8 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.caching import CacheableMethod
 from mcp.server.lowlevel import Server
 
-from strictmcp.guards.policy import Policy
 from strictmcp.integrations.lowlevel import protect
+from strictmcp.policy import Policy
 from test_proxy_http import Process, modern, processes  # noqa: F401 - processes is a fixture
 
 # A 2026-07-28 server whose listing is public (the same for everyone, as it sees it).

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from strictmcp.cli import main
 from strictmcp.connect.tool_source import load_live
-from strictmcp.guards.policy import Policy
 from strictmcp.lint import lint_tools
+from strictmcp.policy import Policy
 from strictmcp.protocol import LATEST
 from test_proxy_third_party import (
     everything_command,

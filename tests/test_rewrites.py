@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from strictmcp.enforce.rewrites import decode_json_strings, inline_refs
-from strictmcp.guards.policy import Policy, PolicyError
+from strictmcp.policy import Policy, PolicyError
 from strictmcp.proxy import Auditor, ProxySession
 from strictmcp.schema import compile_schema
 from test_proxy_session import Session, messages

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from strictmcp.enforce import Enforcer
 from strictmcp.enforce.hygiene import clean_request, clean_result
 from strictmcp.guards import GuardCode, TextGuard
-from strictmcp.guards.policy import Policy, PolicyError, ResultRule
 from strictmcp.guards.subdivisions import (
     RECOMMENDED_SUBDIVISION_FLAGS,
     flag_tags,
@@ -32,6 +31,7 @@ from strictmcp.guards.subdivisions import (
 )
 from strictmcp.guards.text import scrub
 from strictmcp.lint import LintRule, lint_tools, select_rules
+from strictmcp.policy import Policy, PolicyError, ResultRule
 from strictmcp.protocol import LATEST, VALIDATION_META_KEY
 from test_proxy_stdio import calls, client, run, text_of
 

@@ -10,7 +10,6 @@ import pytest
 from strictmcp.enforce import DryRun, Enforcer
 from strictmcp.guards import GuardFinding
 from strictmcp.guards.deep import DeepValidators, error, warning
-from strictmcp.guards.policy import GuardRule, Policy
 from strictmcp.guards.text import TextGuard
 from strictmcp.guards.validation import (
     FALLBACK_NAME,
@@ -20,6 +19,7 @@ from strictmcp.guards.validation import (
     choose_name,
     tool_definition,
 )
+from strictmcp.policy import GuardRule, Policy
 from strictmcp.protocol import Revision, ToolRegistry, check_tool
 from strictmcp.schema import compile_schema
 

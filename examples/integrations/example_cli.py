@@ -8,8 +8,8 @@ import logging
 import os
 from pathlib import Path
 
-from strictmcp.guards.policy import Mode, Policy
 from strictmcp.integrations import AUDIT_LOGGER
+from strictmcp.policy import Mode, Policy
 
 
 class Arguments(argparse.Namespace):

@@ -19,8 +19,8 @@ from example_cli import parse_arguments, read_policy
 from fastmcp import FastMCP
 from fastmcp.tools.base import ToolResult
 
-from strictmcp.guards.policy import Mode
 from strictmcp.integrations.fastmcp import StrictMiddleware
+from strictmcp.policy import Mode
 
 WORD_COUNT = {"type": "object", "properties": {"words": {"type": "integer"}}, "required": ["words"]}
 

@@ -29,8 +29,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from strictmcp.guards.policy import Mode
 from strictmcp.integrations.lowlevel import protect
+from strictmcp.policy import Mode
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 TOOLS = [

@@ -23,8 +23,8 @@ from example_cli import parse_arguments, read_policy
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
-from strictmcp.guards.policy import Mode
 from strictmcp.integrations.mcpserver import StrictExtension
+from strictmcp.policy import Mode
 
 
 class WordCount(BaseModel):

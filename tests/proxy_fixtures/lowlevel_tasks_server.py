@@ -29,8 +29,8 @@ from mcp.shared.exceptions import MCPError
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from proxy_fixtures import task_store  # found through the path just set
 from proxy_fixtures.task_store import Job, TaskStore, Work
-from strictmcp.guards.policy import Mode
 from strictmcp.integrations.lowlevel import protect
+from strictmcp.policy import Mode
 
 COUNT: dict[str, Any] = {
     "type": "object",

@@ -13,8 +13,8 @@ import click
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from ..connect.client import ClientError, open_client
-from ..guards.policy import Policy, PolicyError
 from ..lint.model import printable
+from ..policy import Policy, PolicyError
 from ..protocol import Revision
 from .redact import redact_argv, redact_url
 from .report_html import render_html

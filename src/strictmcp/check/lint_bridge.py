@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..guards.policy import Policy
 from ..lint import LintReport, lint_tools
+from ..policy import Policy
 from ..protocol import Revision
 
 

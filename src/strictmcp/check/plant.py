@@ -19,11 +19,11 @@ from typing import Any
 from ..guards import GuardCode
 from ..guards.database import SqlDatabaseCheck
 from ..guards.path import PathGuard
-from ..guards.policy import GuardRule, Policy
 from ..guards.reach import UrlReachCheck
 from ..guards.schedule import CronCheck, TimeCheck
 from ..guards.sql import SqlGuard
 from ..guards.url import UrlGuard
+from ..policy import GuardRule, Policy
 from ..protocol import CheckedTool
 from .cases import PLANTED, Case, Fault
 

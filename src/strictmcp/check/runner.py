@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..connect.client import ClientError, McpClient, Outcome, Success, TransportFailure
-from ..guards.policy import Policy
 from ..guards.validation import CAPABILITY, PREFERRED_NAME
+from ..policy import Policy
 from ..protocol import ToolRegistry, check_result
 from ..protocol.tasks import declares_tasks, task_support
 from .cases import Case

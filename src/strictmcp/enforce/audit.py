@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import IO, Any, Literal
 
-from ..guards.policy import Identity, Mode
+from ..policy import Identity, Mode
 from ..protocol import Severity, Violation
 from ..schema import quote_name
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..guards.policy import Identity
+from ..policy import Identity
 from ..protocol import Revision, Rule, Severity, ToolRegistry, Violation
 from ..protocol.tool_calls import ARGUMENTS
 from ..schema import quote_name

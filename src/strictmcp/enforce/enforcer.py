@@ -7,7 +7,8 @@ from typing import Any
 
 from ..guards.codes import GuardCode
 from ..guards.deep import DeepValidators
-from ..guards.policy import (
+from ..lint.model import LintRule
+from ..policy import (
     DEFAULT_RESULT_RULE,
     DEFAULT_TOOL_RULE,
     Identity,
@@ -15,7 +16,6 @@ from ..guards.policy import (
     Policy,
     ToolRule,
 )
-from ..lint.model import LintRule
 from ..protocol import (
     CallCheck,
     CheckedTool,

@@ -7,7 +7,7 @@ characters spelling instructions, bidirectional controls, zero-width characters)
 control sequences are found with the text guard's own classes (:func:`~strictmcp.guards.text.
 scrub`) in text content, embedded resource text, resource links' names, titles and
 descriptions, ``structuredContent`` strings and keys, and ``_meta`` strings. Per tool (the
-policy's ``[[result]]``, :class:`~strictmcp.guards.policy.ResultRule`): ``flag`` records them
+policy's ``[[result]]``, :class:`~strictmcp.policy.ResultRule`): ``flag`` records them
 and annotates the result's ``_meta`` (:data:`HYGIENE_META_KEY`) without changing any content;
 ``strip`` removes them. A ``structuredContent`` key with hidden characters is never renamed
 (a new name can collide with another, or break the ``outputSchema``): under ``strip`` the
@@ -26,9 +26,9 @@ from enum import Enum
 from typing import Any
 
 from ..guards.codes import GuardCode
-from ..guards.policy import Hygiene, ResultRule
 from ..guards.secrets import redact
 from ..guards.text import scrub
+from ..policy import Hygiene, ResultRule
 from ..protocol import RELATED_TASK, Severity, Violation
 
 HYGIENE_META_KEY = "dev.strictmcp/hygiene"

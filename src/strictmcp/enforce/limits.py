@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from ..guards.policy import Identity, Policy, RateLimit, RateStoreSettings
+from ..policy import Identity, Policy, RateLimit, RateStoreSettings
 
 MAX_BUCKETS = 100_000
 """The most (identity, tool, limit) buckets remembered."""

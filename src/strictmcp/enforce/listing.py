@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..guards.policy import Policy
 from ..lint.engine import lint_tools
 from ..lint.model import LintRule
 from ..lint.rules import RULES, select_rules
+from ..policy import Policy
 from ..protocol import Revision, Violation
 
 DEFAULT_LISTING_RULES = ("SMT401",)

@@ -1,7 +1,7 @@
 """Deep validators: checks a tool author writes for what no schema or guard can know.
 
 (The built-in deep checks a policy declares, ``[[deep]]``, run through :func:`bounded` too;
-see :mod:`strictmcp.guards.policy`.)
+see :mod:`strictmcp.policy`.)
 
 A cron expression that parses, a database that answers, a file that is not too big: tool
 authors register such checks per tool. They run in the dry-run ``validate`` tool, always, and

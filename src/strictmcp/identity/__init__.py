@@ -2,11 +2,11 @@
 
 The HTTP proxy is an OAuth 2.1 protected resource (the MCP authorization specification,
 2025-06-18 and later): :class:`TokenVerifier` turns a bearer token into an
-:class:`~strictmcp.guards.policy.Identity` once its signature (a key of the issuer's JWKS,
+:class:`~strictmcp.policy.Identity` once its signature (a key of the issuer's JWKS,
 :class:`KeySet`, fetched and refreshed by :class:`Jwks`), issuer, audience and lifetime hold,
 or refuses it with a :class:`TokenError` whose ``code`` is stable and whose ``description``
 never quotes the token. The policy's ``[auth]`` section
-(:class:`~strictmcp.guards.policy.AuthSettings`) configures it.
+(:class:`~strictmcp.policy.AuthSettings`) configures it.
 
 It sits between the transport (``connect``) and the enforcement path (``enforce``): the proxy
 and the SDK integrations both verify with it, and the enforcer authorizes the identity it

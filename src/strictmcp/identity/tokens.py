@@ -23,7 +23,7 @@ from jwt.exceptions import (
     PyJWTError,
 )
 
-from ..guards.policy import AuthSettings, Identity
+from ..policy import AuthSettings, Identity
 from .jwks import MAX_JWKS_BYTES, Jwks, KeysUnavailable, Load
 from .upstream import secret
 
@@ -58,7 +58,7 @@ class TokenError(Exception):
 
 class TokenVerifier:
     """Verifies access tokens as the policy's ``[auth]`` section says (see
-    :class:`~strictmcp.guards.policy.AuthSettings`).
+    :class:`~strictmcp.policy.AuthSettings`).
 
     ``keys`` are the issuer's keys; by default they come from ``jwks_file``, ``jwks_url`` or
     the ``jwks_uri`` of the issuer's metadata (RFC 8414, else OpenID discovery), fetched with

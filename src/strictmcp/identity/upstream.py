@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx2
 
-from ..guards.policy import UpstreamSettings
+from ..policy import UpstreamSettings
 
 _RENEW_BEFORE = 60.0
 """Seconds before its expiry a token is renewed: no request leaves with one about to lapse."""

@@ -56,8 +56,8 @@ from mcp.shared.exceptions import MCPError
 from ..enforce import AUDIT_LOGGER, Auditor, Enforcer, PinFile, outcome
 from ..enforce import listing_rules as enforce_listing_rules
 from ..guards.deep import DeepValidators
-from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
+from ..policy import Identity, Mode, Policy
 from ..protocol import LATEST, Revision, ToolRegistry, check_result, errors
 from ..protocol.tasks import (
     DEFAULT_MAX_TASKS,

@@ -15,7 +15,7 @@ import click
 
 from ..connect.command_line import ServerCommand, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
-from ..guards.policy import Policy, PolicyError
+from ..policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
 from .engine import lint_tools
 from .locate import PointerIndex

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..guards.policy import Policy
+from ..policy import Policy
 from ..protocol import Revision, Violation, check_tool_name
 from ..schema import SchemaError, SchemaErrorCode, Validator, compile_schema
 from .walk import Node, walk_schema

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..guards.policy import Policy
+from ..policy import Policy
 from ..protocol import LATEST, Revision
 from .context import LintContext, Results, ToolView
 from .model import LintFinding, LintRule

@@ -11,8 +11,8 @@ from typing import NoReturn, TypeVar
 import click
 
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
-from ..guards.policy import Policy, PolicyError
 from ..lint.model import printable
+from ..policy import Policy, PolicyError
 from ..protocol import LATEST
 from .draft import draft
 from .review import review

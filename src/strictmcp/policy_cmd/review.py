@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..guards.policy import TOOLS_CALL, GuardRule, Policy
 from ..lint.context import LintContext, ToolView
 from ..lint.rules import find_rule
 from ..lint.walk import declared_types
+from ..policy import TOOLS_CALL, GuardRule, Policy
 from ..protocol import Revision
 
 __all__ = ["review"]

@@ -23,8 +23,8 @@ from ..enforce import (
     limiter_for,
     listing_rules,
 )
-from ..guards.policy import Policy, PolicyError, is_loopback
 from ..lint import LintRule, UnknownRuleError
+from ..policy import Policy, PolicyError, is_loopback
 from ..protocol.tasks import DEFAULT_MAX_TASKS
 from .http_connections import (
     DEFAULT_CONNECTIONS,

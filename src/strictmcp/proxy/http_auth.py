@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from ..guards.policy import Identity
 from ..identity import TokenError, TokenVerifier
+from ..policy import Identity
 from . import http_asgi as io
 from .http_asgi import Send
 

@@ -20,8 +20,8 @@ import httpx2
 
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
-from ..guards.policy import AuthSettings, UpstreamSettings, is_loopback
 from ..identity import TokenVerifier, UpstreamAuth
+from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .http_auth import Gate
 from .http_server import App, Limits, serve
 from .http_sessions import Channel, NewSession, NewUpstream

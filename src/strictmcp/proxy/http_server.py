@@ -38,7 +38,7 @@ from mcp_types.jsonrpc import INVALID_REQUEST
 from ..connect import http_headers as h
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
-from ..guards.policy import Identity, is_loopback
+from ..policy import Identity, is_loopback
 from ..protocol import Decoded, Revision, decode, errors, own_message
 from ..protocol.jsonrpc import refusal_for
 from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS

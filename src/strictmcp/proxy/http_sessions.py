@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..connect.upstream import Upstream
-from ..guards.policy import Identity
+from ..policy import Identity
 from ..protocol.jsonrpc import id_readings
 from .http_streams import Router
 from .relay import Relay

@@ -38,7 +38,7 @@ from typing import Any
 from ..connect.alarms import Alarm, alarms
 from ..connect.lines import OVERSIZED, Lines
 from ..connect.upstream import Sink, Upstream, long_lived
-from ..guards.policy import Identity
+from ..policy import Identity
 from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
 from .session import ProxySession, Routed, settled

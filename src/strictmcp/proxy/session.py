@@ -39,9 +39,9 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..enforce import Auditor, Enforcer, Limiter, PinFile, outcome
-from ..guards.policy import Identity, Mode, Policy
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
+from ..policy import Identity, Mode, Policy
 from ..protocol import (
     RELATED_TASK,
     CallCheck,

@@ -1,0 +1,259 @@
+"""The :class:`Policy`: what a policy file says, loaded through the table registry
+(:data:`~strictmcp.policy.tables.TABLES`), and how it checks calls."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..guards.base import Guard, GuardFinding
+from ..guards.deep import bounded
+from ..guards.uris import URI_FIELDS, check_uri
+from ..protocol import Severity, Violation
+from ..protocol.tool_calls import ARGUMENTS
+from .callers import AccessRule, Identity, RateLimit
+from .options import Context, PolicyError
+from .rules import (
+    DEFAULT_RESULT_RULE,
+    DEFAULT_TOOL_RULE,
+    TOOLS_CALL,
+    DeepRule,
+    GuardRule,
+    Hygiene,
+    ResultRule,
+    ToolRule,
+    guard_for,
+    pattern_matches,
+    values_at,
+)
+from .settings import AuthSettings, RateStoreSettings, UpstreamSettings
+from .tables import TABLES, TOP_KEYS, flags, mode
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+Mode = Literal["enforce", "audit"]
+_PARAMS = "/params"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Guards on tool arguments, and what their findings do.
+
+    In ``enforce`` mode a call with an error finding is refused; in ``audit`` mode every
+    finding is reported and the call goes ahead (shadow mode, for rolling a policy out).
+    ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default);
+    ``results`` the ``[[result]]`` entries, first match wins (:meth:`result_rule`);
+    ``server_requests`` the hygiene of elicitation messages and sampling requests; ``tools``
+    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`). ``allow_subdivision_flags``
+    are the subdivision flags (ISO 3166-2 codes, upper case) whose tag characters every text
+    check under this policy lets through besides the recommended ones: its text guards,
+    result and request hygiene, and the listing stage.
+    """
+
+    rules: tuple[GuardRule, ...] = ()
+    mode: Mode = "enforce"
+    deep: tuple[DeepRule, ...] = ()
+    listing_rules: tuple[str, ...] | None = None
+    results: tuple[ResultRule, ...] = ()
+    server_requests: Hygiene = "flag"
+    tools: tuple[ToolRule, ...] = ()
+    allow_subdivision_flags: tuple[str, ...] = ()
+
+    def tool_rule(self, tool: str) -> ToolRule:
+        """The first ``[[tool]]`` entry matching ``tool``, else :data:`DEFAULT_TOOL_RULE`."""
+        for rule in self.tools:
+            if rule.applies_to(tool):
+                return rule
+        return DEFAULT_TOOL_RULE
+
+    def result_rule(self, tool: str | None, method: str = TOOLS_CALL) -> ResultRule:
+        """The first ``[[result]]`` entry for ``method`` (for ``tools/call``, matching
+        ``tool``; an answer to an unknown call matches none), else
+        :data:`DEFAULT_RESULT_RULE`."""
+        for rule in self.results:
+            if rule.method != method:
+                continue
+            if method != TOOLS_CALL or (tool is not None and rule.applies_to(tool)):
+                return rule
+        return DEFAULT_RESULT_RULE
+
+    #: The ``[auth]`` section: who may reach the HTTP proxy at all.
+    auth: AuthSettings | None = None
+    #: The ``[[access]]`` rules: which identity may call which tools.
+    access: tuple[AccessRule, ...] = ()
+    #: The ``[identity]`` table: the caller over stdio, where no token says who it is.
+    identity: Identity | None = None
+    #: The ``[upstream]`` section: the proxy's own credentials toward an HTTP upstream.
+    upstream: UpstreamSettings | None = None
+    #: The ``[[rate_limit]]`` entries: calls per identity and tool.
+    rate_limits: tuple[RateLimit, ...] = ()
+    #: The ``[rate_store]`` table: the rate limits' buckets kept in Redis (None: in memory).
+    rate_store: RateStoreSettings | None = None
+
+    def allows(self, identity: Identity | None, tool: str) -> bool:
+        """Whether ``identity`` may call ``tool``: anyone may while there are no access
+        rules; once there is one, only an identity some rule both matches and gives the
+        tool to (an unknown caller, None, never)."""
+        if not self.access:
+            return True
+        if identity is None:
+            return False
+        return any(rule.allows(tool) and rule.matches(identity) for rule in self.access)
+
+    def check(
+        self,
+        tool: str,
+        arguments: Any,
+        *,
+        pointer: str = ARGUMENTS,
+        identity: Identity | None = None,
+    ) -> list[Violation]:
+        """Every finding of every guard that applies to this call by ``identity``, pointing
+        into the message.
+
+        Arguments a pattern does not reach (absent, or not a container where one is needed)
+        are not checked: whether they must exist is the schema's business. A guard whose
+        settings name the caller's claims is built for ``identity``'s (:func:`~.rules.guard_for`).
+        """
+        violations: list[Violation] = []
+        for rule in self.rules:
+            if not rule.applies_to(tool):
+                continue
+            for where, value in values_at(arguments, rule.tokens):
+                guard = guard_for(rule.guard, identity)
+                found = [guard] if isinstance(guard, GuardFinding) else guard.check(value)
+                violations += [finding.at(pointer + where) for finding in found]
+        return violations
+
+    def guarded_methods(self) -> frozenset[str]:
+        """The requests other than ``tools/call`` some ``[[guard]]`` is on
+        (:meth:`check_request`)."""
+        return frozenset(rule.method for rule in self.rules if rule.method != TOOLS_CALL)
+
+    def check_request(
+        self, method: str, params: Any, *, identity: Identity | None = None
+    ) -> list[Violation]:
+        """Every finding of the guards on ``method`` (a request other than ``tools/call``)
+        about its ``params``, pointing into the message (``/params/uri``).
+
+        Values a pattern does not reach are not checked, as for :meth:`check`; a resource
+        URI meets its path and url guards together (:mod:`.uris`): a ``file:`` URI is the
+        path guards', any other the url guards', and one neither kind allows is refused.
+        """
+        violations: list[Violation] = []
+        uris: dict[str, tuple[Any, list[Guard], list[Guard]]] = {}
+        fields = URI_FIELDS.get(method, ())
+        for rule in self.rules:
+            if rule.method != method:
+                continue
+            for where, value in values_at(params, rule.tokens):
+                guard = guard_for(rule.guard, identity)
+                if isinstance(guard, GuardFinding):
+                    violations.append(guard.at(_PARAMS + where))
+                elif where in fields and guard.kind in ("path", "url"):
+                    _, paths, urls = uris.setdefault(where, (value, [], []))
+                    (paths if guard.kind == "path" else urls).append(guard)
+                else:
+                    violations += [found.at(_PARAMS + where) for found in guard.check(value)]
+        for where, (uri, paths, urls) in uris.items():
+            violations += [found.at(_PARAMS + where) for found in check_uri(uri, paths, urls)]
+        return violations
+
+    async def check_deep(
+        self,
+        tool: str,
+        arguments: Any,
+        *,
+        real_call: bool = False,
+        pointer: str = ARGUMENTS,
+        identity: Identity | None = None,
+    ) -> list[Violation]:
+        """The findings of the deep checks that apply to this call by ``identity`` (for a
+        real call, those with ``on_calls``), run concurrently, each in a worker thread
+        bounded by its timeout."""
+        pending = []
+        for rule in self.deep:
+            if not rule.applies_to(tool) or not (rule.on_calls or not real_call):
+                continue
+            for where, value in values_at(arguments, rule.tokens):
+                guard = guard_for(rule.guard, identity)
+                if isinstance(guard, GuardFinding):
+                    pending.append(_refused(guard.at(pointer + where)))
+                    continue
+                check = asyncio.to_thread(guard.check, value)
+                pending.append(bounded(check, rule.timeout, f"{guard.kind} check", pointer + where))
+        found = await asyncio.gather(*pending)
+        return [violation for violations in found for violation in violations]
+
+    def deep_on_calls(self, tool: str) -> bool:
+        """Whether a real call of ``tool`` has deep checks to await."""
+        return any(rule.on_calls and rule.applies_to(tool) for rule in self.deep)
+
+    def blocks(self, violations: list[Violation]) -> bool:
+        """Whether these findings refuse the call under this policy's mode."""
+        return self.mode == "enforce" and any(v.severity is Severity.ERROR for v in violations)
+
+    def covers(self, tool: str, argument: str) -> bool:
+        """Whether some rule guards this argument pointer of this tool (for lint)."""
+        return any(
+            rule.applies_to(tool) and pattern_matches(rule.argument, argument)
+            for rule in self.rules
+        )
+
+    def covers_request(self, method: str, argument: str) -> bool:
+        """Whether some rule on ``method`` (a request other than ``tools/call``) guards this
+        pointer into its params (for lint)."""
+        return any(
+            rule.method == method and pattern_matches(rule.argument, argument)
+            for rule in self.rules
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Read a policy from a TOML file."""
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as error:
+            raise PolicyError(f"cannot read the policy: {error.strerror}") from None
+        except tomllib.TOMLDecodeError as error:
+            raise PolicyError(f"the policy is not valid TOML: {error}") from None
+        return cls.from_dict(data, base=Path(path).resolve().parent)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> Policy:
+        """Build a policy from its TOML form (a mapping of the keys and tables of
+        :data:`~strictmcp.policy.tables.TABLES`). ``base`` is the directory relative path
+        roots are read from (the policy file's, when loaded from one); without it a relative
+        root is refused."""
+        unknown = set(data) - set(TOP_KEYS)
+        if unknown:
+            raise PolicyError(
+                f"unknown top-level keys: {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(TOP_KEYS)})"
+            )
+        checked_mode = mode(data)
+        context = Context(base, flags(data))
+        policy = cls(
+            mode=checked_mode,
+            allow_subdivision_flags=context.flags,
+            **{table.policy_field: table.load(data, context) for table in TABLES},
+        )
+        _coherent(policy)
+        return policy
+
+
+def _coherent(policy: Policy) -> None:
+    """Refuse a policy whose tables, each valid, do not make sense together."""
+    if policy.rate_store is not None and not policy.rate_limits:
+        raise PolicyError("[rate_store] needs [[rate_limit]] entries to keep")
+
+
+async def _refused(violation: Violation) -> list[Violation]:
+    return [violation]

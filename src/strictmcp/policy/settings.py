@@ -1,0 +1,120 @@
+"""The settings of the ``[auth]``, ``[upstream]`` and ``[rate_store]`` tables, as plain data:
+``strictmcp.identity`` and ``strictmcp.enforce`` read them; :mod:`.tables` declares their keys
+and builds them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .options import PolicyError
+from .urls import redis_url_problem
+
+ASYMMETRIC_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""The JWS algorithms an ``[auth]`` section may accept: signatures checked with a public key.
+HMAC (``HS*``) is left out on purpose: its key is a shared secret, and accepting it next to
+public keys is how a token "signed" with the public key gets through."""
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """The ``[auth]`` section: the HTTP proxy as an OAuth 2.1 protected resource.
+
+    Every request needs an access token (a JWT) signed by a key of ``issuer``'s JWKS (found
+    from its metadata, or ``jwks_url``/``jwks_file``) with one of ``algorithms``, whose
+    ``iss`` is ``issuer``, whose ``aud`` includes ``resource`` (the proxy's canonical URL,
+    RFC 8707), which has not expired (``leeway`` seconds of clock skew either way), and which
+    grants every scope of ``scopes``. ``jwks_refresh`` is the fewest seconds between two
+    fetches of the JWKS for a ``kid`` it does not hold; ``token_header`` is where the token
+    is read (``authorization``, or a gateway's header that forwards it). With
+    ``introspection_url``, a token that is not a JWT (an opaque one) is checked there (RFC
+    7662) with the proxy's ``client_id`` and its secret (``client_secret_env`` or
+    ``client_secret_file``).
+    """
+
+    issuer: str
+    resource: str
+    jwks_url: str | None = None
+    jwks_file: str | None = None
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    scopes: tuple[str, ...] = ()
+    leeway: int = 30
+    jwks_refresh: int = 60
+    token_header: str = "authorization"
+    introspection_url: str | None = None
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    client_secret_file: str | None = None
+
+
+@dataclass(frozen=True)
+class UpstreamSettings:
+    """The ``[upstream]`` section: the proxy's own credentials toward an HTTP upstream.
+
+    Either a static bearer token (``bearer_env`` or ``bearer_file``) or an OAuth client (the
+    client credentials grant at ``token_url`` with ``client_id`` and a secret from
+    ``client_secret_env`` or ``client_secret_file``, asking for ``scope`` and ``resource``).
+    Secrets are named, never written here. The client's own token is never passed on.
+    """
+
+    bearer_env: str | None = None
+    bearer_file: str | None = None
+    token_url: str | None = None
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    client_secret_file: str | None = None
+    scope: str | None = None
+    resource: str | None = None
+
+
+@dataclass(frozen=True)
+class RateStoreSettings:
+    """The ``[rate_store]`` table: the ``[[rate_limit]]`` buckets kept in Redis, so that
+    every replica of the proxy counts the same calls.
+
+    The server is named by ``url`` (``redis://`` or ``rediss://``, without a password), or,
+    for a URL holding a secret, by the environment variable ``url_env`` or the file
+    ``url_file``. ``on_unavailable`` says what a call of a limited tool gets while Redis
+    cannot be reached within ``timeout_ms``: refused (``closed``, the default) or let
+    through (``open``). ``prefix`` starts every key the proxy writes.
+    """
+
+    url: str | None = None
+    url_env: str | None = None
+    url_file: str | None = None
+    on_unavailable: Literal["closed", "open"] = "closed"
+    timeout_ms: int = 500
+    prefix: str = "strictmcp:rate:"
+
+    def read_url(self) -> str:
+        """The Redis URL, read from where the table says; PolicyError when it cannot be read
+        (the message names the variable or file, never the URL)."""
+        if self.url is not None:
+            return self.url
+        if self.url_env is not None:
+            url = os.environ.get(self.url_env, "").strip()
+            source = f"the environment variable {self.url_env}"
+        else:
+            assert self.url_file is not None  # one of the three, checked when loaded
+            source = f"the file {self.url_file}"
+            try:
+                url = Path(self.url_file).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                raise PolicyError(f"[rate_store]: {source} cannot be read") from None
+        problem = redis_url_problem(url) if url else "is empty"
+        if problem is not None:
+            raise PolicyError(f"[rate_store]: the URL in {source} {problem}")
+        return url

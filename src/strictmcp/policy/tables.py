@@ -1,0 +1,629 @@
+"""The policy file's tables, each declared once: its name, whether it is one table or an
+array of them, its keys (types, defaults, descriptions), a line of docs and the builder that
+turns an entry into what :class:`~strictmcp.policy.Policy` holds.
+
+:data:`TABLES` is the one registry: the loader (:meth:`Policy.from_dict`), the top-level
+"known:" message and the reference page (``docs/policy-reference.md``) all read it, so a new
+table is one :class:`Table` here. Rules that span tables are :func:`coherent`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..guards.subdivisions import subdivision_flags
+from .callers import AccessRule, Identity, RateLimit
+from .kinds import (
+    DEEP_ENTRY,
+    DEEP_OPTIONS,
+    GUARD_ENTRY,
+    GUARD_OPTIONS,
+    RULE_OPTIONS,
+    deep_rule,
+    guard_rule,
+)
+from .options import Context, Option, PolicyError, checked
+from .rules import RESULT_METHODS, TOOLS_CALL, Hygiene, ResultRule, ToolRule
+from .settings import ASYMMETRIC_ALGORITHMS, AuthSettings, RateStoreSettings, UpstreamSettings
+from .urls import is_safe_url, redis_url_problem
+
+HYGIENE = ("flag", "strip", "off")
+_TOOL_RESULT_ONLY = ("label", "delimiter", "max_bytes", "max_items")
+_TEXT_SLOT = "{text}"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of the file: ``[name]``, or ``[[name]]`` when ``array``.
+
+    ``build`` turns one entry (its TOML value, unchecked) into what the policy's ``policy_field``
+    holds (for an array, each entry into one item of a tuple), given where it is for its
+    messages (``[auth]``, ``[[guard]] #2``); ``absent`` is the field's value without the
+    table. ``options`` are its keys, and ``kinds`` the options of each ``kind`` an entry may
+    name (``[[guard]]``, ``[[deep]]``).
+    """
+
+    name: str
+    policy_field: str
+    doc: str
+    options: Mapping[str, Option]
+    build: Callable[[str, Any, Context], Any]
+    array: bool = False
+    kinds: Mapping[str, Mapping[str, Option]] = field(default_factory=dict)
+    absent: Any = None
+
+    @property
+    def header(self) -> str:
+        """How the file writes it: ``[name]`` or ``[[name]]``."""
+        return f"[[{self.name}]]" if self.array else f"[{self.name}]"
+
+    def load(self, data: Mapping[str, Any], context: Context) -> Any:
+        """The field's value from the whole file's ``data``."""
+        if self.name not in data:
+            return () if self.array else self.absent
+        if not self.array:
+            return self.build(self.header, data[self.name], context)
+        entries = data[self.name]
+        if not isinstance(entries, list):
+            raise PolicyError(f"{self.name} must be a list of [[{self.name}]] tables")
+        return tuple(
+            self.build(f"{self.header} #{index}", entry, context)
+            for index, entry in enumerate(entries, start=1)
+        )
+
+
+_AUTH = {
+    "issuer": Option(
+        str,
+        required=True,
+        doc="The authorization server's issuer identifier (https; http only on loopback).",
+    ),
+    "resource": Option(
+        str,
+        required=True,
+        doc=(
+            "The proxy's canonical URL, as clients reach it (behind a balancer, its public URL): "
+            "the audience tokens must name."
+        ),
+    ),
+    "jwks_url": Option(
+        str,
+        default="discovered",
+        doc=(
+            "Where the issuer's keys are; by default the `jwks_uri` of its metadata (RFC 8414, "
+            "else OpenID discovery), whose `issuer` must match."
+        ),
+    ),
+    "jwks_file": Option(str, doc="A local JWKS file instead (the issuer is then never asked)."),
+    "algorithms": Option(
+        str,
+        array=True,
+        choices=ASYMMETRIC_ALGORITHMS,
+        default="all of `RS256`...`RS512`, `PS256`...`PS512`, `ES256`...`ES512`, `EdDSA`",
+        doc=(
+            "The accepted signature algorithms. Only asymmetric ones can be named: `HS256` and "
+            "`none` are always refused."
+        ),
+    ),
+    "scopes": Option(
+        str,
+        array=True,
+        default="`[]`",
+        doc="The scopes every token must grant (also the metadata's `scopes_supported`).",
+    ),
+    "leeway": Option(
+        int,
+        default="`30`",
+        doc="Seconds of clock skew allowed on `exp` and `nbf` (at most 300).",
+    ),
+    "jwks_refresh": Option(
+        int,
+        default="`60`",
+        doc=(
+            "The fewest seconds between two fetches of the JWKS for a `kid` it does not hold: "
+            "random `kid`s cannot make the proxy hammer the issuer."
+        ),
+    ),
+    "token_header": Option(
+        str,
+        default='`"authorization"`',
+        doc=(
+            "The request header holding the token: behind a gateway that authenticated the client"
+            " and forwards its token in its own header (`x-forwarded-access-token`), name that "
+            "header. The token is verified all the same; an unsigned identity header (`x-user`) "
+            "is never trusted."
+        ),
+    ),
+    "introspection_url": Option(
+        str,
+        doc=(
+            "Opaque tokens (anything not a JWT) are checked at this RFC 7662 endpoint: the answer"
+            " must be `active`, of `issuer` (when it names one), for `resource` (`aud`) and not "
+            "expired; it is trusted for a minute at most, so a revoked token stops working within"
+            " one. JWTs are still verified locally."
+        ),
+    ),
+    "client_id": Option(
+        str,
+        doc=(
+            "The proxy's client id at the introspection endpoint (required with "
+            "`introspection_url`)."
+        ),
+    ),
+    "client_secret_env": Option(
+        str,
+        doc="Where its secret is (one of them, with `introspection_url`); read at start-up.",
+    ),
+    "client_secret_file": Option(
+        str,
+        doc="Where its secret is (one of them, with `introspection_url`); read at start-up.",
+    ),
+}
+_UPSTREAM = {
+    "bearer_env": Option(str, doc="The environment variable holding a static token."),
+    "bearer_file": Option(
+        str,
+        doc="The file holding a static token (surrounding whitespace ignored).",
+    ),
+    "token_url": Option(
+        str,
+        doc="The token endpoint of the client credentials grant (https; http only on loopback).",
+    ),
+    "client_id": Option(str, doc="The proxy's client id there (required with `token_url`)."),
+    "client_secret_env": Option(
+        str,
+        doc="Where its client secret is (one of them, with `token_url`).",
+    ),
+    "client_secret_file": Option(
+        str,
+        doc="Where its client secret is (one of them, with `token_url`).",
+    ),
+    "scope": Option(str, doc="The scope to ask for."),
+    "resource": Option(
+        str,
+        doc="The resource indicator to ask for (RFC 8707): the upstream's URL.",
+    ),
+}
+_IDENTITY = {
+    "subject": Option(str, required=True, doc="The subject the rules and records see."),
+    "client_id": Option(str, doc="Its client id."),
+    "scopes": Option(str, array=True, doc="Its scopes."),
+    "groups": Option(str, array=True, doc="Its groups."),
+    "claims": Option(
+        str,
+        table=True,
+        doc=(
+            "More claims, for `[[access]]` rules and `{claim.NAME}` settings: "
+            '`claims = { tenant = "acme" }`. Its claims also hold `sub` (and `client_id`).'
+        ),
+    ),
+}
+_ACCESS = {
+    "tools": Option(str, array=True, required=True, doc="Globs over tool names (`read_*`, `*`)."),
+    "subject": Option(str, doc="A glob over the token's `sub`."),
+    "client_id": Option(str, doc="A glob over the token's `client_id` (or `azp`)."),
+    "scopes": Option(
+        str,
+        array=True,
+        doc="Scopes the token must all grant (`scope`, or a `scp` list).",
+    ),
+    "groups": Option(
+        str,
+        array=True,
+        doc="Groups of which the token's `groups` claim must hold at least one.",
+    ),
+    "claims": Option(
+        str,
+        array=True,
+        table=True,
+        doc=(
+            "Claim names, each with a string or an array of strings: the claim must equal one "
+            '(or, when the claim is a list, contain one): `claims = { tenant = ["acme"] }`.'
+        ),
+    ),
+}
+_RATE_LIMIT = {
+    "tools": Option(str, array=True, required=True, doc="Globs over tool names."),
+    "calls": Option(int, required=True, doc="Calls per period (and the most at once)."),
+    "period": Option(int, default="`60`", doc="The period, in seconds."),
+}
+_RATE_STORE = {
+    "url": Option(
+        str,
+        doc="The server: `redis://host:port/db` or `rediss://` (TLS), without a password.",
+    ),
+    "url_env": Option(
+        str,
+        doc=(
+            "The environment variable or the file holding the URL, for one with a password "
+            "(`redis://:secret@host`). Give exactly one of `url`, `url_env`, `url_file`; read "
+            "when the proxy starts."
+        ),
+    ),
+    "url_file": Option(
+        str,
+        doc=(
+            "The environment variable or the file holding the URL, for one with a password "
+            "(`redis://:secret@host`). Give exactly one of `url`, `url_env`, `url_file`; read "
+            "when the proxy starts."
+        ),
+    ),
+    "on_unavailable": Option(
+        str,
+        choices=("closed", "open"),
+        default='`"closed"`',
+        doc="What a limited call gets while Redis cannot be reached.",
+    ),
+    "timeout_ms": Option(
+        int,
+        default="`500`",
+        doc="How long a call waits for Redis (1 to 60 000).",
+    ),
+    "prefix": Option(
+        str,
+        default='`"strictmcp:rate:"`',
+        doc=(
+            "What every key starts with (the rest is a SHA-256 of the limit, the caller and the "
+            "tool)."
+        ),
+    ),
+}
+_RESULT = {
+    "method": Option(
+        str,
+        choices=RESULT_METHODS,
+        default='`"tools/call"`',
+        doc=(
+            "`tools/call`, `resources/read`, `prompts/get`, `completion/complete` (their results "
+            "and their JSON-RPC errors), `notifications/message` or `notifications/progress`."
+        ),
+    ),
+    "tool": Option(
+        str,
+        default="required for `tools/call`",
+        doc="A glob over tool names; refused with another `method`.",
+    ),
+    "hygiene": Option(
+        str,
+        choices=HYGIENE,
+        default='`"flag"`',
+        doc=(
+            "`flag` records what it finds (audit records at the `result` stage) and says so in "
+            "the `_meta` key `dev.strictmcp/hygiene` (`{action, found}`), changing no content; "
+            "`strip` removes it; `off` looks at nothing."
+        ),
+    ),
+    "label": Option(
+        bool,
+        default="`false`",
+        doc="`tools/call` only: mark the result untrusted in `_meta` (`dev.strictmcp/untrusted`).",
+    ),
+    "delimiter": Option(str, doc="`tools/call` only: wrap each text item; holds `{text}` once."),
+    "max_bytes": Option(
+        int,
+        doc="`tools/call` only: a larger result is replaced by an `isError` result.",
+    ),
+    "max_items": Option(
+        int,
+        doc="`tools/call` only: a larger result is replaced by an `isError` result.",
+    ),
+    "redact": Option(
+        bool,
+        default="`false`",
+        doc="Replace secrets (private keys, cloud access keys, bearer tokens).",
+    ),
+}
+_TOOL = {
+    "tool": Option(str, required=True, doc="A glob over tool names."),
+    "json_strings": Option(
+        bool,
+        default="`false`",
+        doc=(
+            "An argument the `inputSchema` wants as an object or an array, sent as a string "
+            "holding its JSON (some models do), is decoded before validation; the decoded "
+            "value is what is checked and forwarded."
+        ),
+    ),
+    "inline_refs": Option(
+        bool,
+        default="`false`",
+        doc="Local `$ref` in the tool's listed schemas are inlined, for clients that drop `$defs`.",
+    ),
+}
+_LISTING = {
+    "rules": Option(
+        str,
+        array=True,
+        default='`["SMT401"]`',
+        doc=(
+            "Lint rule codes or code prefixes (`SMT4`), `ALL` or `DEFAULT` (lint's default "
+            "selection); `[]` runs none. SMT401 finds hidden characters in names, titles and "
+            "descriptions: Unicode tag characters, bidirectional controls, zero-width and other "
+            "invisible characters, control characters."
+        ),
+    ),
+}
+_SERVER_REQUESTS = {
+    "hygiene": Option(
+        str,
+        choices=HYGIENE,
+        default='`"flag"`',
+        doc=(
+            "`flag` records hidden characters and terminal sequences in elicitation messages "
+            "and sampling requests; `strip` removes them; `off` looks at nothing."
+        ),
+    ),
+}
+
+
+def _auth(where: str, entry: Any, context: Context) -> AuthSettings:
+    settings = AuthSettings(**checked(where, entry, _AUTH))
+    for name in ("issuer", "resource", "jwks_url", "introspection_url"):
+        url = getattr(settings, name)
+        if url is not None and not is_safe_url(url):
+            raise PolicyError(
+                f"{where}: {name} must be an https:// URL without a fragment "
+                "(http:// only on a loopback address)"
+            )
+    if settings.jwks_url is not None and settings.jwks_file is not None:
+        raise PolicyError(f"{where}: give jwks_url or jwks_file, not both")
+    if not settings.algorithms:
+        raise PolicyError(f"{where}: algorithms must name at least one algorithm")
+    if settings.leeway < 0 or settings.leeway > 300:
+        raise PolicyError(f"{where}: leeway must be between 0 and 300 seconds")
+    if settings.jwks_refresh < 1:
+        raise PolicyError(f"{where}: jwks_refresh must be at least 1 second")
+    secrets = [settings.client_secret_env, settings.client_secret_file]
+    if settings.introspection_url is not None and (
+        settings.client_id is None or sum(s is not None for s in secrets) != 1
+    ):
+        raise PolicyError(
+            f"{where}: introspection_url needs client_id and one of client_secret_env or "
+            "client_secret_file"
+        )
+    return settings
+
+
+def _upstream(where: str, entry: Any, context: Context) -> UpstreamSettings:
+    settings = UpstreamSettings(**checked(where, entry, _UPSTREAM))
+    ways = [settings.bearer_env, settings.bearer_file, settings.token_url]
+    if sum(way is not None for way in ways) != 1:
+        raise PolicyError(f"{where}: give one of bearer_env, bearer_file or token_url")
+    if settings.token_url is None:
+        return settings
+    if not is_safe_url(settings.token_url):
+        raise PolicyError(f"{where}: token_url must be an https:// URL (http:// only on loopback)")
+    secrets = [settings.client_secret_env, settings.client_secret_file]
+    if settings.client_id is None or sum(s is not None for s in secrets) != 1:
+        raise PolicyError(
+            f"{where}: token_url needs client_id and one of client_secret_env or client_secret_file"
+        )
+    return settings
+
+
+def _identity(where: str, entry: Any, context: Context) -> Identity:
+    """Who the stdio proxy's client is, for its rules and audit. Its claims are ``sub`` (and
+    ``client_id``) and those of its ``claims`` table."""
+    options = checked(where, entry, _IDENTITY)
+    client_id = options.get("client_id")
+    own = {"sub": options["subject"]} | ({"client_id": client_id} if client_id else {})
+    return Identity(
+        subject=options["subject"],
+        client_id=client_id,
+        scopes=frozenset(options.get("scopes", ())),
+        groups=options.get("groups", ()),
+        claims=own | dict(options.get("claims", {})),
+    )
+
+
+def _access(where: str, entry: Any, context: Context) -> AccessRule:
+    options = checked(where, entry, _ACCESS)
+    claims = options.pop("claims", {})
+    wanted = tuple((n, (v,) if isinstance(v, str) else tuple(v)) for n, v in claims.items())
+    return AccessRule(**options, claims=wanted)
+
+
+def _rate_limit(where: str, entry: Any, context: Context) -> RateLimit:
+    limit = RateLimit(**checked(where, entry, _RATE_LIMIT))
+    if limit.calls < 1 or limit.period < 1:
+        raise PolicyError(f"{where}: calls and period must be at least 1")
+    return limit
+
+
+def _rate_store(where: str, entry: Any, context: Context) -> RateStoreSettings:
+    settings = RateStoreSettings(**checked(where, entry, _RATE_STORE))
+    ways = [settings.url, settings.url_env, settings.url_file]
+    if sum(way is not None for way in ways) != 1:
+        raise PolicyError(f"{where}: give one of url, url_env or url_file")
+    if settings.url is not None:
+        problem = redis_url_problem(settings.url)
+        if problem is None and urlsplit(settings.url).password is not None:
+            problem = "holds a password: give the URL in url_env or url_file instead"
+        if problem is not None:
+            raise PolicyError(f"{where}: url {problem}")
+    if not 1 <= settings.timeout_ms <= 60_000:
+        raise PolicyError(f"{where}: timeout_ms must be between 1 and 60000")
+    return settings
+
+
+def _result(where: str, entry: Any, context: Context) -> ResultRule:
+    table = checked(where, entry, _RESULT)
+    method = table.get("method", TOOLS_CALL)
+    if method == TOOLS_CALL and "tool" not in table:
+        raise PolicyError(f"{where}: missing options: tool")
+    if method != TOOLS_CALL:
+        # Labels, delimiters and bounds are about a tool's result; another method's
+        # text gets hygiene (and redaction) only.
+        extra = [key for key in ("tool", *_TOOL_RESULT_ONLY) if key in table]
+        if extra:
+            raise PolicyError(f'{where}: {", ".join(extra)} only for method = "{TOOLS_CALL}"')
+    delimiter = table.get("delimiter")
+    if delimiter is not None and delimiter.count(_TEXT_SLOT) != 1:
+        raise PolicyError(f"{where}: delimiter must hold {_TEXT_SLOT} exactly once")
+    for bound in ("max_bytes", "max_items"):
+        if table.get(bound, 1) < 1:
+            raise PolicyError(f"{where}: {bound} must be at least 1")
+    return ResultRule(**table)
+
+
+def _tool(where: str, entry: Any, context: Context) -> ToolRule:
+    return ToolRule(**checked(where, entry, _TOOL))
+
+
+def _listing(where: str, entry: Any, context: Context) -> tuple[str, ...] | None:
+    # The codes are checked by whoever runs them, lint being a higher layer than the policy.
+    rules = checked(where, entry, _LISTING).get("rules")
+    return tuple(rules) if rules is not None else None
+
+
+def _server_requests(where: str, entry: Any, context: Context) -> Hygiene:
+    hygiene: Hygiene = checked(where, entry, _SERVER_REQUESTS).get("hygiene", "flag")
+    return hygiene
+
+
+TABLES = (
+    Table(
+        "guard",
+        "rules",
+        "Guards on the arguments of tools (or the params of other requests), checked in order.",
+        {**GUARD_ENTRY, **RULE_OPTIONS},
+        guard_rule,
+        array=True,
+        kinds=GUARD_OPTIONS,
+    ),
+    Table(
+        "deep",
+        "deep",
+        "Built-in deep checks: run by the validate tool's dry run, and before real calls with "
+        "`on_calls`.",
+        {**RULE_OPTIONS, **DEEP_ENTRY},
+        deep_rule,
+        array=True,
+        kinds=DEEP_OPTIONS,
+    ),
+    Table(
+        "listing",
+        "listing_rules",
+        "The checks the proxy runs on every tool listing.",
+        _LISTING,
+        _listing,
+    ),
+    Table(
+        "result",
+        "results",
+        "What is done to the results of which tools, and to everything else a server sends a "
+        "model may be shown (hygiene, labels, bounds, redaction); the first match wins.",
+        _RESULT,
+        _result,
+        array=True,
+    ),
+    Table(
+        "server_requests",
+        "server_requests",
+        "Hygiene of elicitation messages and sampling requests.",
+        _SERVER_REQUESTS,
+        _server_requests,
+        absent="flag",
+    ),
+    Table(
+        "tool",
+        "tools",
+        "Opt-in rewrites of how tools are called and listed; the first match wins.",
+        _TOOL,
+        _tool,
+        array=True,
+    ),
+    Table(
+        "auth",
+        "auth",
+        "Who may use the HTTP proxy: an OAuth 2.1 protected resource.",
+        _AUTH,
+        _auth,
+    ),
+    Table(
+        "access",
+        "access",
+        "Which identity may call which tools; deny by default once there is one.",
+        _ACCESS,
+        _access,
+        array=True,
+    ),
+    Table(
+        "identity",
+        "identity",
+        "The caller over stdio (or over HTTP without `[auth]`), where no token says who it is.",
+        _IDENTITY,
+        _identity,
+    ),
+    Table(
+        "upstream",
+        "upstream",
+        "The proxy's own credentials toward an HTTP upstream (`--upstream URL`).",
+        _UPSTREAM,
+        _upstream,
+    ),
+    Table(
+        "rate_limit",
+        "rate_limits",
+        "Calls per identity and tool (a token bucket each).",
+        _RATE_LIMIT,
+        _rate_limit,
+        array=True,
+    ),
+    Table(
+        "rate_store",
+        "rate_store",
+        "The rate limits' buckets kept in Redis, shared by every replica.",
+        _RATE_STORE,
+        _rate_store,
+    ),
+)
+"""Every table of the policy file, in the order the reference page shows them."""
+
+TOP_OPTIONS = {
+    "mode": Option(
+        str,
+        choices=("enforce", "audit"),
+        default='`"enforce"`',
+        doc=(
+            "`enforce` refuses a call with an error finding; `audit` reports every finding "
+            "and lets the call through (shadow mode, to roll a policy out)."
+        ),
+    ),
+    "allow_subdivision_flags": Option(
+        str,
+        array=True,
+        default="`[]`",
+        doc=(
+            'Subdivision flags, by ISO 3166-2 code (`"US-CA"`), whose tag characters every '
+            "text check lets through besides England's, Scotland's and Wales's."
+        ),
+    ),
+}
+"""The keys of the file that are not tables."""
+
+TOP_KEYS = tuple(sorted([*TOP_OPTIONS, *(table.name for table in TABLES)]))
+"""Every key the file's top level may hold."""
+
+
+def mode(data: Mapping[str, Any]) -> Any:
+    """The top-level ``mode``."""
+    value = data.get("mode", "enforce")
+    if value not in TOP_OPTIONS["mode"].choices:
+        raise PolicyError('mode must be "enforce" or "audit"')
+    return value
+
+
+def flags(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The top-level ``allow_subdivision_flags``: ISO 3166-2 codes, upper case, sorted."""
+    value = data.get("allow_subdivision_flags", [])
+    problem = TOP_OPTIONS["allow_subdivision_flags"].problem(value)
+    if problem is not None:
+        raise PolicyError(f"allow_subdivision_flags {problem}")
+    try:
+        return subdivision_flags(value)
+    except ValueError as error:
+        raise PolicyError(str(error)) from None
