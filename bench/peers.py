@@ -1197,6 +1197,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, tmp: Path) ->
     )
     print(table(rows))
     print(client_note(rows))
+    if args.base:
+        print(base_ratios(rows, seq_n))
     if args.json is not None:
         numbers = {
             "mode": mode,
@@ -1227,6 +1229,35 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, tmp: Path) ->
         }
         args.json.write_text(json.dumps(numbers, indent=2) + "\n")
     return 0
+
+
+def base_ratios(rows: list[Row], seq_n: int) -> str:
+    """Each strictmcp row against its ``@base`` row, round by round (the two ran in the same
+    round, so they share its noise): the median over rounds of this tree's figure over the
+    base's, with the 10th and 90th percentiles of those ratios. Throughput above 1 is faster,
+    latency above 1 slower."""
+    by_key = {row.spec.key: row for row in rows}
+    lines = ["| row | calls/s ratio, median (p10-p90) | median latency ratio (p10-p90) |"]
+    lines.append("|---|--:|--:|")
+    for row in rows:
+        base = by_key.get(f"{row.spec.key}@base")
+        if base is None or not row.rates or len(row.rates) != len(base.rates):
+            continue
+        rates = [now / then for now, then in zip(row.rates, base.rates, strict=True)]
+        latencies = [
+            statistics.median(row.latencies[i : i + seq_n])
+            / statistics.median(base.latencies[i : i + seq_n])
+            for i in range(0, len(row.latencies), seq_n)
+        ]
+        lines.append(f"| {row.spec.key} | {_spread(rates)} | {_spread(latencies)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _spread(ratios: list[float]) -> str:
+    if len(ratios) < 2:
+        return f"{ratios[0]:.3f}" if ratios else "-"
+    deciles = statistics.quantiles(ratios, n=10)
+    return f"{statistics.median(ratios):.3f} ({deciles[0]:.3f}-{deciles[-1]:.3f})"
 
 
 if __name__ == "__main__":
