@@ -129,6 +129,9 @@ class Enforcer:
         self._limiter = limiter
         # The requests besides tools/call the policy guards: every other passes unlooked at.
         self._guarded_methods = policy.guarded_methods() if policy is not None else frozenset()
+        #: Whether some ``[[result]]`` entry redacts: only then can text that is plain ASCII
+        #: (:attr:`~strictmcp.protocol.Decoded.plain`) need cleaning.
+        self.redacts = policy is not None and any(rule.redact for rule in policy.results)
         self._flags = policy.allow_subdivision_flags if policy is not None else ()
 
     def check_call(

@@ -608,8 +608,15 @@ class RequestTracker:
         request_id = message.id
         if message.kind != "request" or request_id is None:
             return []
-        readings = id_readings(request_id)
-        if request_id in self._in_flight or request_id in self._aliases or self._confused(readings):
+        # Most ids are small integers, which no peer reads as another: no readings to make.
+        small = type(request_id) is int and -_EXACT_IN_DOUBLES <= request_id <= _EXACT_IN_DOUBLES
+        readings = () if small else id_readings(request_id)
+        aliases = self._aliases
+        if (
+            request_id in self._in_flight
+            or (aliases and request_id in aliases)
+            or (readings and self._confused(readings))
+        ):
             return [
                 Violation(
                     Rule.DUPLICATE_ID,
@@ -637,7 +644,9 @@ class RequestTracker:
         """
         if message.kind not in ("response", "error") or message.id is None:
             return None, []
-        request = self._forget(message.id)
+        request = self._in_flight.pop(message.id, None)
+        if request is not None and self._aliases:
+            self._unalias(message.id)
         if request is None:
             return None, [
                 Violation(
@@ -673,10 +682,13 @@ class RequestTracker:
     def _forget(self, request_id: int | str) -> Message | None:
         request = self._in_flight.pop(request_id, None)
         if request is not None and self._aliases:
-            for reading in id_readings(request_id):
-                if self._aliases.get(reading) == request_id:
-                    del self._aliases[reading]
+            self._unalias(request_id)
         return request
+
+    def _unalias(self, request_id: int | str) -> None:
+        for reading in id_readings(request_id):
+            if self._aliases.get(reading) == request_id:
+                del self._aliases[reading]
 
 
 # Past 2**53 a reader with doubles (JavaScript's) rounds an integer id to its neighbour.

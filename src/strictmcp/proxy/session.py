@@ -404,7 +404,7 @@ class ProxySession:
             if self.enforcing:
                 reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
                 return _Item(reply=self._answered(reply))
-        else:
+        elif found:
             stopped = self._judged(message, found, "c2s", tool)
             if stopped is not None:
                 return stopped
@@ -414,9 +414,10 @@ class ProxySession:
                 error = withheld_prompt_error(params["name"], refused)
                 reply = error_response(message.id, error["code"], error["message"], error["data"])
                 return _Item(reply=self._answered(reply))
-        guarded = self._guarded(message, params, caller)
-        if guarded is not None:
-            return guarded
+        if self.enforcer.guards_request(message.method):
+            guarded = self._guarded(message, params, caller)
+            if guarded is not None:
+                return guarded
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = message.method or ""
@@ -442,11 +443,10 @@ class ProxySession:
     def _guarded(
         self, message: Message, params: dict[str, Any], caller: Identity | None
     ) -> _Item | None:
-        """The answer to a request (besides ``tools/call``) the policy's guards refuse; None
-        when it goes on."""
+        """The answer to a request (besides ``tools/call``) of a method the policy guards,
+        when its guards refuse it; None when it goes on."""
         method = message.method
-        if method is None or not self.enforcer.guards_request(method):
-            return None
+        assert method is not None  # only a request's method is guarded
         refused = self.enforcer.check_request(method, params, identity=caller)
         if refused is None:
             return None
@@ -531,7 +531,7 @@ class ProxySession:
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
         caller = self._callers.pop(message.id, None) if answer and message.id is not None else None
         item = self._server_checked(message, decoded, request)
-        if item.forward is message.raw:
+        if item.forward is message.raw and (self.enforcer.redacts or not decoded.plain):
             cleaned = self._cleaned(message, request, decoded.plain)
             if cleaned is not None:
                 item = _Item(forward=cleaned, changed=True)
@@ -599,7 +599,7 @@ class ProxySession:
         elif method in _TASK_RESULTS or message.method == _TASK_STATUS:
             return self._task_message(message, method, found, task, decoded.plain)
         elif message.kind == "request" and message.method in _SERVER_REQUESTS:
-            refused = self._judged(message, found, "s2c", None)
+            refused = self._judged(message, found, "s2c", None) if found else None
             if refused is not None:
                 return refused
             asked = message.params if isinstance(message.params, dict) else None
@@ -607,7 +607,7 @@ class ProxySession:
             if cleaned is None:
                 return _Item(forward=message.raw)
             return _Item(forward={**message.raw, "params": cleaned}, changed=True)
-        refused = self._judged(message, found, "s2c", tool, method)
+        refused = self._judged(message, found, "s2c", tool, method) if found else None
         if refused is not None:
             return refused
         if changed is None:
