@@ -73,6 +73,10 @@ from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.wire import declared_capabilities, for_caller_alone
 
 _STRAY = "answers no request the proxy forwarded and waits for"
+# What the proxy keeps of a client request it forwarded, until its answer: the method, and
+# who sent it (its answer may be shaped for them: a listing of their tools, their task ids).
+# A tuple, not a class: one is made per request.
+_Forwarded = tuple[str, "Identity | None"]
 REPORT_ONLY: frozenset[Rule] = frozenset()
 """Error findings the proxy reports but never refuses a message for (docs/architecture.md,
 "What is refused"); every other error refuses the message when enforcing."""
@@ -173,18 +177,16 @@ class ProxySession:
         )
         self.validate_name = PREFERRED_NAME
         self._max_in_flight = max_in_flight
-        # Client requests forwarded and not yet answered, by id, with their method.
-        self._waiting: OrderedDict[int | str, str] = OrderedDict()
+        # Client requests forwarded and not yet answered, by id: one record each, popped
+        # once (by the answer, or when given up on).
+        self._waiting: OrderedDict[int | str, _Forwarded] = OrderedDict()
         # Requests given up on (timed out, or cancelled by the client), with what happened
         # to them: the server's late answer is dropped.
         self._given_up: OrderedDict[int | str, str] = OrderedDict()
-        # Who asked for each tools/list still waiting: its answer shows them only their tools.
-        self._listers: dict[int | str, Identity | None] = {}
         # Shared by many clients (stateless HTTP): the task ids clients see are the proxy's
         # own, unguessable, each mapped to the server's and to the caller that created it.
         self._shared = False
         self._tasks = _TaskIds(max_tasks, replica)
-        self._callers: dict[int | str, Identity | None] = {}
 
     def share(self) -> None:
         """Serve many clients in this one session (the stateless revision over HTTP): a
@@ -340,9 +342,6 @@ class ProxySession:
         item = self._client_checked(message, size, caller)
         if message.method in _NAMING_SHARED and self._shared and item.forward is not None:
             item.changed = True  # sent on with the server's task id
-        if self._shared and message.method == "tools/call" and item.forward is not None:
-            assert message.id is not None  # a call with no id is never forwarded as one
-            self._callers[message.id] = caller
         return item
 
     def _own_task(self, message: Message, caller: Identity | None) -> Message | None:
@@ -420,9 +419,7 @@ class ProxySession:
                 return guarded
         if call is None or tool is None or message.id is None:
             if message.kind == "request" and message.id is not None:
-                self._waiting[message.id] = message.method or ""
-                if message.method == "tools/list":
-                    self._listers[message.id] = caller
+                self._waiting[message.id] = (message.method or "", caller)
             return _Item(forward=message.raw, changed=rewritten)
         decision = self.enforcer.check_call(
             self.conversation.tools, tool, params.get("arguments"), call, identity=caller
@@ -436,7 +433,7 @@ class ProxySession:
             deep = self._deep(message, tool, params.get("arguments"), decision, caller)
             return _Item(forward=message.raw, changed=rewritten, deep=deep)
         else:
-            self._waiting[message.id] = "tools/call"
+            self._waiting[message.id] = ("tools/call", caller)
             return _Item(forward=message.raw, changed=rewritten)
         return _Item(reply=self._answered(reply))
 
@@ -522,15 +519,17 @@ class ProxySession:
             code, text = decision.jsonrpc_error
             return self._answered(error_response(message.id, code, text, decision.jsonrpc_data))
         if decision.error_result is None:
-            self._waiting[message.id] = "tools/call"
+            self._waiting[message.id] = ("tools/call", caller)
             return None
         return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, decoded: Decoded) -> _Item:
         answer = message.kind in ("response", "error")
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
-        caller = self._callers.pop(message.id, None) if answer and message.id is not None else None
-        item = self._server_checked(message, decoded, request)
+        forwarded = (
+            self._waiting.pop(message.id, None) if answer and message.id is not None else None
+        )
+        item = self._server_checked(message, decoded, request, forwarded)
         if item.forward is message.raw and (self.enforcer.redacts or not decoded.plain):
             cleaned = self._cleaned(message, request, decoded.plain)
             if cleaned is not None:
@@ -538,6 +537,7 @@ class ProxySession:
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
+            caller = forwarded[1] if forwarded is not None else None
             public = self._tasks.public(item.forward, method, caller)
             if public is not None:
                 return _Item(forward=public, changed=True)
@@ -555,10 +555,19 @@ class ProxySession:
         tool = name if isinstance(name, str) else None
         return self.enforcer.clean_message(message.raw, method, tool, plain=plain)
 
-    def _server_checked(self, message: Message, decoded: Decoded, request: Message | None) -> _Item:
+    def _server_checked(
+        self,
+        message: Message,
+        decoded: Decoded,
+        request: Message | None,
+        forwarded: _Forwarded | None,
+    ) -> _Item:
+        """The server's ``message``: for an answer, ``request`` is the request it answers as
+        the conversation pairs them, ``forwarded`` the proxy's record of it (None: the proxy
+        forwarded no such request, or no longer waits for it)."""
         size = decoded.size
         answer = message.kind in ("response", "error")
-        if answer and (message.id is None or self._waiting.pop(message.id, None) is None):
+        if answer and forwarded is None:
             why = self._given_up.pop(message.id, None) if message.id is not None else None
             if why is not None:
                 self.auditor.say(f"dropped the server's late answer to a request that {why}")
@@ -578,9 +587,8 @@ class ProxySession:
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
         changed: dict[str, Any] | None = None
-        lister = self._listers.pop(message.id, None) if message.id is not None else None
         if isinstance(result, dict) and method == "tools/list":
-            changed = self._listing(result, found, lister)
+            changed = self._listing(result, found, forwarded[1] if forwarded is not None else None)
             found = []
         elif isinstance(result, dict) and method == "prompts/list":
             changed = self._prompt_listing(result)
@@ -785,11 +793,10 @@ class ProxySession:
         """Stop waiting for a request (nothing happens when it is not waiting): tell the
         operator ``said`` (with the method), the server to cancel it, and drop its answer,
         which the operator is then told came for a request that ``why``."""
-        method = self._waiting.pop(request_id, None)
-        self._listers.pop(request_id, None)
-        self._callers.pop(request_id, None)
-        if method is None:
+        forwarded = self._waiting.pop(request_id, None)
+        if forwarded is None:
             return Routed()
+        method = forwarded[0]
         self._given_up[request_id] = why
         while len(self._given_up) > self._max_in_flight:
             self._given_up.popitem(last=False)
@@ -809,8 +816,6 @@ class ProxySession:
         """Error replies for every request still waiting, when the server is gone."""
         replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
         self._waiting.clear()
-        self._listers.clear()
-        self._callers.clear()
         return replies
 
 
