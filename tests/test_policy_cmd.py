@@ -208,3 +208,37 @@ def test_the_filesystem_draft_runs_in_the_proxy(tmp_path: Path) -> None:
             assert "path-outside-roots" in text_of(outside)
 
     run(body)
+
+
+@pytest.mark.parametrize("glob", ["*", "[rw]*", "[ra]*"])
+def test_check_accepts_a_glob_some_tools_lack_the_argument_of(tmp_path: Path, glob: str) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    policy = tmp_path / "glob.toml"
+    root = json.dumps(str(tmp_path))
+    policy.write_text(
+        f'[[guard]]\ntool = "{glob}"\nargument = "/path"\nkind = "path"\nroots = [{root}]\n'
+        f'[[guard]]\nmethod = "resources/read"\nargument = "/uri"\nkind = "path"\n'
+        f"roots = [{root}]\n"
+        f'[[guard]]\nmethod = "resources/subscribe"\nargument = "/uri"\nkind = "path"\n'
+        f"roots = [{root}]\n"
+    )
+    result = invoke("policy", "check", str(policy), "--tools", str(tools))
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"{policy}: no problems with the tools of {tools}"
+
+
+@pytest.mark.parametrize(("glob", "count"), [("*", 6), ("[aw]*", 2), ("*e*", 5)])
+def test_check_reports_a_glob_no_tool_has_the_argument_of(
+    tmp_path: Path, glob: str, count: int
+) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    policy = tmp_path / "glob.toml"
+    policy.write_text(f'[[guard]]\ntool = "{glob}"\nargument = "/table_name"\nkind = "text"\n')
+    result = invoke("policy", "check", str(policy), "--tools", str(tools))
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"{policy}: [[guard]] #1 (text): argument '/table_name' matches no argument of any of"
+        f" the {count} tools {glob!r} matches"
+    ]
