@@ -6,7 +6,9 @@ the engine refuses, or one that reaches outside itself, refuses the policy."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +21,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from strictmcp.check.judge import REFUSED_BY_CHECKS, judge_validate
+from strictmcp.connect.client import Success
 from strictmcp.policy import Policy, PolicyError
 from strictmcp.protocol import VALIDATION_META_KEY
 
@@ -191,3 +195,54 @@ def test_a_fragment_may_use_its_own_definitions(tmp_path: Path) -> None:
 def test_a_schema_guard_needs_its_schema() -> None:
     with pytest.raises(PolicyError, match="missing options: schema"):
         Policy.from_dict({"guard": [{"tool": "t", "argument": "/a", "kind": "schema"}]})
+
+
+def _answer(*errors: str) -> Success:
+    verdict = {"valid": not errors, "errors": list(errors), "warnings": []}
+    return Success({"content": [], "structuredContent": verdict})
+
+
+def test_check_counts_a_schema_guard_refusal_as_the_policy_s_not_a_schema_bug() -> None:
+    refused = _answer('/table_name: must match the pattern "^a$" [pattern-mismatch]')
+    items = _answer("/paths/1: must be one of the listed values [not-in-enum]")
+    guarded = ("/table_name", "/paths/*")
+    for answer in (refused, items):
+        status, messages = judge_validate("valid", answer, schema_guarded=guarded)
+        assert status == "pass"
+        assert messages[0].startswith(REFUSED_BY_CHECKS)
+        # Without a schema guard there, the engine's code is the inputSchema's: a bug.
+        assert judge_validate("valid", answer)[0] == "fail"
+        assert judge_validate("valid", answer, schema_guarded=("/other",))[0] == "fail"
+    mixed = _answer(
+        '/table_name: must match the pattern "^a$" [pattern-mismatch]',
+        "/limit: must be at most 3 [too-large]",
+    )
+    assert judge_validate("valid", mixed, schema_guarded=guarded)[0] == "fail"
+
+
+def test_check_with_a_schema_guard_in_front_passes_through_the_real_proxy(
+    workspace: Path,
+) -> None:
+    proxy = [sys.executable, "-m", "strictmcp.proxy", "--policy", "policy.toml", "--"]
+    server = [sys.executable, str(FIXTURE), str(workspace / "calls"), "catalog.db"]
+    check = [sys.executable, "-m", "strictmcp", "check", "--policy", "policy.toml"]
+    tools = ["--tool", "describe_table", "--tool", "read_files"]
+    done = subprocess.run(
+        [*check, *tools, "--", *proxy, *server],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "refused by the guards or deep checks in front of the server" in done.stdout
+    for line in done.stdout.splitlines():
+        if line.startswith(("describe_table ", "read_files ")):
+            assert line.split()[-1] == "PASS"
+    # What reached the server matches every fragment.
+    for call in calls(workspace):
+        if call["name"] == "describe_table":
+            assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", call["arguments"]["table_name"])
+        else:
+            assert set(call["arguments"]["paths"]) <= {"a.txt", "b.txt"}
