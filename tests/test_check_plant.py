@@ -141,7 +141,12 @@ def test_faults_are_planted_into_objects_inside_arrays(tmp_path: Path) -> None:
     policy = _policy(
         tmp_path, {"deep": [{"tool": "*", "argument": "/jobs/*/when", "kind": "cron"}]}
     )
-    for base in ({"jobs": [{"when": "0 6 * * 1"}, {"when": "0 7 * * 1"}]}, {"jobs": []}, {}):
+    bases: list[dict[str, Any]] = [
+        {"jobs": [{"when": "0 6 * * 1"}, {"when": "0 7 * * 1"}]},
+        {"jobs": []},
+        {},
+    ]
+    for base in bases:
         cases, notes = plant(tool, policy, base)
         assert notes == []
         assert [(c.pointer, c.arguments["jobs"][0]["when"]) for c in cases] == [
