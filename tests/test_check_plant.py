@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from strictmcp.check.plant import faults_of, plant
 from strictmcp.policy import Policy
 from strictmcp.protocol import CheckedTool, Revision, ToolRegistry
@@ -17,6 +19,7 @@ SCHEMA = {
         "files": {"type": "array", "items": {"type": "string"}},
         "query": {"type": "string"},
         "at": {"type": "string"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
     },
 }
 
@@ -74,16 +77,97 @@ def test_a_fault_that_cannot_be_planted_is_a_note(tmp_path: Path) -> None:
         tmp_path,
         {
             "guard": [
-                {"tool": "job", "argument": "/files/*", "kind": "path", "roots": ["data"]},
                 # Every path fault is longer than this maxLength.
                 {"tool": "job", "argument": "/short", "kind": "path", "roots": ["data"]},
+                # Any member of an object the base leaves empty: no value there to replace.
+                {"tool": "job", "argument": "/labels/*", "kind": "path", "roots": ["data"]},
+                # Through a string: the schema has no such argument.
+                {"tool": "job", "argument": "/files/*/name", "kind": "path", "roots": ["data"]},
+                # Named for this tool, which has no such argument.
+                {"tool": "job", "argument": "/target", "kind": "url"},
             ]
         },
     )
-    cases, notes = plant(_tool(), policy, {"files": ["x"]})
+    cases, notes = plant(_tool(), policy, {"files": ["x"], "labels": {}})
     assert cases == []
-    assert "a path outside its roots not planted at /files/*: not one argument" in notes
     assert "a relative path not planted at /short: the inputSchema refuses it" in notes
+    assert "a relative path not planted at /labels/*: no single value to replace" in notes
+    assert "no fault planted at /files/*/name: the inputSchema declares no such argument" in notes
+    assert "no fault planted at /target: the inputSchema declares no such argument" in notes
+
+
+@pytest.mark.parametrize(
+    ("base", "planted"),
+    [
+        ({"files": ["a", "b"]}, ["FAULT", "b"]),  # the first item replaced, the rest kept
+        ({"files": []}, ["FAULT"]),
+        ({}, ["FAULT"]),  # the optional array added
+    ],
+)
+def test_faults_are_planted_into_an_item_of_an_array(
+    tmp_path: Path, base: dict[str, Any], planted: list[str]
+) -> None:
+    (tmp_path / "data").mkdir()
+    policy = _policy(
+        tmp_path,
+        {"guard": [{"tool": "j*", "argument": "/files/*", "kind": "path", "roots": ["data"]}]},
+    )
+    cases, notes = plant(_tool(), policy, base)
+    assert notes == []
+    assert {case.fault.code for case in cases if case.fault} == {
+        "path-outside-roots",
+        "path-relative",
+    }
+    for case in cases:
+        assert case.pointer == "/files/0"  # where validate and the proxy report it
+        assert case.fault is not None
+        assert case.arguments["files"] == [case.fault.value if p == "FAULT" else p for p in planted]
+
+
+def test_faults_are_planted_into_objects_inside_arrays(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "jobs": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"when": {"type": "string"}}},
+            }
+        },
+    }
+    registry = ToolRegistry(Revision.V2025_06_18)
+    registry.update({"tools": [{"name": "batch", "inputSchema": schema}]})
+    tool = registry.get("batch")
+    assert tool is not None
+    policy = _policy(
+        tmp_path, {"deep": [{"tool": "*", "argument": "/jobs/*/when", "kind": "cron"}]}
+    )
+    bases: list[dict[str, Any]] = [
+        {"jobs": [{"when": "0 6 * * 1"}, {"when": "0 7 * * 1"}]},
+        {"jobs": []},
+        {},
+    ]
+    for base in bases:
+        cases, notes = plant(tool, policy, base)
+        assert notes == []
+        assert [(c.pointer, c.arguments["jobs"][0]["when"]) for c in cases] == [
+            ("/jobs/0/when", "61 25 * * *")
+        ]
+
+
+@pytest.mark.parametrize("glob", ["*", "j?b", "[a-z]*"])
+def test_a_glob_plants_nothing_into_an_argument_the_tool_lacks(tmp_path: Path, glob: str) -> None:
+    (tmp_path / "data").mkdir()
+    policy = _policy(
+        tmp_path,
+        {
+            "guard": [
+                # The schema would let an extra /path through: a fault there proves nothing.
+                {"tool": glob, "argument": "/path", "kind": "path", "roots": ["data"]},
+                {"tool": glob, "argument": "/urls/*", "kind": "url"},
+            ]
+        },
+    )
+    assert plant(_tool(), policy, {"when": "x"}) == ([], [])
 
 
 def test_sql_faults_name_a_table_the_guard_beside_allows() -> None:

@@ -29,6 +29,7 @@ from strictmcp.policy import Policy, PolicyError
 from strictmcp.protocol import CallCheck, Revision, Severity, ToolRegistry
 from strictmcp.proxy import ProxySession
 from strictmcp.proxy.session import settled
+from strictmcp.schema import IssueCode
 
 C = GuardCode
 SECRET = "s3cr3t-literal-4711"
@@ -36,7 +37,7 @@ ENV = "STRICTMCP_TEST_SQLITE_DSN"
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=timezone.utc)
 
 
-def codes(findings: list[GuardFinding]) -> list[GuardCode]:
+def codes(findings: list[GuardFinding]) -> list[GuardCode | IssueCode]:
     for finding in findings:
         assert SECRET not in finding.message
     return [f.code for f in findings]
@@ -128,7 +129,7 @@ def shared_dir() -> Iterator[Path]:
     shutil.rmtree(base)
 
 
-def as_unprivileged(action: Callable[[], list[GuardCode]]) -> list[str]:
+def as_unprivileged(action: Callable[[], list[GuardCode | IssueCode]]) -> list[str]:
     """``action``'s codes as an unprivileged user sees them: root passes every access check,
     so as root the action runs in a child that became ``nobody``."""
     if os.geteuid() != 0:

@@ -25,7 +25,7 @@ def check(guard: ArgvGuard, value: object) -> list[GuardFinding]:
     return findings
 
 
-def found(guard: ArgvGuard, value: object) -> list[tuple[GuardCode, str]]:
+def found(guard: ArgvGuard, value: object) -> list[tuple[str, str]]:
     return [(f.code, f.where) for f in check(guard, value)]
 
 

@@ -101,7 +101,7 @@ def check(guard: PathGuard, value: str, *leaks: str) -> list[GuardFinding]:
     return findings
 
 
-def codes(guard: PathGuard, value: str, *leaks: str) -> list[GuardCode]:
+def codes(guard: PathGuard, value: str, *leaks: str) -> list[str]:
     return [finding.code for finding in check(guard, value, *leaks)]
 
 

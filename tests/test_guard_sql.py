@@ -20,7 +20,7 @@ SECRET = "s3cr3t-literal-4711"
 C = GuardCode
 
 
-def codes(guard: SqlGuard, sql: Any) -> set[GuardCode]:
+def codes(guard: SqlGuard, sql: Any) -> set[str]:
     """The codes ``guard`` finds, after checking no message quotes a literal of the query."""
     findings = guard.check(sql)
     assert_quiet(findings)

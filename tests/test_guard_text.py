@@ -29,7 +29,7 @@ def check(guard: TextGuard, value: str) -> list[GuardFinding]:
     return findings
 
 
-def found(guard: TextGuard, value: str) -> list[tuple[GuardCode, str]]:
+def found(guard: TextGuard, value: str) -> list[tuple[str, str]]:
     """Each finding's code and the position its message names."""
     return [
         (f.code, f.message.split(" at character ")[1].split(";")[0]) for f in check(guard, value)

@@ -67,7 +67,7 @@ def guard(**options: Any) -> UrlGuard:
     return UrlGuard(**options)
 
 
-def codes(g: UrlGuard, url: Any) -> set[GuardCode]:
+def codes(g: UrlGuard, url: Any) -> set[str]:
     """The codes ``g`` finds, after checking no message quotes the URL or its parts."""
     findings = g.check(url)
     assert_quiet(findings, url)

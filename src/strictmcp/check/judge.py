@@ -8,8 +8,10 @@ from typing import Any
 
 from ..connect.client import Outcome, RpcError, TransportFailure
 from ..guards import GuardCode
+from ..policy.rules import pattern_matches
 from ..protocol import Severity, Violation
 from ..protocol.tool_calls import VALIDATION_META_KEY
+from ..schema import IssueCode
 from .cases import Expect, Fault
 from .redact import redact_text
 from .results import Status, worst
@@ -19,6 +21,7 @@ _CODE = re.compile(r"\[([a-z0-9-]+)\]$")
 # A line of strictmcp's validate answers: "POINTER: MESSAGE [CODE]".
 _LINE = re.compile(r"(?P<pointer>\S*): .* \[(?P<code>[a-z0-9-]+)\]")
 _CHECK_CODES = frozenset(code.value for code in GuardCode)
+_ISSUE_CODES = frozenset(code.value for code in IssueCode)
 REFUSED_BY_CHECKS = "validate refuses it by its guards or deep checks"
 _STDERR_SHOWN = 5
 _ERROR_TEXT = 200
@@ -57,12 +60,18 @@ def judge_call(
 
 
 def judge_validate(
-    expect: Expect, outcome: Outcome, *, arguments_object: bool = True
+    expect: Expect,
+    outcome: Outcome,
+    *,
+    arguments_object: bool = True,
+    schema_guarded: tuple[str, ...] = (),
 ) -> tuple[Status, list[str]]:
     """The server's Validation Protocol ``validate`` tool, asked about one case.
 
     When the case's arguments are not an object, the request breaks validate's own input
     schema (``arguments: object``), so an ``isError`` answer is the refusal expected.
+    ``schema_guarded``: the argument pointers (``/paths/*``) the policy's schema guards
+    check on this tool, whose findings carry the schema engine's codes.
     """
     if isinstance(outcome, TransportFailure):
         return "fail", [f"validate: {crash_message(outcome)}"]
@@ -74,7 +83,7 @@ def judge_validate(
     if verdict is None:
         return "fail", ["validate answered without a {valid, errors, warnings} verdict"]
     if expect == "valid" and not verdict:
-        checks = _check_codes(outcome.result)
+        checks = _check_codes(outcome.result, schema_guarded)
         if checks:
             # The schema allows it and the policy's guards or deep checks refuse it before
             # it reaches the server: what they are for, a pass, said in the report.
@@ -167,19 +176,32 @@ def combine(*verdicts: tuple[Status, list[str]]) -> tuple[Status, list[str]]:
     return status, [message for _, messages in verdicts for message in messages]
 
 
-def _check_codes(result: dict[str, Any]) -> str:
+def _check_codes(result: dict[str, Any], schema_guarded: tuple[str, ...]) -> str:
     """The guard and deep-check codes of a validate answer's errors, comma-separated, when
     every error carries one (strictmcp's own answers end each error with ``[code]``); else
-    empty."""
+    empty. A schema engine's code counts only at a pointer a schema guard checks: elsewhere
+    it is the ``inputSchema``'s own verdict."""
     structured = result.get("structuredContent")
     found = structured.get("errors") if isinstance(structured, dict) else None
     if not isinstance(found, list) or not found:
         return ""
-    codes = [_CODE.search(line) if isinstance(line, str) else None for line in found]
-    named = [match.group(1) for match in codes if match is not None]
-    if len(named) != len(found) or not set(named) <= _CHECK_CODES:
+    named = [_check_code(line, schema_guarded) if isinstance(line, str) else None for line in found]
+    if None in named:
         return ""
-    return ", ".join(dict.fromkeys(named))
+    return ", ".join(dict.fromkeys(code for code in named if code is not None))
+
+
+def _check_code(line: str, schema_guarded: tuple[str, ...]) -> str | None:
+    """The code of one error line when a guard or deep check gave it, else None."""
+    match = _CODE.search(line)
+    code = match.group(1) if match is not None else None
+    if code in _CHECK_CODES:
+        return code
+    located = _LINE.fullmatch(line)
+    if code not in _ISSUE_CODES or located is None:
+        return None
+    pointer = located["pointer"]
+    return code if any(pattern_matches(p, pointer) for p in schema_guarded) else None
 
 
 def validate_verdict(result: dict[str, Any]) -> bool | None:

@@ -23,8 +23,11 @@ from ..guards.reach import UrlReachCheck
 from ..guards.schedule import CronCheck, TimeCheck
 from ..guards.sql import SqlGuard
 from ..guards.url import UrlGuard
+from ..lint.walk import walk_schema
 from ..policy import GuardRule, Policy
+from ..policy.rules import pattern_matches
 from ..protocol import CheckedTool
+from ..schema import to_pointer
 from .cases import PLANTED, Case, Fault
 
 # Names no real schema is likely to hold: a fault is about the check, not the data.
@@ -36,29 +39,49 @@ _FILE = "strictmcp-check.txt"
 def plant(tool: CheckedTool, policy: Policy, base: Any) -> tuple[list[Case], list[str]]:
     """The planted-fault cases for ``tool`` from ``policy``'s guards and deep checks, each
     made from ``base`` (a valid generated input); and notes on faults that could not be
-    planted (a pointer with ``*``, a value the schema refuses)."""
+    planted (no place to put one, a value the schema refuses).
+
+    A fault goes where the tool really has the argument: into its ``inputSchema``'s
+    declared arguments (or the base's), an item of an array for a ``*`` (``/paths/*``
+    plants into ``/paths/0``). A glob's rule on a tool without the argument plants nothing
+    and says nothing (globs are how a policy covers many tools); a rule naming the tool
+    says that it found no such argument."""
     validator = tool.input_validator
     if validator is None or not isinstance(base, Mapping):
         return [], []
     name = str(tool.name)
+    declared = _declared(tool.definition.get("inputSchema"))
     cases: list[Case] = []
     notes: list[str] = []
     planted: set[tuple[str, Fault]] = set()
     rules = [rule for rule in (*policy.rules, *policy.deep) if rule.applies_to(name)]
     for rule in rules:
-        for fault in faults_of(rule.guard, _tables(rules, rule.argument)):
+        faults = faults_of(rule.guard, _tables(rules, rule.argument))
+        if not faults:
+            continue
+        if not _has(rule, declared, base):
+            if rule.tool == name:
+                notes.append(
+                    f"no fault planted at {rule.argument}: the inputSchema declares no such "
+                    "argument"
+                )
+            continue
+        for fault in faults:
             if (rule.argument, fault) in planted:
                 continue  # a [[guard]] and a [[deep]] entry on one argument: planted once
             planted.add((rule.argument, fault))
-            arguments = _replaced(base, rule, fault.value)
-            if arguments is None:
-                notes.append(f"{fault.label} not planted at {rule.argument}: not one argument")
-            elif not validator.validate(arguments).valid:
+            place = _replaced(base, rule.tokens, fault.value)
+            if place is None:
+                notes.append(
+                    f"{fault.label} not planted at {rule.argument}: no single value to replace"
+                )
+            elif not validator.validate(place[1]).valid:
                 notes.append(
                     f"{fault.label} not planted at {rule.argument}: the inputSchema refuses it"
                 )
             else:
-                cases.append(Case(PLANTED, rule.argument, fault.label, arguments, "fault", fault))
+                pointer, arguments = place
+                cases.append(Case(PLANTED, pointer, fault.label, arguments, "fault", fault))
     return cases, notes
 
 
@@ -73,20 +96,70 @@ def _tables(rules: list[GuardRule], argument: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _replaced(base: Mapping[str, Any], rule: GuardRule, value: str) -> Any:
-    """``base`` with ``value`` at the rule's pointer, or None when the pointer names no single
-    place (``*``, the whole arguments, or a step through something not an object)."""
-    tokens = rule.tokens
-    if not tokens or "*" in tokens:
+def _declared(schema: Any) -> list[str]:
+    """The argument pointers a tool's ``inputSchema`` declares, as policies write them."""
+    return [
+        node.argument for node in walk_schema(schema, "/inputSchema") if node.argument is not None
+    ]
+
+
+def _has(rule: GuardRule, declared: list[str], base: Mapping[str, Any]) -> bool:
+    """Whether the tool has the rule's argument: declared by its schema, or in the base (a
+    schema may declare it where the walk does not look, behind a ``$ref``)."""
+    if any(pattern_matches(rule.argument, argument) for argument in declared):
+        return True
+    return rule.tokens is not None and _present(base, rule.tokens)
+
+
+def _present(base: Mapping[str, Any], tokens: tuple[str, ...]) -> bool:
+    """Whether ``base`` holds a value the pattern ``tokens`` names (for ``*``, under its
+    first array item or member)."""
+    value: Any = base
+    for token in tokens:
+        if token == "*" and isinstance(value, list) and value:
+            value = value[0]
+        elif token == "*" and isinstance(value, dict) and value:
+            value = next(iter(value.values()))
+        elif token != "*" and isinstance(value, dict) and token in value:
+            value = value[token]
+        else:
+            return False
+    return True
+
+
+def _replaced(
+    base: Mapping[str, Any], tokens: tuple[str, ...] | None, value: str
+) -> tuple[str, dict[str, Any]] | None:
+    """``base`` with ``value`` at the pattern ``tokens``, and its pointer; None when the
+    pattern names no single value (the whole arguments, or a step through something that is
+    not an object or an array). A missing argument is added; a ``*`` replaces the first item
+    of an array (or member of an object), or makes the array ``[value]`` when it is missing
+    or empty."""
+    if not tokens:
         return None
     arguments = copy.deepcopy(dict(base))
     parent: Any = arguments
-    for token in tokens[:-1]:
-        parent = parent.get(token) if isinstance(parent, dict) else None
-    if not isinstance(parent, dict):
-        return None
-    parent[tokens[-1]] = value
-    return arguments
+    concrete: list[str] = []
+    for index, token in enumerate(tokens):
+        last = index == len(tokens) - 1
+        if token == "*" and isinstance(parent, list):
+            if not parent:
+                parent.append(value if last else {})
+            key: Any = 0
+        elif token == "*" and isinstance(parent, dict) and parent:
+            key = next(iter(parent))
+        elif token != "*" and isinstance(parent, dict):
+            key = token
+            if not last and key not in parent:
+                parent[key] = [] if tokens[index + 1] == "*" else {}
+        else:
+            return None
+        concrete.append(str(key))
+        if last:
+            parent[key] = value
+        else:
+            parent = parent[key]
+    return to_pointer(tuple(concrete)), arguments
 
 
 def faults_of(check: Any, tables: tuple[str, ...] = ()) -> list[Fault]:

@@ -152,6 +152,17 @@ class _Runner:
         # A few results per tool, for lint's output rules.
         self.results: dict[str, list[dict[str, Any]]] = {}
 
+    def _schema_guarded(self, name: str) -> tuple[str, ...]:
+        """The arguments of tool ``name`` the policy's schema guards check."""
+        policy = self.options.policy
+        if policy is None:
+            return ()
+        return tuple(
+            rule.argument
+            for rule in policy.rules
+            if rule.applies_to(name) and rule.guard.kind == "schema"
+        )
+
     async def run(self, name: str, index: int, case: Case) -> CaseResult:
         tool = self.registry.get(name)
         assert tool is not None
@@ -166,7 +177,14 @@ class _Runner:
             request = {"tool": name, "arguments": case.arguments}
             outcome = await self.client.call_tool(self.report.validate_tool, request)
             is_object = isinstance(case.arguments, dict)
-            verdicts.append(judge_validate(case.expect, outcome, arguments_object=is_object))
+            verdicts.append(
+                judge_validate(
+                    case.expect,
+                    outcome,
+                    arguments_object=is_object,
+                    schema_guarded=self._schema_guarded(name),
+                )
+            )
             await self._recover(outcome)
         if self.options.call and not self.report.aborted:
             # A tool that runs only as a task is called as one; its final result is judged.

@@ -7,6 +7,7 @@ from .argv import ArgvGuard
 from .base import Guard, GuardFinding, not_a_string
 from .codes import GuardCode
 from .path import PathGuard
+from .schema_fragment import SchemaGuard
 from .sql import DEFAULT_DENIED_FUNCTIONS, SqlGuard
 from .text import TextGuard
 from .url import RedirectRefused, Resolver, SystemResolver, UrlGuard
@@ -20,6 +21,7 @@ __all__ = [
     "PathGuard",
     "RedirectRefused",
     "Resolver",
+    "SchemaGuard",
     "SqlGuard",
     "SystemResolver",
     "TextGuard",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..protocol import Severity, Violation
+from ..schema import IssueCode
 from .codes import GuardCode
 
 
@@ -13,12 +14,13 @@ from .codes import GuardCode
 class GuardFinding:
     """One thing a guard found in one value: an error (reject) or a warning (allow, but say so).
 
+    ``code`` is a guard's own, or the schema engine's for a schema guard (``pattern-mismatch``).
     ``message`` never quotes the value (it may be a secret, or a path the caller must not
     learn about); ``where`` is a JSON Pointer *inside* the value when the guard looked into
     it (an argv item), else ``""``.
     """
 
-    code: GuardCode
+    code: GuardCode | IssueCode
     message: str
     severity: Severity = Severity.ERROR
     where: str = ""

@@ -21,6 +21,7 @@ from ..guards.database import SqlDatabaseCheck
 from ..guards.path import PathGuard
 from ..guards.reach import UrlReachCheck
 from ..guards.schedule import CronCheck, TimeCheck
+from ..guards.schema_fragment import SchemaGuard
 from ..guards.sql import SqlGuard
 from ..guards.text import TextGuard
 from ..guards.url import UrlGuard
@@ -258,6 +259,19 @@ GUARD_OPTIONS: dict[str, dict[str, Option]] = {
             doc="Refuse bidirectional controls (turn off for right-to-left scripts).",
         ),
     },
+    "schema": {
+        "schema": Option(
+            dict,
+            required=True,
+            doc=(
+                "A JSON Schema (2020-12) the argument's value must match, on top of the "
+                'server\'s `inputSchema`: `schema = { pattern = "^[a-z_]{1,63}$", maxLength = 63 '
+                "}`, `enum`, `minimum`, `maxItems`, `items`, ... Findings carry the engine's "
+                "codes (`pattern-mismatch`, `not-in-enum`, `too-long`). A fragment the engine "
+                "refuses, or with a `$ref` outside itself, refuses the policy."
+            ),
+        ),
+    },
 }
 """Each guard kind's options, as a policy may set them."""
 _REACH = {
@@ -364,6 +378,7 @@ def guard_kinds() -> dict[str, Callable[..., Guard]]:
     return {
         "argv": ArgvGuard,
         "path": PathGuard,
+        "schema": SchemaGuard,
         "sql": SqlGuard,
         "text": TextGuard,
         "url": UrlGuard,

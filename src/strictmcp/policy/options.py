@@ -18,17 +18,18 @@ _TYPE_NAMES = {
     int: ("an integer", "integers"),
     float: ("a number", "numbers"),
     str: ("a string", "strings"),
+    dict: ("a table", "tables"),
 }
 
 
 @dataclass(frozen=True)
 class Option:
-    """One key of a table: a TOML ``type`` (an array of it when ``array``; with ``table``, a
-    table of them, or of arrays of them when ``array`` too), the values allowed when only
-    some are, whether the entry must give it, and for the reference page its ``default``
-    (Markdown; empty when there is none) and ``doc``."""
+    """One key of a table: a TOML ``type`` (``dict``: a table of any values; an array of it
+    when ``array``; with ``table``, a table of them, or of arrays of them when ``array``
+    too), the values allowed when only some are, whether the entry must give it, and for
+    the reference page its ``default`` (Markdown; empty when there is none) and ``doc``."""
 
-    type: type[bool | int | float | str]
+    type: type[bool | int | float | str | dict[str, Any]]
     array: bool = False
     table: bool = False
     choices: tuple[str, ...] = ()

@@ -4,7 +4,9 @@ Every argument lint's SMT3xx rules take for a path, URL, command or SQL
 (:func:`strictmcp.lint.families.guards.candidates`, the one detection) gets a ``[[guard]]``
 of that kind, with the values only the user can choose marked ``REPLACE``, and the deep
 checks that fit the kind written out commented. With a path among them, the resource
-requests that open files get path guards too (lint's SMT305). The draft loads as written:
+requests that open files get path guards too (lint's SMT305). Every other string lint finds
+unbounded (SMT201) gets a ``schema`` guard suggested, commented out: only the user knows its
+shape. The draft loads as written:
 path roots are the directory given (by default the working directory), which the user then
 narrows.
 """
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..lint.context import LintContext, ToolView
+from ..lint.families.bounds import unbounded_strings
 from ..lint.families.guards import RESOURCE_READS, URI, Candidate, candidates
 from ..protocol import Revision
 
@@ -82,6 +85,11 @@ def draft(
             seen.add((view.name, argument, candidate.kind))
             found.append(candidate)
             lines += _entries(view.name, argument, candidate, json.dumps(root))
+        guarded = {argument for tool, argument, _ in seen if tool == view.name}
+        for node in unbounded_strings(view):
+            if node.argument is not None and node.argument not in guarded:
+                guarded.add(node.argument)
+                lines += _suggested(view.name, node.argument)
     if not found:
         lines += ["", "# No argument of these tools looks like a path, URL, command or SQL."]
     if any(candidate.kind == "path" for candidate in found):
@@ -100,6 +108,23 @@ def draft(
 def _pointer(candidate: Candidate) -> str:
     """Where the guard goes: on each item of an argument that is only ever an array."""
     return candidate.argument + "/*" if candidate.types == {"array"} else candidate.argument
+
+
+def _suggested(tool: str, argument: str) -> list[str]:
+    """A schema guard for an unbounded string, commented out: its shape is the user's to say."""
+    entry = [
+        "[[guard]]",
+        f"tool = {json.dumps(tool)}",
+        f"argument = {json.dumps(argument)}",
+        'kind = "schema"',
+        'schema = { maxLength = 256, pattern = "^REPLACE$" }  # what a valid value looks like',
+    ]
+    return [
+        "",
+        f"# {tool} {argument}: a string with no bound (lint's SMT201); to give it one, fill in",
+        "# and uncomment:",
+        *(f"#   {line}" for line in entry),
+    ]
 
 
 def _entries(tool: str, argument: str, candidate: Candidate, root: str) -> list[str]:

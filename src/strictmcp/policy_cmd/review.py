@@ -1,8 +1,10 @@
 """``strictmcp policy check``: what is wrong with a policy, against a server's tools.
 
-A rule whose tool glob matches no tool, whose argument pointer matches no argument of a tool
-it applies to, or whose kind cannot check the argument's declared type protects nothing,
-silently: each is reported, named by its section and position in the file. So is a tool whose
+A rule whose tool glob matches no tool, whose argument pointer matches no argument of any
+tool it applies to, or whose kind cannot check the argument's declared type protects nothing,
+silently: each is reported, named by its section and position in the file. A glob
+(``tool = "*"``) that matches some tools without the argument is the idiom, not a problem: a
+rule on a single tool's name that misses its argument is. So is a tool whose
 paths are confined while files can be read as resources around it (lint's SMT305); a guard on
 another request than ``tools/call`` is about params no tool listing shows, and is not
 reviewed against the tools.
@@ -58,11 +60,12 @@ def _problems(rule: GuardRule, views: list[ToolView]) -> list[str]:
         return [f"tool {rule.tool!r} matches no tool of the server"]
     alone = Policy(rules=(rule,))
     fits = _FITS.get(rule.guard.kind, _STRING)
-    problems = []
+    problems: list[str] = []
+    missing: list[str] = []
     for view in matching:
         assert view.name is not None
         if view.input is None:
-            problems.append(f"tool {view.name!r} has no inputSchema to find {rule.argument!r} in")
+            missing.append(f"tool {view.name!r} has no inputSchema to find {rule.argument!r} in")
             continue
         nodes = [
             node
@@ -70,7 +73,7 @@ def _problems(rule: GuardRule, views: list[ToolView]) -> list[str]:
             if node.argument is not None and alone.covers(view.name, node.argument)
         ]
         if not nodes:
-            problems.append(f"argument {rule.argument!r} matches no argument of {view.name!r}")
+            missing.append(f"argument {rule.argument!r} matches no argument of {view.name!r}")
         for node in nodes:
             types = declared_types(node.schema, view.input.schema)
             if types and not types & fits:
@@ -78,4 +81,12 @@ def _problems(rule: GuardRule, views: list[ToolView]) -> list[str]:
                     f"a {rule.guard.kind} check does not fit argument {node.argument!r} of "
                     f"{view.name!r}, which is {' or '.join(sorted(types))}"
                 )
+    if len(matching) == 1:
+        return missing + problems
+    if len(missing) == len(matching):
+        # A glob protects what it finds: only when it finds the argument nowhere is it idle.
+        return [
+            f"argument {rule.argument!r} matches no argument of any of the {len(matching)} "
+            f"tools {rule.tool!r} matches"
+        ]
     return problems

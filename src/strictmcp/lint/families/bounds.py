@@ -34,11 +34,17 @@ def _fixed(schema: Mapping[str, Any]) -> bool:
     return "enum" in schema or "const" in schema
 
 
-def _strings(tool: ToolView) -> Iterator[Hit]:
+def unbounded_strings(tool: ToolView) -> Iterator[Node]:
+    """The string subschemas of a tool's input with no maxLength, pattern, format, enum or
+    const (SMT201's finding; ``policy init`` suggests a schema guard for each)."""
     for node in _nodes_of_type(tool, "string"):
         schema = node.schema
-        if _fixed(schema) or any(k in schema for k in ("maxLength", "pattern", "format")):
-            continue
+        if not _fixed(schema) and not any(k in schema for k in ("maxLength", "pattern", "format")):
+            yield node
+
+
+def _strings(tool: ToolView) -> Iterator[Hit]:
+    for node in unbounded_strings(tool):
         yield Hit(
             node.pointer,
             f"{argument_label(node)} is a string with no maxLength, pattern, format, enum or const",
