@@ -12,7 +12,7 @@ from typing import Any
 import click
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from ..connect.client import ClientError, open_client
+from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
 from ..lint.model import printable
 from ..policy import Policy, PolicyError
 from ..protocol import Revision
@@ -155,9 +155,9 @@ def check(
     try:
         asyncio.run(_run(report, options, list(command) or None, url, revision, timeout))
     except ClientError as error:
-        # One line, escaped: the reason may quote the server (its JSON-RPC error message).
-        click.echo(f"strictmcp check: {printable(str(error))}", err=True)
-        sys.exit(EXIT_ERROR)
+        # Escaped line by line: the reason may quote the server (its JSON-RPC error message).
+        click.echo(f"strictmcp check: {failure_text(str(error), error.stderr)}", err=True)
+        sys.exit(EXIT_CANNOT_START if error.starting else EXIT_ERROR)
     text = _RENDERERS[fmt](report)
     if output is not None:
         try:

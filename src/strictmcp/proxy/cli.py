@@ -10,7 +10,7 @@ import re
 import socket
 import sys
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -31,6 +31,7 @@ from .http_connections import (
     DEFAULT_CONNECTIONS_PER_CLIENT,
     DEFAULT_HEADER_SECONDS,
     ConnectionLimits,
+    ListenError,
     Network,
     descriptor_problem,
 )
@@ -340,7 +341,7 @@ def proxy(
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
     with contextlib.ExitStack() as stack:
-        log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
+        log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
 
         def new_session() -> ProxySession:
             return ProxySession(
@@ -410,15 +411,17 @@ def proxy(
                     )
 
                 if workers > 1:
-                    sys.exit(
-                        http_main.workers(
+                    try:
+                        status = http_main.workers(
                             workers,
                             address,
                             lambda sock: _status(_closing(served(sock), limiter), command),
                             announce,
                             path=path,
                         )
-                    )
+                    except ListenError as error:
+                        _exit_usage(str(error))
+                    sys.exit(status)
                 main = served(None)
         sys.exit(_status(_closing(main, limiter), command))
 
@@ -430,6 +433,23 @@ async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> i
     finally:
         if isinstance(limiter, SharedRateLimiter):
             await limiter.aclose()
+
+
+def _audit_file(path: str) -> IO[str]:
+    """The audit log, opened to append; a two-line error naming it when it cannot be (a
+    missing directory, a read-only file), before the server starts."""
+    try:
+        return open(path, "a", encoding="utf-8")
+    except OSError as error:
+        _exit_usage(
+            f"--audit-log {path}: cannot append to it: {error.strerror}\n"
+            "  create its directory, or give a file this user can write"
+        )
+
+
+def _exit_usage(message: str) -> NoReturn:
+    click.echo(f"strictmcp proxy: {message}", err=True)
+    sys.exit(2)
 
 
 def _standard_streams(*, listening: bool) -> None:
@@ -513,7 +533,7 @@ def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
         what = command[0] if command else "to listen"
         click.echo(f"strictmcp proxy: cannot start {what}: {error.strerror}", err=True)
         return 127
-    except TransportError as error:
+    except (TransportError, ListenError) as error:
         click.echo(f"strictmcp proxy: {error}", err=True)
         return 2
     except KeyboardInterrupt:
