@@ -37,7 +37,8 @@ Validation Protocol `validate` tool if it lists one, and every input is checked 
 With --call every case is a real tools/call: invalid inputs must be refused (isError or
 JSON-RPC -32602), nothing may crash the server, results must match their outputSchema.
 \b
-Exit status: 0 no failures (warnings allowed), 1 failures, 2 usage or connection error.
+Exit status: 0 no failures (warnings allowed), 1 failures, 2 usage or connection error,
+127 the server cannot start (docs/cli.md).
 """
 
 

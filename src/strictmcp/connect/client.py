@@ -489,6 +489,9 @@ async def open_client(
     """
     if (command is None) == (url is None):
         raise ValueError("give exactly one of command and url")
+    if url is not None and not url.startswith(("http://", "https://")):
+        # A usage error, not a server that cannot start: nothing was tried.
+        raise ClientError("--url: an http:// or https:// URL is expected")
     if isinstance(revision, str):
         revision = Revision.parse(revision)
     connect: UpstreamFactory

@@ -40,7 +40,7 @@ Examples:
   strictmcp lint rules
 \b
 Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage error (unreadable input,
-unknown rule code, bad policy).
+unknown rule code, bad policy), 127 the server cannot start (docs/cli.md).
 """
 
 

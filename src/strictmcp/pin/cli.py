@@ -29,7 +29,7 @@ Examples:
   strictmcp proxy --pin {DEFAULT_LOCK} -- npx -y @modelcontextprotocol/server-everything
 \b
 Exit status: 0 written (or, with --diff, nothing changed), 1 --diff found changes, 2 usage
-error (unreadable input or lock file).
+error (unreadable input or lock file), 127 the server cannot start (docs/cli.md).
 """
 
 

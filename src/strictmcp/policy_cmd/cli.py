@@ -67,7 +67,8 @@ Examples:
   strictmcp policy init --tools tools.json -o policy.toml
   strictmcp policy init --root /srv/data -- npx -y @modelcontextprotocol/server-filesystem /srv/data
 \b
-Exit status: 0 written, 2 usage error (no tools, unwritable output).""",
+Exit status: 0 written, 2 usage error (no tools, unwritable output), 127 the server
+cannot start (docs/cli.md).""",
 )
 @click.argument("command", nargs=-1, metavar="[-- COMMAND [ARGS]...]")
 @_server_options

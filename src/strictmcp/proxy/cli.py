@@ -72,7 +72,9 @@ session, share one.
 Errors the proxy answers with itself: -32000 the server exited before answering, -32001 it
 did not answer within --timeout, -32002 its answer was not a valid message, -32003 too many
 requests are waiting for it (over HTTP, also: too many sessions, with status 503). Exit
-status: the server's, or 1 when it left requests unanswered. Over HTTP: 403 for a foreign
+status: the server's, or 1 when it left requests unanswered; 2 a usage or configuration
+error (a --listen port in use, an --audit-log it cannot write), 127 the server cannot
+start (docs/cli.md). Over HTTP: 403 for a foreign
 Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
 \b
 With an [auth] section in the policy (docs/policy.md), every HTTP request needs an OAuth
