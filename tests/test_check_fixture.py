@@ -147,7 +147,6 @@ def test_sarif_merges_lint_and_check() -> None:
     [
         ((), "give either"),
         (("--url", "http://127.0.0.1:9/mcp", "--", "x"), "give either"),
-        (("--", "/nonexistent/server"), "cannot start"),
         (("--tool", "nope", "--", *SLOPPY), "no tool named nope"),
     ],
 )
@@ -155,6 +154,12 @@ def test_usage_and_connection_errors_exit_2(args: tuple[str, ...], message: str)
     result = check(*args)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_a_server_that_cannot_start_exits_127() -> None:
+    result = check("--", "/nonexistent/server")
+    assert result.exit_code == 127
+    assert "cannot start" in result.stderr
 
 
 def test_http_server_by_url() -> None:

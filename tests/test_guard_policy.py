@@ -291,7 +291,10 @@ def test_the_option_table_covers_every_configurable_field_of_every_guard() -> No
     ("kind", "option", "message"),
     [
         ("path", 'roots = "/srv"', "roots must be an array of strings"),
-        ("path", 'entry = "socket"', "entry must be one of: any, file, dir"),
+        ("path", 'entry = "socket"', 'entry must be one of "any", "file", "dir"'),
+        # A wrong type for a key with choices names the choices too: they are what to write.
+        ("path", "entry = 5", 'entry must be one of "any", "file", "dir"'),
+        ("path", 'entry = ["file"]', 'entry must be one of "any", "file", "dir"'),
         ("path", "must_exist = 1", "must_exist must be a boolean"),
         ("url", "allow_ports = [443, true]", "allow_ports must be an array of integers"),
         ("url", 'hosts = ["a", 1]', "hosts must be an array of strings"),
@@ -458,7 +461,7 @@ def test_every_other_example_in_docs_policy_md_loads() -> None:
     [
         (
             '[[guard]]\nmethod = "resources/list"\nargument = "/cursor"\nkind = "text"',
-            "method must be one of: tools/call, completion/complete",
+            'method must be one of "tools/call", "completion/complete"',
         ),
         (
             '[[guard]]\nmethod = "resources/read"\ntool = "x"\nargument = "/uri"\nkind = "text"',

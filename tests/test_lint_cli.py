@@ -362,9 +362,9 @@ def test_live_stdio_server_is_linted_with_logical_locations_only() -> None:
         assert set(location) == {"logicalLocations"}
 
 
-def test_a_server_that_cannot_start_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_server_that_cannot_start_exits_127(tmp_path: Path) -> None:
     code, out = run("--", str(tmp_path / "no-such-server"))
-    assert code == 2
+    assert code == 127
     assert "cannot start" in out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from ..connect.client import ClientError, open_client
+from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
 from ..lint.model import printable
 from ..policy import Policy, PolicyError
 from ..protocol import Revision
@@ -37,7 +37,8 @@ Validation Protocol `validate` tool if it lists one, and every input is checked 
 With --call every case is a real tools/call: invalid inputs must be refused (isError or
 JSON-RPC -32602), nothing may crash the server, results must match their outputSchema.
 \b
-Exit status: 0 no failures (warnings allowed), 1 failures, 2 usage or connection error.
+Exit status: 0 no failures (warnings allowed), 1 failures, 2 usage or connection error,
+127 the server cannot start (docs/cli.md).
 """
 
 
@@ -155,9 +156,9 @@ def check(
     try:
         asyncio.run(_run(report, options, list(command) or None, url, revision, timeout))
     except ClientError as error:
-        # One line, escaped: the reason may quote the server (its JSON-RPC error message).
-        click.echo(f"strictmcp check: {printable(str(error))}", err=True)
-        sys.exit(EXIT_ERROR)
+        # Escaped line by line: the reason may quote the server (its JSON-RPC error message).
+        click.echo(f"strictmcp check: {failure_text(str(error), error.stderr)}", err=True)
+        sys.exit(EXIT_CANNOT_START if error.starting else EXIT_ERROR)
     text = _RENDERERS[fmt](report)
     if output is not None:
         try:

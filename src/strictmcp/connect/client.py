@@ -29,6 +29,7 @@ from mcp_types import (
 )
 
 from .. import __version__
+from ..lint.model import printable
 from ..protocol import Revision
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
@@ -46,6 +47,12 @@ _EXIT_POLLS = 20
 _EXIT_POLL_SECONDS = 0.05
 _MAX_TOOLS = 10_000
 _CLIENT_INFO = {"name": "strictmcp", "version": __version__}
+_STDERR_LINES = 10
+_STDERR_WIDTH = 200
+
+EXIT_CANNOT_START = 127
+"""Every command's exit status when its server cannot be started (as a shell says of a
+command it cannot run): ``docs/cli.md``."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +88,35 @@ Outcome = Success | RpcError | TransportFailure
 
 
 class ClientError(RuntimeError):
-    """The connection could not be made or used: the server cannot be tested at all."""
+    """The connection could not be made or used: the server cannot be tested at all.
 
-    def __init__(self, message: str, outcome: Outcome | None = None) -> None:
+    ``starting``: it failed before the handshake was done (the command cannot run, the URL
+    cannot be reached, the server exited or did not answer ``initialize``). ``stderr``: the
+    last lines the server wrote there, kept apart from the one-line message.
+    """
+
+    def __init__(
+        self, message: str, outcome: Outcome | None = None, *, starting: bool = False
+    ) -> None:
         super().__init__(message)
         self.outcome = outcome
+        self.starting = starting
+        self.stderr = outcome.stderr if isinstance(outcome, TransportFailure) else ()
+
+
+def failure_text(message: str, stderr: Sequence[str] = ()) -> str:
+    """How a command tells a person about a server that failed: ``message`` as one line,
+    then the last lines the server wrote to stderr (a crash's traceback), indented, at most
+    ten of them and each cut short. Every line is escaped on its own (``printable``): the
+    message may quote the server, whose text could otherwise redraw the terminal."""
+    lines = [printable(message)]
+    if stderr:
+        lines.append("  the server's stderr ended with:")
+        for line in stderr[-_STDERR_LINES:]:
+            shown = printable(line.rstrip())
+            cut = shown[:_STDERR_WIDTH] + " ..." if len(shown) > _STDERR_WIDTH else shown
+            lines.append(f"    {cut}")
+    return "\n".join(lines)
 
 
 UpstreamFactory = Callable[[], Awaitable[Upstream]]
@@ -132,12 +163,17 @@ class McpClient:
         try:
             upstream = await self._connect()
         except OSError as error:
-            raise ClientError(f"cannot start the server: {error.strerror or error}") from None
+            raise ClientError(
+                f"cannot start the server: {error.strerror or error}", starting=True
+            ) from None
         conn = _Connection(upstream)
         conn.reader = asyncio.create_task(self._read(conn))
         self._conn = conn
         try:
             await self._handshake()
+        except ClientError as error:
+            await self.aclose()
+            raise ClientError(str(error), error.outcome, starting=True) from None
         except BaseException:
             await self.aclose()
             raise
@@ -434,8 +470,7 @@ def _required(outcome: Outcome, what: str) -> dict[str, Any]:
         return outcome.result
     if isinstance(outcome, RpcError):
         raise ClientError(f"{what} failed: {outcome.message} ({outcome.code})", outcome)
-    tail = "".join(f"\n  {line}" for line in outcome.stderr[-10:])
-    raise ClientError(f"{what} failed: {outcome.message}{tail}", outcome)
+    raise ClientError(f"{what} failed: {outcome.message}", outcome)
 
 
 @contextlib.asynccontextmanager
@@ -454,6 +489,9 @@ async def open_client(
     """
     if (command is None) == (url is None):
         raise ValueError("give exactly one of command and url")
+    if url is not None and not url.startswith(("http://", "https://")):
+        # A usage error, not a server that cannot start: nothing was tried.
+        raise ClientError("--url: an http:// or https:// URL is expected")
     if isinstance(revision, str):
         revision = Revision.parse(revision)
     connect: UpstreamFactory

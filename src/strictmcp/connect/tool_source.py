@@ -20,13 +20,30 @@ from urllib.parse import urlsplit, urlunsplit
 from ..protocol import Revision
 from ..schema.jsonio import JSONInputError, load_json
 from ..schema.limits import Limits
-from .client import ClientError, open_client
+from .client import EXIT_CANNOT_START, ClientError, failure_text, open_client
 
 MAX_FILE_SIZE = Limits().max_instance_size
 
 
 class ToolSourceError(ValueError):
-    """Input that holds no tool list; the message never quotes its contents."""
+    """Input that holds no tool list; the message never quotes its contents.
+
+    ``starting`` and ``stderr`` as :class:`~.client.ClientError`'s, for a live server.
+    """
+
+    def __init__(self, message: str, *, starting: bool = False, stderr: Sequence[str] = ()):
+        super().__init__(message)
+        self.starting = starting
+        self.stderr = tuple(stderr)
+
+    def report(self) -> str:
+        """The message for a person: one line, and the server's stderr tail below it."""
+        return failure_text(str(self), self.stderr)
+
+    @property
+    def exit_status(self) -> int:
+        """127 for a server that cannot be started, else 2: ``docs/cli.md``'s scheme."""
+        return EXIT_CANNOT_START if self.starting else 2
 
 
 @dataclass(frozen=True)
@@ -137,7 +154,7 @@ def load_live(
     try:
         return asyncio.run(_list_live(command, url, revision, timeout, prompts))
     except ClientError as error:
-        raise ToolSourceError(str(error)) from None
+        raise ToolSourceError(str(error), starting=error.starting, stderr=error.stderr) from None
 
 
 async def _list_live(
@@ -183,6 +200,8 @@ def read_tools(
             return load_file(target, prompts=prompts)
         return load_live(command or None, url, revision=revision, timeout=timeout, prompts=prompts)
     except ToolSourceError as error:
-        raise ToolSourceError(f"{target or 'server'}: {error}") from None
+        raise ToolSourceError(
+            f"{target or 'server'}: {error}", starting=error.starting, stderr=error.stderr
+        ) from None
     except (OSError, TimeoutError) as error:
         raise ToolSourceError(f"cannot list the server's tools: {error}") from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, NoReturn
@@ -13,13 +13,14 @@ from urllib.parse import quote
 
 import click
 
+from ..connect.client import failure_text
 from ..connect.command_line import ServerCommand, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
 from .engine import lint_tools
 from .locate import PointerIndex
-from .model import LintFinding, printable, render_json
+from .model import LintFinding, render_json
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
@@ -39,7 +40,7 @@ Examples:
   strictmcp lint rules
 \b
 Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage error (unreadable input,
-unknown rule code, bad policy).
+unknown rule code, bad policy), 127 the server cannot start (docs/cli.md).
 """
 
 
@@ -183,13 +184,13 @@ def _source(
     try:
         return read_tools(target, command, url, revision=revision, timeout=timeout)
     except ToolSourceError as error:
-        _fail(str(error))
+        _fail(str(error), error.exit_status, error.stderr)
 
 
-def _fail(message: str) -> NoReturn:
-    # One line, escaped: the reason may quote the server (its JSON-RPC error message).
-    click.echo(f"strictmcp lint: {printable(message)}", err=True)
-    sys.exit(EXIT_USAGE)
+def _fail(message: str, status: int = EXIT_USAGE, stderr: Sequence[str] = ()) -> NoReturn:
+    # Escaped line by line: the reason may quote the server (its JSON-RPC error message).
+    click.echo(f"strictmcp lint: {failure_text(message, stderr)}", err=True)
+    sys.exit(status)
 
 
 @contextmanager

@@ -4,11 +4,14 @@ written."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import click
 
+from ..connect.client import failure_text
 from ..connect.command_line import ServerCommand, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..enforce.pins import PinChange, PinError, PinFile, Pins
@@ -26,7 +29,7 @@ Examples:
   strictmcp proxy --pin {DEFAULT_LOCK} -- npx -y @modelcontextprotocol/server-everything
 \b
 Exit status: 0 written (or, with --diff, nothing changed), 1 --diff found changes, 2 usage
-error (unreadable input or lock file).
+error (unreadable input or lock file), 127 the server cannot start (docs/cli.md).
 """
 
 
@@ -94,7 +97,7 @@ def pin(
                 f"strictmcp pin: {len(listed.tools)} tools{prompts} pinned in {lock}", err=True
             )
             return
-        before = PinFile.load(lock)
+        before = _lock_file(lock)
         changes = before.diff(source.tools, source.prompts)
     except PinError as error:
         _fail(f"{error} [{error.code}]")
@@ -108,19 +111,30 @@ def pin(
     sys.exit(EXIT_CHANGED if changes else EXIT_SAME)
 
 
+def _lock_file(lock: str) -> PinFile:
+    """The lock file ``--diff`` compares with; an error naming it, and for a missing one
+    how to make it."""
+    try:
+        return PinFile.load(lock)
+    except PinError as error:
+        missing = not os.path.exists(lock)
+        fix = "; write it first: strictmcp pin without --diff" if missing else ""
+        _fail(f"--lock {lock}: {error} [{error.code}]{fix}")
+
+
 def _source(
     target: str | None, command: tuple[str, ...], url: str | None, timeout: float
 ) -> ToolSource:
     try:
         return read_tools(target, command, url, timeout=timeout, prompts=True)
     except ToolSourceError as error:
-        _fail(str(error))
+        _fail(str(error), error.exit_status, error.stderr)
 
 
-def _fail(message: str) -> NoReturn:
-    # ASCII and one line: the reason may quote the server.
-    click.echo(f"strictmcp pin: {json.dumps(message)[1:-1]}", err=True)
-    sys.exit(EXIT_USAGE)
+def _fail(message: str, status: int = EXIT_USAGE, stderr: Sequence[str] = ()) -> NoReturn:
+    # Escaped line by line: the reason may quote the server (its JSON-RPC error message).
+    click.echo(f"strictmcp pin: {failure_text(message, stderr)}", err=True)
+    sys.exit(status)
 
 
 def _value(pins: PinFile, change: PinChange, field: str, pointer: str) -> Any:

@@ -38,9 +38,14 @@ class Option:
     doc: str = ""
 
     def problem(self, value: Any) -> str | None:
-        """Why ``value`` does not fit, or None."""
+        """Why ``value`` does not fit, or None: for a key with choices, the choices whatever
+        was wrong (a wrong type or a wrong word), so the message alone says what to write."""
         single, plural = _TYPE_NAMES[self.type]
-        expected = f"an array of {plural}" if self.array else single
+        if self.choices:
+            named = "one of " + ", ".join(f'"{choice}"' for choice in self.choices)
+            expected = f"an array of strings, each {named}" if self.array else named
+        else:
+            expected = f"an array of {plural}" if self.array else single
         if self.array and not isinstance(value, list):
             return f"must be {expected}"
         for item in value if self.array else [value]:
@@ -50,7 +55,7 @@ class Option:
             if not isinstance(item, allowed) or (self.type is not bool and isinstance(item, bool)):
                 return f"must be {expected}"
             if self.choices and item not in self.choices:
-                return f"must be one of: {', '.join(self.choices)}"
+                return f"must be {expected}"
         return None
 
     def fault(self, name: str, value: Any) -> str | None:

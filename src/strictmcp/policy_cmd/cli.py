@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import click
 
+from ..connect.client import failure_text
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..lint.model import printable
 from ..policy import Policy, PolicyError
@@ -66,7 +67,8 @@ Examples:
   strictmcp policy init --tools tools.json -o policy.toml
   strictmcp policy init --root /srv/data -- npx -y @modelcontextprotocol/server-filesystem /srv/data
 \b
-Exit status: 0 written, 2 usage error (no tools, unwritable output).""",
+Exit status: 0 written, 2 usage error (no tools, unwritable output), 127 the server
+cannot start (docs/cli.md).""",
 )
 @click.argument("command", nargs=-1, metavar="[-- COMMAND [ARGS]...]")
 @_server_options
@@ -144,10 +146,10 @@ def _tools(
     try:
         return read_tools(tools_file, command, url, timeout=timeout)
     except ToolSourceError as error:
-        _fail(str(error))
+        _fail(str(error), error.exit_status, error.stderr)
 
 
-def _fail(message: str) -> NoReturn:
-    # One line, escaped: the reason may quote the server (its JSON-RPC error message).
-    click.echo(f"strictmcp policy: {printable(message)}", err=True)
-    sys.exit(EXIT_USAGE)
+def _fail(message: str, status: int = EXIT_USAGE, stderr: Sequence[str] = ()) -> NoReturn:
+    # Escaped line by line: the reason may quote the server (its JSON-RPC error message).
+    click.echo(f"strictmcp policy: {failure_text(message, stderr)}", err=True)
+    sys.exit(status)

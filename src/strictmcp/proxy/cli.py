@@ -10,7 +10,7 @@ import re
 import socket
 import sys
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -31,6 +31,7 @@ from .http_connections import (
     DEFAULT_CONNECTIONS_PER_CLIENT,
     DEFAULT_HEADER_SECONDS,
     ConnectionLimits,
+    ListenError,
     Network,
     descriptor_problem,
 )
@@ -71,7 +72,9 @@ session, share one.
 Errors the proxy answers with itself: -32000 the server exited before answering, -32001 it
 did not answer within --timeout, -32002 its answer was not a valid message, -32003 too many
 requests are waiting for it (over HTTP, also: too many sessions, with status 503). Exit
-status: the server's, or 1 when it left requests unanswered. Over HTTP: 403 for a foreign
+status: the server's, or 1 when it left requests unanswered; 2 a usage or configuration
+error (a --listen port in use, an --audit-log it cannot write), 127 the server cannot
+start (docs/cli.md). Over HTTP: 403 for a foreign
 Origin, 404 for an unknown or ended session, 413 for a body over --max-size.
 \b
 With an [auth] section in the policy (docs/policy.md), every HTTP request needs an OAuth
@@ -340,7 +343,7 @@ def proxy(
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
     with contextlib.ExitStack() as stack:
-        log = stack.enter_context(open(audit_log, "a", encoding="utf-8")) if audit_log else None
+        log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
 
         def new_session() -> ProxySession:
             return ProxySession(
@@ -410,15 +413,17 @@ def proxy(
                     )
 
                 if workers > 1:
-                    sys.exit(
-                        http_main.workers(
+                    try:
+                        status = http_main.workers(
                             workers,
                             address,
                             lambda sock: _status(_closing(served(sock), limiter), command),
                             announce,
                             path=path,
                         )
-                    )
+                    except ListenError as error:
+                        _exit_usage(str(error))
+                    sys.exit(status)
                 main = served(None)
         sys.exit(_status(_closing(main, limiter), command))
 
@@ -430,6 +435,23 @@ async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> i
     finally:
         if isinstance(limiter, SharedRateLimiter):
             await limiter.aclose()
+
+
+def _audit_file(path: str) -> IO[str]:
+    """The audit log, opened to append; a two-line error naming it when it cannot be (a
+    missing directory, a read-only file), before the server starts."""
+    try:
+        return open(path, "a", encoding="utf-8")
+    except OSError as error:
+        _exit_usage(
+            f"--audit-log {path}: cannot append to it: {error.strerror}\n"
+            "  create its directory, or give a file this user can write"
+        )
+
+
+def _exit_usage(message: str) -> NoReturn:
+    click.echo(f"strictmcp proxy: {message}", err=True)
+    sys.exit(2)
 
 
 def _standard_streams(*, listening: bool) -> None:
@@ -513,7 +535,7 @@ def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
         what = command[0] if command else "to listen"
         click.echo(f"strictmcp proxy: cannot start {what}: {error.strerror}", err=True)
         return 127
-    except TransportError as error:
+    except (TransportError, ListenError) as error:
         click.echo(f"strictmcp proxy: {error}", err=True)
         return 2
     except KeyboardInterrupt:

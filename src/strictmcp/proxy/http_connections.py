@@ -27,8 +27,10 @@ loop's one timer (:mod:`~strictmcp.connect.alarms`). The bounds are per process:
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import math
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -92,6 +94,46 @@ def descriptor_problem(limits: ConnectionLimits, max_sessions: int) -> str | Non
         f"{needed} file descriptors, over this process's limit of {soft} (ulimit -n): "
         "lower them, or raise the limit"
     )
+
+
+BACKLOG = 2048  # uvicorn's own default
+
+
+class ListenError(RuntimeError):
+    """The ``--listen`` address cannot be listened on; the message says why and what to do."""
+
+
+_LISTEN_FIXES = {
+    errno.EADDRINUSE: "the port is in use; stop what listens there, or choose another port "
+    "(0: any free one)",
+    errno.EADDRNOTAVAIL: "no interface of this machine has that address; listen on one it has "
+    "(127.0.0.1 for this machine only)",
+    errno.EACCES: "permission denied (ports below 1024 need privileges); choose a port above 1023",
+}
+
+
+_RESOLVER_CODES = frozenset(
+    getattr(socket, name)
+    for name in ("EAI_NONAME", "EAI_AGAIN", "EAI_NODATA", "EAI_FAIL")
+    if hasattr(socket, name)
+)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port``, bound here rather than by uvicorn, which logs
+    a failure to bind and exits on its own; :class:`ListenError` naming the address and the
+    fix when it cannot be bound."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=BACKLOG)
+    except OSError as error:
+        where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+        # create_server re-raises a resolver failure as a plain OSError with its EAI code.
+        if isinstance(error, socket.gaierror) or error.errno in _RESOLVER_CODES:
+            why = "no such host name; give an IP address or a name this machine resolves"
+        else:
+            why = _LISTEN_FIXES.get(error.errno or 0, error.strerror or "cannot listen")
+        raise ListenError(f"--listen {where}: {why}") from None
 
 
 class _Notices:

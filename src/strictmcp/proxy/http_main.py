@@ -23,6 +23,7 @@ from ..connect.upstream import Upstream
 from ..identity import TokenVerifier, UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .http_auth import Gate
+from .http_connections import listening_socket
 from .http_server import App, Limits, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
@@ -139,18 +140,13 @@ def workers(
     within :data:`RESTART_WINDOW` seconds; past that every worker is stopped. The status, once
     every worker is gone: 0 when they were stopped (SIGTERM or SIGINT here, passed on to
     each, whatever was replaced before), else that of the worker whose exit stopped them."""
-    host, port = address
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # Kept open here for the workers that replace others; the port is free once this ends.
-    with socket.create_server((host, port), family=family, backlog=_BACKLOG) as listener:
+    with listening_socket(*address) as listener:
         bound = listener.getsockname()
         pids = {_fork(work, listener) for _ in range(count)}
-        where = f"[{bound[0]}]" if family == socket.AF_INET6 else bound[0]
+        where = f"[{bound[0]}]" if listener.family == socket.AF_INET6 else bound[0]
         announce(f"http://{where}:{bound[1]}{path}")
         return _supervise(pids, lambda: _fork(work, listener))
-
-
-_BACKLOG = 2048  # uvicorn's own default
 
 
 def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:

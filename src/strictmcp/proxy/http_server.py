@@ -45,7 +45,7 @@ from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
 from .http_auth import Gate
-from .http_connections import Admission, ConnectionLimits, guarded
+from .http_connections import Admission, ConnectionLimits, guarded, listening_socket
 from .http_sessions import Channel, SessionTable, Shared
 from .http_streams import Exchange, RequestId
 from .listing import input_schema
@@ -503,7 +503,11 @@ async def serve(
     listening (the port chosen, when 0 was asked for)."""
     config = server_config(app, host, port)
     server = _Server(config, lambda address: announce(f"http://{address}{app.path}"))
-    await server.serve(sockets=None if sock is None else [sock])
+    if sock is not None:
+        await server.serve(sockets=[sock])
+        return
+    with listening_socket(host, port) as listener:
+        await server.serve(sockets=[listener])
 
 
 def server_config(app: App, host: str, port: int) -> uvicorn.Config:
