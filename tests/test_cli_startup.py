@@ -52,7 +52,7 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 
 
 def imported_by(*args: str) -> tuple[str, list[str]]:
-    """The output of ``strictmcp ARGS`` in a fresh interpreter, and the heavy modules it loaded."""
+    """The output of ``strictmcp ARGS`` in a fresh interpreter, and every module it loaded."""
     done = subprocess.run(
         [sys.executable, "-c", _IMPORTED_BY, *args],
         capture_output=True,
@@ -60,16 +60,20 @@ def imported_by(*args: str) -> tuple[str, list[str]]:
         timeout=60,
         check=True,
     )
-    modules = json.loads(done.stderr.strip().splitlines()[-1])
-    heavy = [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
-    return done.stdout, heavy
+    modules: list[str] = json.loads(done.stderr.strip().splitlines()[-1])
+    return done.stdout, modules
+
+
+def among(modules: list[str], packages: tuple[str, ...]) -> list[str]:
+    """The ``modules`` that are one of ``packages`` or inside one."""
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
 
 
 @pytest.mark.parametrize("args", [("--help",), ("-h",), ("--version",)])
 def test_help_and_version_import_no_subcommand(args: tuple[str, ...]) -> None:
-    out, heavy = imported_by(*args)
+    out, modules = imported_by(*args)
     assert out
-    assert heavy == []
+    assert among(modules, HEAVY) == []
 
 
 def test_help_lists_every_subcommand_with_its_help_line() -> None:
@@ -81,8 +85,21 @@ def test_help_lists_every_subcommand_with_its_help_line() -> None:
         assert _SUBCOMMANDS[name].summary.startswith(summary.removesuffix("..."))
 
 
+NOT_FOR_THE_PROXY = ("hypothesis", "strictmcp.check", "sqlglot", "pglast", "uvicorn", "starlette")
+"""What the stdio proxy with no SQL guard in its policy has no use for: another leaf's
+dependencies, the SQL guard's parsers, the HTTP server."""
+
+
+def test_the_proxy_command_imports_neither_check_nor_the_sql_parsers() -> None:
+    out, modules = imported_by("proxy", "--help")
+    assert "Usage: strictmcp proxy" in out
+    assert "strictmcp.proxy.stdio" in modules
+    assert among(modules, NOT_FOR_THE_PROXY) == []
+
+
 def test_a_subcommand_imports_only_its_own_leaf() -> None:
-    _, heavy = imported_by("schema", "--help")
+    _, modules = imported_by("schema", "--help")
+    heavy = among(modules, HEAVY)
     leaves = {m.split(".")[1] for m in heavy if m.startswith("strictmcp.")}
     assert "schema" in leaves
     assert not leaves & {"proxy", "check", "pin", "policy_cmd", "lint", "protocol"}
