@@ -85,9 +85,20 @@ def test_help_lists_every_subcommand_with_its_help_line() -> None:
         assert _SUBCOMMANDS[name].summary.startswith(summary.removesuffix("..."))
 
 
-NOT_FOR_THE_PROXY = ("hypothesis", "strictmcp.check", "sqlglot", "pglast", "uvicorn", "starlette")
-"""What the stdio proxy with no SQL guard in its policy has no use for: another leaf's
-dependencies, the SQL guard's parsers, the HTTP server."""
+NOT_FOR_THE_PROXY = (
+    "hypothesis",
+    "strictmcp.check",
+    "sqlglot",
+    "pglast",
+    "uvicorn",
+    "starlette",
+    "mcp_types.methods",
+    "mcp_types._v2025_11_25",
+    "mcp_types._v2026_07_28",
+)
+"""What the stdio proxy with no SQL guard in its policy has no use for before its first
+message: another leaf's dependencies, the SQL guard's parsers, the HTTP server, and every
+revision's models (imported when a message of that revision is checked)."""
 
 
 def test_the_proxy_command_imports_neither_check_nor_the_sql_parsers() -> None:
