@@ -3,7 +3,7 @@
 Run ``python bench/echo_server.py``. No SDK: newline-delimited JSON-RPC read with blocking
 reads of stdin, each answer written to stdout and flushed at once. It answers ``initialize``
 (revision 2025-06-18), ``ping``, ``tools/list`` with one tool, ``create_issue``, whose
-``inputSchema`` is bench/engine.py's, and ``tools/call`` of that tool by echoing the
+``inputSchema`` is bench/tool_schema.py's, and ``tools/call`` of that tool by echoing the
 arguments as text and as ``structuredContent`` that satisfies the tool's ``outputSchema``.
 Notifications get no answer; other requests get -32601. It does not validate anything: that
 is the proxy's job, and a server that checked would hide the proxy's cost in its own.
@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any
 
-from engine import SCHEMA
+from tool_schema import SCHEMA
 
 REVISION = "2025-06-18"
 TOOL_NAME = "create_issue"

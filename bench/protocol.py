@@ -44,7 +44,6 @@ from mcp_types.methods import validate_client_request, validate_server_result
 
 from engine import (
     INVALID_INSTANCE,
-    SCHEMA,
     VALID_INSTANCE,
     Contender,
     Ratio,
@@ -71,6 +70,7 @@ from strictmcp.protocol import (
     check_result,
     decode,
 )
+from tool_schema import SCHEMA
 
 REVISION = Revision.V2025_06_18
 LATEST = Revision.V2026_07_28

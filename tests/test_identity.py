@@ -572,7 +572,7 @@ def test_each_sdk_integration_lists_and_runs_what_the_proxy_does(
         ({"url": "http://127.0.0.1:6379"}, "redis:// or rediss://"),
         ({"url": "redis://:hunter2@127.0.0.1:6379"}, "holds a password"),
         ({"url": "redis://127.0.0.1:1", "timeout_ms": 0}, "timeout_ms"),
-        ({"url": "redis://127.0.0.1:1", "on_unavailable": "maybe"}, "\"closed\", \"open\""),
+        ({"url": "redis://127.0.0.1:1", "on_unavailable": "maybe"}, '"closed", "open"'),
         ({"url": "redis://127.0.0.1:1", "host": "x"}, "unknown keys: host"),
     ],
 )

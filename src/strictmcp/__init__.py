@@ -1,17 +1,22 @@
 """strictmcp: every Model Context Protocol message checked, strict and safe."""
 
-from .schema import (
-    Dialect,
-    Issue,
-    IssueCode,
-    Limits,
-    Registry,
-    SchemaError,
-    SchemaErrorCode,
-    ValidationResult,
-    Validator,
-    compile_schema,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .schema import (
+        Dialect,
+        Issue,
+        IssueCode,
+        Limits,
+        Registry,
+        SchemaError,
+        SchemaErrorCode,
+        ValidationResult,
+        Validator,
+        compile_schema,
+    )
 
 __version__ = "0.1.0"
 
@@ -28,3 +33,16 @@ __all__ = [
     "__version__",
     "compile_schema",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The schema layer is imported on first use of one of its names, not with the package:
+    # `strictmcp --help` and `--version` need only the version, and the schema layer (with
+    # jsonschema-rs) would cost more than the rest of their answer.
+    if name == "__version__" or name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import schema  # noqa: PLC0415 - on first use
+
+    value = getattr(schema, name)
+    globals()[name] = value
+    return value

@@ -28,9 +28,9 @@ from mcp_types.jsonrpc import (
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcp_types.methods import CLIENT_REQUESTS
 
 from ..protocol import error_response
+from ..protocol.surfaces import CLIENT_REQUESTS
 from ..protocol.wire import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -49,8 +49,13 @@ SchemaOf = Callable[[str], Any]
 """The input schema of the tool of a name, as listed (None when it is not)."""
 
 _REMOVED = frozenset(
-    {method for method, _ in CLIENT_REQUESTS}
-    - {method for method, version in CLIENT_REQUESTS if version in STATELESS_VERSIONS}
+    {method for methods in CLIENT_REQUESTS.values() for method in methods}
+    - {
+        method
+        for revision, methods in CLIENT_REQUESTS.items()
+        if revision.value in STATELESS_VERSIONS
+        for method in methods
+    }
 )
 """Client requests of the handshake revisions that 2026-07-28 no longer has."""
 

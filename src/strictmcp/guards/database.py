@@ -22,13 +22,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import quote
 
 from ..protocol import Severity
 from .base import GuardFinding, not_a_string
 from .codes import GuardCode
-from .sql import SqlGuard
+
+if TYPE_CHECKING:
+    from .sql import SqlGuard
 
 __all__ = ["DATABASES", "SqlDatabaseCheck"]
 

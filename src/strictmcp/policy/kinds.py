@@ -22,7 +22,6 @@ from ..guards.path import PathGuard
 from ..guards.reach import UrlReachCheck
 from ..guards.schedule import CronCheck, TimeCheck
 from ..guards.schema_fragment import SchemaGuard
-from ..guards.sql import SqlGuard
 from ..guards.text import TextGuard
 from ..guards.url import UrlGuard
 from ..schema import from_fragment
@@ -373,16 +372,22 @@ DEEP_ENTRY = {
 """The keys of a ``[[deep]]`` entry besides its place and its kind's options."""
 
 
+_LIGHT_GUARD_KINDS: dict[str, Callable[..., Guard]] = {
+    "argv": ArgvGuard,
+    "path": PathGuard,
+    "schema": SchemaGuard,
+    "text": TextGuard,
+    "url": UrlGuard,
+}
+"""Every guard kind but ``sql``, whose parsers (sqlglot, pglast) take longer to import than the
+rest of the proxy: that one is imported when a policy names it."""
+
+
 def guard_kinds() -> dict[str, Callable[..., Guard]]:
     """The guard kinds a policy can name, by ``kind``."""
-    return {
-        "argv": ArgvGuard,
-        "path": PathGuard,
-        "schema": SchemaGuard,
-        "sql": SqlGuard,
-        "text": TextGuard,
-        "url": UrlGuard,
-    }
+    from ..guards.sql import SqlGuard  # noqa: PLC0415 - see _LIGHT_GUARD_KINDS
+
+    return {**_LIGHT_GUARD_KINDS, "sql": SqlGuard}
 
 
 def _url_check(**options: Any) -> Guard:
@@ -391,6 +396,8 @@ def _url_check(**options: Any) -> Guard:
 
 
 def _sql_check(**options: Any) -> Guard:
+    from ..guards.sql import SqlGuard  # noqa: PLC0415 - see _LIGHT_GUARD_KINDS
+
     database = {name: options.pop(name) for name in _DATABASE if name in options}
     return SqlDatabaseCheck(guard=SqlGuard(dialect=database["database"], **options), **database)
 
@@ -430,7 +437,8 @@ def _guard(
     # One list for the whole policy: a flag a text guard lets through is one hygiene and the
     # listing stage let through too.
     text = {"allow_subdivision_flags": flags} if flags and kind == "text" else {}
-    guard = guard_kinds()[kind](**options, **text)
+    factory = _LIGHT_GUARD_KINDS.get(kind) or guard_kinds()[kind]
+    guard = factory(**options, **text)
     return GuardRule(tool, argument, guard, entry.get("method", TOOLS_CALL))
 
 

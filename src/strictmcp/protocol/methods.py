@@ -1,11 +1,13 @@
 """Params, results and notifications of MCP methods, per revision, checked with mcp-types.
 
 mcp-types (a pinned dependency) says, for each (method, revision), which model a message must
-match and who may send it; its models check shapes per schema era: 2025-11-25's for every
-earlier revision, 2026-07-28's for 2026-07-28. Where an earlier revision's own schema differs
-from its era's model, the tables below (``_FIELD_SINCE``, ``_CLASS_SINCE``, ``_ARRAY_SINCE``,
-``_REQUIRED_BEFORE``) say how, and the check follows the revision. The tests recompute these
-tables from each revision's ``schema.json`` and compare.
+match and who may send it (its surface maps, which :mod:`.surfaces` holds by name); its models
+check shapes per schema era: 2025-11-25's for every earlier revision, 2026-07-28's for
+2026-07-28. An era's models are imported the first time a message of one of its revisions is
+checked, not with this module: they are most of the proxy's start-up. Where an earlier
+revision's own schema differs from its era's model, the tables below (``_FIELD_SINCE``,
+``_CLASS_SINCE``, ``_ARRAY_SINCE``, ``_REQUIRED_BEFORE``) say how, and the check follows the
+revision. The tests recompute these tables from each revision's ``schema.json`` and compare.
 
 How strictmcp reads a model, beyond what pydantic checks by default:
 
@@ -38,30 +40,22 @@ its result, skip both when their exact shape is one the model accepts (see ``_PL
 
 from __future__ import annotations
 
+import importlib
 import operator
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, reduce
-from types import UnionType
+from types import ModuleType, UnionType
 from typing import Any, Literal
 
-import mcp_types._v2025_11_25 as v2025
-from mcp_types.methods import (
-    CLIENT_NOTIFICATIONS,
-    CLIENT_REQUESTS,
-    CLIENT_RESULTS,
-    SERVER_NOTIFICATIONS,
-    SERVER_REQUESTS,
-    SERVER_RESULTS,
-    is_input_required,
-)
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from ..schema.messages import quote_name
 from ..schema.pointer import to_pointer
+from . import surfaces
 from .jsonrpc import Message
 from .revisions import Revision
 from .rules import Rule
@@ -197,80 +191,120 @@ def _absent(model: str, field: str, revision: Revision) -> bool:
 
 # --- which model, who sends it -----------------------------------------------------------------
 
-_Surface = Mapping[tuple[str, str], Any]
+_Names = Mapping[Revision, Mapping[str, str | tuple[str, ...]]]
+"""Models by name (see :mod:`.surfaces`), by revision then method."""
 
 # Tasks as 2025-11-25 defines them (SEP-1686). mcp-types leaves them out of its surface maps
 # on purpose (2026-07-28 made them an extension; see tasks.py), but its models for the
 # revision have them; either side may send them, as either side may create a task.
-_TASKS = Revision.V2025_11_25.value
-_TASK_REQUESTS: _Surface = {
-    ("tasks/get", _TASKS): v2025.GetTaskRequest,
-    ("tasks/result", _TASKS): v2025.GetTaskPayloadRequest,
-    ("tasks/list", _TASKS): v2025.ListTasksRequest,
-    ("tasks/cancel", _TASKS): v2025.CancelTaskRequest,
+_TASKS = Revision.V2025_11_25
+_TASK_REQUESTS: _Names = {
+    _TASKS: {
+        "tasks/get": "GetTaskRequest",
+        "tasks/result": "GetTaskPayloadRequest",
+        "tasks/list": "ListTasksRequest",
+        "tasks/cancel": "CancelTaskRequest",
+    }
 }
-_TASK_RESULTS: _Surface = {
-    ("tasks/get", _TASKS): v2025.GetTaskResult,
-    ("tasks/result", _TASKS): v2025.GetTaskPayloadResult,
-    ("tasks/list", _TASKS): v2025.ListTasksResult,
-    ("tasks/cancel", _TASKS): v2025.CancelTaskResult,
+_TASK_RESULTS: _Names = {
+    _TASKS: {
+        "tasks/get": "GetTaskResult",
+        "tasks/result": "GetTaskPayloadResult",
+        "tasks/list": "ListTasksResult",
+        "tasks/cancel": "CancelTaskResult",
+    }
 }
-_TASK_NOTIFICATIONS: _Surface = {
-    ("notifications/tasks/status", _TASKS): v2025.TaskStatusNotification,
-}
+_TASK_NOTIFICATIONS: _Names = {_TASKS: {"notifications/tasks/status": "TaskStatusNotification"}}
+
+
+class _Models(dict[Revision, dict[str, Any]]):
+    """One sender's models for one kind of message, by revision then method. A revision's
+    models are imported the first time a message of that revision is checked (its era's module
+    is most of the proxy's start-up), then looked up like any dictionary's values."""
+
+    def __init__(self, names: _Names) -> None:
+        super().__init__()
+        self._names = names
+
+    def __missing__(self, revision: Revision) -> dict[str, Any]:
+        era = _era(revision)
+        models = {
+            method: _model(era, name) for method, name in self._names.get(revision, {}).items()
+        }
+        self[revision] = models
+        return models
+
+
+def _model(era: ModuleType, name: str | tuple[str, ...]) -> Any:
+    if isinstance(name, str):
+        return getattr(era, name)
+    return reduce(operator.or_, (getattr(era, member) for member in name))
+
+
+def _era(revision: Revision) -> ModuleType:
+    """The mcp-types module of ``revision``'s models, imported on first use."""
+    return _import_era(surfaces.ERAS[revision])
+
+
+@cache
+def _import_era(module: str) -> ModuleType:
+    era = importlib.import_module(module)
+    _PLAIN.update({getattr(era, name): plain for name, plain in _PLAIN_BY_ERA[module].items()})
+    return era
 
 
 @dataclass(frozen=True)
 class _Kind:
     noun: str
     rule: Rule
-    surfaces: Mapping[Sender, _Surface]
+    names: Mapping[Sender, _Names]
     known: frozenset[str]
+    models: Mapping[Sender, _Models]
 
 
-def _methods(*surfaces: _Surface) -> frozenset[str]:
-    return frozenset(method for surface in surfaces for method, _ in surface)
+def _kind(noun: str, rule: Rule, names: Mapping[Sender, _Names]) -> _Kind:
+    known = frozenset(
+        method for surface in names.values() for models in surface.values() for method in models
+    )
+    models = {sender: _Models(surface) for sender, surface in names.items()}
+    return _Kind(noun, rule, names, known, models)
 
 
-def _with_tasks(surface: _Surface, tasks: _Surface) -> _Surface:
-    return {**surface, **tasks}
+def _with_tasks(surface: _Names, tasks: _Names) -> _Names:
+    return {**surface, _TASKS: {**surface.get(_TASKS, {}), **tasks[_TASKS]}}
 
 
-_REQUEST = _Kind(
+_REQUEST = _kind(
     "request",
     Rule.INVALID_PARAMS,
     {
-        "client": _with_tasks(CLIENT_REQUESTS, _TASK_REQUESTS),
-        "server": _with_tasks(SERVER_REQUESTS, _TASK_REQUESTS),
+        "client": _with_tasks(surfaces.CLIENT_REQUESTS, _TASK_REQUESTS),
+        "server": _with_tasks(surfaces.SERVER_REQUESTS, _TASK_REQUESTS),
     },
-    _methods(CLIENT_REQUESTS, SERVER_REQUESTS, _TASK_REQUESTS),
 )
-_NOTIFICATION = _Kind(
+_NOTIFICATION = _kind(
     "notification",
     Rule.INVALID_NOTIFICATION,
     {
-        "client": _with_tasks(CLIENT_NOTIFICATIONS, _TASK_NOTIFICATIONS),
-        "server": _with_tasks(SERVER_NOTIFICATIONS, _TASK_NOTIFICATIONS),
+        "client": _with_tasks(surfaces.CLIENT_NOTIFICATIONS, _TASK_NOTIFICATIONS),
+        "server": _with_tasks(surfaces.SERVER_NOTIFICATIONS, _TASK_NOTIFICATIONS),
     },
-    _methods(CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS, _TASK_NOTIFICATIONS),
 )
 # Results are keyed by their request's method, and sent by the side that received it.
-_RESULT = _Kind(
+_RESULT = _kind(
     "result",
     Rule.INVALID_RESULT,
     {
-        "server": _with_tasks(SERVER_RESULTS, _TASK_RESULTS),
-        "client": _with_tasks(CLIENT_RESULTS, _TASK_RESULTS),
+        "server": _with_tasks(surfaces.SERVER_RESULTS, _TASK_RESULTS),
+        "client": _with_tasks(surfaces.CLIENT_RESULTS, _TASK_RESULTS),
     },
-    _methods(SERVER_RESULTS, CLIENT_RESULTS, _TASK_RESULTS),
 )
 
 
 def _route(
     kind: _Kind, method: str, revision: Revision, sender: Sender, strict: bool, pointer: str
 ) -> tuple[Any, list[Violation]]:
-    key = (method, revision.value)
-    target = kind.surfaces[sender].get(key)
+    target = kind.models[sender][revision].get(method)
     if target is not None:
         return target, []
     problem = _route_problem(kind, method, revision, sender, strict)
@@ -284,7 +318,7 @@ def _route_problem(
     other: Sender = "server" if sender == "client" else "client"
     # Method names are quoted only when they are MCP's own, never a peer's invention.
     name = quote_name(method)
-    if (method, revision.value) in kind.surfaces[other]:
+    if method in kind.names[other].get(revision, {}):
         return (
             Rule.WRONG_DIRECTION,
             f"a {name} {kind.noun} is sent by the {other}, not the {sender}",
@@ -313,8 +347,8 @@ def sender_of(method: str, kind: Literal["request", "notification"]) -> Sender |
 
 def _sender_table(kind: _Kind) -> dict[str, Sender | None]:
     table: dict[str, Sender | None] = {}
-    for sender, surface in kind.surfaces.items():
-        for method, _ in surface:
+    for sender, surface in kind.names.items():
+        for method in (method for models in surface.values() for method in models):
             table[method] = sender if table.get(method, sender) == sender else None
     return table
 
@@ -398,7 +432,7 @@ def check_result(
         return violations
     if isinstance(target, UnionType):
         input_required, complete = _result_kinds(target)
-        target = input_required if is_input_required(result) else complete
+        target = input_required if _is_input_required()(result) else complete
     return _validate(target, result, revision, strict, Rule.INVALID_RESULT, pointer)
 
 
@@ -407,7 +441,17 @@ def check_create_task_result(
 ) -> list[Violation]:
     """Check a 2025-11-25 ``CreateTaskResult``: the answer to a task-augmented request
     (whichever its method) when the receiver made a task of it."""
-    return _validate(v2025.CreateTaskResult, result, revision, strict, Rule.INVALID_RESULT, pointer)
+    model = _era(Revision.V2025_11_25).CreateTaskResult
+    return _validate(model, result, revision, strict, Rule.INVALID_RESULT, pointer)
+
+
+@cache
+def _is_input_required() -> Callable[[object], bool]:
+    # Imported on the first two-kind result, not with this module: mcp_types.methods imports
+    # every revision's models (see surfaces.py).
+    from mcp_types.methods import is_input_required  # noqa: PLC0415
+
+    return is_input_required
 
 
 @cache
@@ -550,14 +594,18 @@ def _plain_result_members(result: dict[str, Any], keys: frozenset[str]) -> bool:
     )
 
 
-# Keyed by the model, so that another era's model of the same method never takes this path.
-_PLAIN: dict[Any, Callable[[Any, Revision], bool]] = {
-    CLIENT_REQUESTS[("tools/call", _V2025_11_25.value)]: _plain_call,
-    SERVER_RESULTS[("tools/call", _V2025_11_25.value)]: _plain_tool_result,
-    CLIENT_REQUESTS[("tools/call", _V2026_07_28.value)]: _plain_modern_call,
-    _result_kinds(SERVER_RESULTS[("tools/call", _V2026_07_28.value)])[1]: (
-        _plain_modern_tool_result
-    ),
+# Keyed by the model, so that another era's model of the same method never takes this path;
+# an era's entries are added when its models are imported (see _import_era).
+_PLAIN: dict[Any, Callable[[Any, Revision], bool]] = {}
+_PLAIN_BY_ERA: dict[str, dict[str, Callable[[Any, Revision], bool]]] = {
+    surfaces.ERAS[_V2025_11_25]: {
+        "CallToolRequest": _plain_call,
+        "CallToolResult": _plain_tool_result,
+    },
+    surfaces.ERAS[_V2026_07_28]: {
+        "CallToolRequest": _plain_modern_call,
+        "CallToolResult": _plain_modern_tool_result,
+    },
 }
 
 

@@ -1,0 +1,146 @@
+"""What ``strictmcp`` imports before it is asked anything (issue 24, the first hour).
+
+Structural, not timed: each test runs a fresh interpreter and reads its ``sys.modules``, since
+what is imported at start-up is what makes ``strictmcp --help`` slow.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from strictmcp.cli import _SUBCOMMANDS, main
+
+HEAVY = (
+    "hypothesis",
+    "mcp_types",
+    "pydantic",
+    "pydantic_core",
+    "jsonschema_rs",
+    "uvicorn",
+    "starlette",
+    "httpx2",
+    "sqlglot",
+    "strictmcp.schema",
+    "strictmcp.protocol",
+    "strictmcp.guards",
+    "strictmcp.policy",
+    "strictmcp.lint",
+    "strictmcp.connect",
+    "strictmcp.enforce",
+    "strictmcp.proxy",
+    "strictmcp.check",
+    "strictmcp.pin",
+    "strictmcp.policy_cmd",
+)
+"""Modules (and their submodules) that answering ``--help`` or ``--version`` has no use for."""
+
+_IMPORTED_BY = """
+import json, sys
+from strictmcp.cli import _SUBCOMMANDS, main
+try:
+    main(sys.argv[1:], prog_name="strictmcp")
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def imported_by(*args: str) -> tuple[str, list[str]]:
+    """The output of ``strictmcp ARGS`` in a fresh interpreter, and every module it loaded."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED_BY, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    modules: list[str] = json.loads(done.stderr.strip().splitlines()[-1])
+    return done.stdout, modules
+
+
+def among(modules: list[str], packages: tuple[str, ...]) -> list[str]:
+    """The ``modules`` that are one of ``packages`` or inside one."""
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
+
+
+@pytest.mark.parametrize("args", [("--help",), ("-h",), ("--version",)])
+def test_help_and_version_import_no_subcommand(args: tuple[str, ...]) -> None:
+    out, modules = imported_by(*args)
+    assert out
+    assert among(modules, HEAVY) == []
+
+
+def test_help_lists_every_subcommand_with_its_help_line() -> None:
+    out, _ = imported_by("--help")
+    listed = out.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed] == sorted(_SUBCOMMANDS)
+    for line in listed:
+        name, summary = line.split(maxsplit=1)
+        assert _SUBCOMMANDS[name].summary.startswith(summary.removesuffix("..."))
+
+
+NOT_FOR_THE_PROXY = (
+    "hypothesis",
+    "strictmcp.check",
+    "sqlglot",
+    "pglast",
+    "uvicorn",
+    "starlette",
+    "mcp_types.methods",
+    "mcp_types._v2025_11_25",
+    "mcp_types._v2026_07_28",
+)
+"""What the stdio proxy with no SQL guard in its policy has no use for before its first
+message: another leaf's dependencies, the SQL guard's parsers, the HTTP server, and every
+revision's models (imported when a message of that revision is checked)."""
+
+
+def test_the_proxy_command_imports_neither_check_nor_the_sql_parsers() -> None:
+    out, modules = imported_by("proxy", "--help")
+    assert "Usage: strictmcp proxy" in out
+    assert "strictmcp.proxy.stdio" in modules
+    assert among(modules, NOT_FOR_THE_PROXY) == []
+
+
+def test_a_subcommand_imports_only_its_own_leaf() -> None:
+    _, modules = imported_by("schema", "--help")
+    heavy = among(modules, HEAVY)
+    leaves = {m.split(".")[1] for m in heavy if m.startswith("strictmcp.")}
+    assert "schema" in leaves
+    assert not leaves & {"proxy", "check", "pin", "policy_cmd", "lint", "protocol"}
+    assert not [m for m in heavy if m.split(".")[0] in ("hypothesis", "mcp_types", "uvicorn")]
+
+
+@pytest.mark.parametrize("name", sorted(_SUBCOMMANDS))
+def test_each_summary_is_the_first_paragraph_of_its_command_help(name: str) -> None:
+    command = _SUBCOMMANDS[name].load()
+    assert command.name == name
+    assert command.help is not None
+    assert _SUBCOMMANDS[name].summary == " ".join(command.help.split("\n\n")[0].split())
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_help_reads_as_a_group_with_every_command_loaded(width: int) -> None:
+    eager = click.Group(
+        name=main.name,
+        commands=[entry.load() for entry in _SUBCOMMANDS.values()],
+        params=main.params,
+        help=main.help,
+        context_settings=main.context_settings,
+    )
+    lazy = CliRunner().invoke(main, ["--help"], prog_name="strictmcp", terminal_width=width)
+    plain = CliRunner().invoke(eager, ["--help"], prog_name="strictmcp", terminal_width=width)
+    assert lazy.exit_code == plain.exit_code == 0
+    assert lazy.output == plain.output
+
+
+def test_a_subcommand_that_does_not_exist_is_a_usage_error() -> None:
+    result = CliRunner().invoke(main, ["nonesuch"], prog_name="strictmcp")
+    assert result.exit_code == 2
+    assert "No such command 'nonesuch'" in result.output
