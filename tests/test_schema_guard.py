@@ -25,6 +25,7 @@ from strictmcp.check.judge import REFUSED_BY_CHECKS, judge_validate
 from strictmcp.connect.client import Success
 from strictmcp.policy import Policy, PolicyError
 from strictmcp.protocol import VALIDATION_META_KEY
+from test_guards_through_the_proxy import calls
 
 FIXTURE = Path(__file__).resolve().parent / "proxy_fixtures" / "catalog_server.py"
 
@@ -70,13 +71,6 @@ async def client(workspace: Path) -> AsyncIterator[ClientSession]:
             await session.initialize()
             await session.list_tools()
             yield session
-
-
-def calls(workspace: Path) -> list[dict[str, Any]]:
-    path = workspace / "calls"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def run_calls(workspace: Path, calls_made: list[tuple[str, dict[str, Any]]]) -> list[Any]:

@@ -77,9 +77,6 @@ _STRAY = "answers no request the proxy forwarded and waits for"
 # who sent it (its answer may be shaped for them: a listing of their tools, their task ids).
 # A tuple, not a class: one is made per request.
 _Forwarded = tuple[str, "Identity | None"]
-REPORT_ONLY: frozenset[Rule] = frozenset()
-"""Error findings the proxy reports but never refuses a message for (docs/architecture.md,
-"What is refused"); every other error refuses the message when enforcing."""
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
 TOO_MANY_IN_FLIGHT = -32003
@@ -461,8 +458,8 @@ class ProxySession:
         method: str | None = None,
     ) -> _Item | None:
         """Report ``found`` and say what becomes of a message with error findings when
-        enforcing (None: it goes on, as it does in audit mode or with findings that are only
-        reported).
+        enforcing (None: it goes on, as it does in audit mode or with warnings alone). No
+        error rule is only reported (docs/architecture.md, "What is refused").
 
         A request is answered with its JSON-RPC error (the client's by the proxy, the
         server's to the server), a notification is dropped, an answer to no request is
@@ -471,7 +468,7 @@ class ProxySession:
         value-free."""
         if not found:
             return None
-        blocking = [v for v in errors(found) if v.rule not in REPORT_ONLY]
+        blocking = errors(found)
         method = method or message.method
         action = outcome(bool(blocking), self.enforcer.mode)
         self.auditor.record(found, direction=direction, method=method, tool=tool, action=action)
