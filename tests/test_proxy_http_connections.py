@@ -122,6 +122,8 @@ def test_connections_that_never_finish_their_headers_are_closed(start: StartProx
     with held([connect(proxy, "127.0.0.2", sent) for sent in kinds * 4]) as sockets:
         for sock in sockets:
             assert closed(sock) == b""
+    # The line is read from the proxy's stderr by a thread of the test's: wait for it.
+    proxy.process.wait_for("[http-header-timeout]")
     said = proxy.stderr().count("[http-header-timeout]")
     # Said, but not once per connection: a flood of them is no flood of lines.
     assert 1 <= said < len(sockets)
@@ -202,7 +204,9 @@ def test_a_client_is_served_while_another_holds_its_cap_and_is_refused_beyond(
         # Another address has its own count.
         with held([connect(proxy, "127.0.0.4") for _ in range(8)]) as others:
             assert still_open(others[-1], 0.2)
-    assert "[http-too-many-connections-per-client]" in proxy.stderr()
+    assert "[http-too-many-connections-per-client]" in proxy.process.wait_for(
+        "[http-too-many-connections-per-client]"
+    )
     assert [call["arguments"]["text"] for call in proxy.calls()] == ["still served"]
 
 
@@ -239,7 +243,7 @@ def test_the_total_cap_refuses_every_address(start: StartProxy) -> None:
         except (httpx2.HTTPError, AssertionError):
             assert time.monotonic() < deadline
             time.sleep(0.2)
-    assert "[http-too-many-connections]" in proxy.stderr()
+    proxy.process.wait_for("[http-too-many-connections]")  # said on stderr (fails if it never is)
 
 
 @pytest.mark.parametrize("trusted", ["127.0.0.3", "127.0.3.0/24"])
