@@ -34,6 +34,12 @@ def _proxy() -> click.Command:
     return proxy
 
 
+def _gateway() -> click.Command:
+    from .proxy.cli import gateway  # noqa: PLC0415 - only when it runs
+
+    return gateway
+
+
 def _lint() -> click.Command:
     from .lint.cli import lint  # noqa: PLC0415 - only when it runs
 
@@ -78,6 +84,9 @@ _SUBCOMMANDS = {
     "proxy": _Subcommand(
         "Validate every MCP message between a client and the server COMMAND (or --upstream URL).",
         _proxy,
+    ),
+    "gateway": _Subcommand(
+        "One endpoint for every server of the policy's [[server]] tables.", _gateway
     ),
     "lint": _Subcommand(
         "Lint the tools of an MCP server: names, schemas, bounds, guards, descriptions.", _lint

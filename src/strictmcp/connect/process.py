@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import sys
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
@@ -55,6 +57,24 @@ class StderrTail:
         if self._partial:
             tail.append(self._partial.decode("utf-8", "replace")[: self._chars])
         return tail
+
+
+class LabelledStderr(StderrTail):
+    """A server's stderr passed on to ours line by line, each line after the server's name
+    (a gateway's servers share one stderr), and its last lines kept as :class:`StderrTail`
+    keeps them."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__()
+        self._label = label
+
+    def _add(self, raw: bytes) -> None:
+        super()._add(raw)
+        try:
+            sys.stderr.write(f"[{self._label}] {self._lines[-1]}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # our stderr is gone: the server's own words are not worth failing for
 
 
 class ServerProcess(asyncio.SubprocessProtocol):
@@ -158,20 +178,28 @@ class ServerProcess(asyncio.SubprocessProtocol):
 
 
 async def start_process(
-    command: Sequence[str], *, max_size: int = DEFAULT_MAX_SIZE, keep_stderr: bool = False
+    command: Sequence[str],
+    *,
+    max_size: int = DEFAULT_MAX_SIZE,
+    keep_stderr: bool = False,
+    label: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ServerProcess:
     """Spawn ``command`` on pipes; ``max_size`` bounds one line of its output in bytes, its
-    stderr is ours unless ``keep_stderr``. OSError when the command cannot be run."""
+    stderr is ours unless ``keep_stderr`` (kept) or ``label`` (each line passed on after
+    it, and kept). ``env`` is set on top of our environment. OSError when the command cannot
+    be run."""
     if not command:
         raise ValueError("the server command is empty")
     lines = Lines(max_size + 2)  # the message and its line ending
-    stderr = StderrTail() if keep_stderr else None
+    stderr = LabelledStderr(label) if label else StderrTail() if keep_stderr else None
     _, process = await asyncio.get_running_loop().subprocess_exec(
         lambda: ServerProcess(lines, stderr),
         *command,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE if keep_stderr else None,
+        stderr=asyncio.subprocess.PIPE if stderr is not None else None,
+        env={**os.environ, **env} if env else None,
     )
     return process
 
@@ -207,9 +235,13 @@ class ProcessUpstream:
         *,
         max_size: int = DEFAULT_MAX_SIZE,
         keep_stderr: bool = False,
+        label: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ProcessUpstream:
         """Spawn ``command`` (see :func:`start_process`); OSError when it cannot be."""
-        process = await start_process(command, max_size=max_size, keep_stderr=keep_stderr)
+        process = await start_process(
+            command, max_size=max_size, keep_stderr=keep_stderr, label=label, env=env
+        )
         return cls(process)
 
     @property

@@ -40,7 +40,14 @@ from .rules import (
     ToolRule,
     select,
 )
-from .settings import ASYMMETRIC_ALGORITHMS, AuthSettings, RateStoreSettings, UpstreamSettings
+from .settings import (
+    ASYMMETRIC_ALGORITHMS,
+    AuthSettings,
+    GatewaySettings,
+    RateStoreSettings,
+    ServerSettings,
+    UpstreamSettings,
+)
 from .urls import is_loopback, redis_url_problem
 
 __all__ = [
@@ -54,6 +61,7 @@ __all__ = [
     "AccessRule",
     "AuthSettings",
     "DeepRule",
+    "GatewaySettings",
     "GuardRule",
     "Hygiene",
     "Identity",
@@ -63,6 +71,7 @@ __all__ = [
     "RateLimit",
     "RateStoreSettings",
     "ResultRule",
+    "ServerSettings",
     "ToolRule",
     "UpstreamSettings",
     "guard_kinds",

@@ -30,8 +30,14 @@ from .rules import (
     pattern_matches,
     values_at,
 )
-from .settings import AuthSettings, RateStoreSettings, UpstreamSettings
-from .tables import TABLES, TOP_KEYS, flags, mode
+from .settings import (
+    AuthSettings,
+    GatewaySettings,
+    RateStoreSettings,
+    ServerSettings,
+    UpstreamSettings,
+)
+from .tables import TABLES, TOP_KEYS, TOP_OPTIONS, flags, mode
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -96,6 +102,12 @@ class Policy:
     rate_limits: tuple[RateLimit, ...] = ()
     #: The ``[rate_store]`` table: the rate limits' buckets kept in Redis (None: in memory).
     rate_store: RateStoreSettings | None = None
+    #: The ``[[server]]`` tables: the servers behind ``strictmcp gateway``.
+    servers: tuple[ServerSettings, ...] = ()
+    #: The ``[gateway]`` table (None: its defaults).
+    gateway: GatewaySettings | None = None
+    #: The top-level ``validate_tool``: whether the ``validate`` dry-run tool is offered.
+    validate_tool: bool = True
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
@@ -240,8 +252,13 @@ class Policy:
             )
         checked_mode = mode(data)
         context = Context(base, flags(data))
+        validate_tool = data.get("validate_tool", True)
+        problem = TOP_OPTIONS["validate_tool"].problem(validate_tool)
+        if problem is not None:
+            raise PolicyError(f"validate_tool {problem}")
         policy = cls(
             mode=checked_mode,
+            validate_tool=validate_tool,
             allow_subdivision_flags=context.flags,
             **{table.policy_field: table.load(data, context) for table in TABLES},
         )
@@ -253,6 +270,12 @@ def _coherent(policy: Policy) -> None:
     """Refuse a policy whose tables, each valid, do not make sense together."""
     if policy.rate_store is not None and not policy.rate_limits:
         raise PolicyError("[rate_store] needs [[rate_limit]] entries to keep")
+    names = [server.name for server in policy.servers]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise PolicyError(f"[[server]] names must be unique: {', '.join(twice)} given twice")
+    if policy.gateway is not None and not policy.servers:
+        raise PolicyError("[gateway] needs [[server]] tables to serve")
 
 
 async def _refused(violation: Violation) -> list[Violation]:

@@ -1,11 +1,13 @@
-"""The settings of the ``[auth]``, ``[upstream]`` and ``[rate_store]`` tables, as plain data:
-``strictmcp.identity`` and ``strictmcp.enforce`` read them; :mod:`.tables` declares their keys
+"""The settings of the ``[auth]``, ``[upstream]``, ``[rate_store]``, ``[[server]]`` and
+``[gateway]`` tables, as plain data: ``strictmcp.identity``, ``strictmcp.enforce`` and the
+proxy read them; :mod:`.tables` declares their keys
 and builds them."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
@@ -118,3 +120,63 @@ class RateStoreSettings:
         if problem is not None:
             raise PolicyError(f"[rate_store]: the URL in {source} {problem}")
         return url
+
+
+SERVER_NAME = r"[A-Za-z0-9-]{1,32}"
+"""A ``[[server]]`` name: letters, digits and ``-``, so that no name holds the separator."""
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """One ``[[server]]`` table: a server behind the gateway, spawned (``command``, with
+    ``env`` and the variables ``env_from`` copies from the gateway's own environment) or
+    reached over streamable HTTP (``url``, with the gateway's own ``upstream``
+    credentials). ``tools`` (globs; None: all) and ``exclude_tools`` say which of its tools
+    are offered, by the server's own names."""
+
+    name: str
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    env_from: tuple[tuple[str, str], ...] = ()
+    upstream: UpstreamSettings | None = None
+    tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server's tool named ``tool`` (its own name) is offered."""
+        if self.tools is not None and not any(fnmatchcase(tool, glob) for glob in self.tools):
+            return False
+        return not any(fnmatchcase(tool, glob) for glob in self.exclude_tools)
+
+    def environment(self) -> dict[str, str]:
+        """What the server's process is given on top of the gateway's environment; a
+        :class:`PolicyError` naming the variable (never its value) that ``env_from`` names
+        and the gateway's environment lacks."""
+        values = dict(self.env)
+        for name, source in self.env_from:
+            value = os.environ.get(source)
+            if value is None:
+                raise PolicyError(
+                    f"[[server]] {self.name!r}: env_from.{name} names the environment variable "
+                    f"{source}, which is not set"
+                )
+            values[name] = value
+        return values
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """The ``[gateway]`` table: how ``strictmcp gateway`` names and minds its servers.
+
+    A tool ``t`` of the server ``s`` is offered as ``s`` + ``separator`` + ``t``. A server
+    that exits or cannot start is started again after ``restart_delay`` seconds, the delay
+    doubling up to ``restart_max_delay``; after ``max_restarts`` starts in a row that never
+    reached an answered ``initialize`` it is left down. ``start_timeout`` bounds each request
+    the gateway makes of a server on its own (its handshake, the pages of a merged listing)."""
+
+    separator: str = "__"
+    restart_delay: float = 1.0
+    restart_max_delay: float = 30.0
+    max_restarts: int = 10
+    start_timeout: float = 30.0

@@ -9,6 +9,7 @@ table is one :class:`Table` here. Rules that span tables are :func:`coherent`'s.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,15 @@ from .kinds import (
 )
 from .options import Context, Option, PolicyError, checked
 from .rules import RESULT_METHODS, TOOLS_CALL, Hygiene, ResultRule, ToolRule
-from .settings import ASYMMETRIC_ALGORITHMS, AuthSettings, RateStoreSettings, UpstreamSettings
+from .settings import (
+    ASYMMETRIC_ALGORITHMS,
+    SERVER_NAME,
+    AuthSettings,
+    GatewaySettings,
+    RateStoreSettings,
+    ServerSettings,
+    UpstreamSettings,
+)
 from .urls import is_safe_url, redis_url_problem
 
 HYGIENE = ("flag", "strip", "off")
@@ -358,6 +367,79 @@ _SERVER_REQUESTS = {
     ),
 }
 
+_SERVER = {
+    "name": Option(
+        str,
+        required=True,
+        doc=(
+            "The server's name, unique: letters, digits and `-`, at most 32. Its tools and "
+            "prompts are offered as name, separator, their own name (`files__read_file`)."
+        ),
+    ),
+    "command": Option(
+        str, array=True, doc="The command that starts it (stdio); one of `command` or `url`."
+    ),
+    "url": Option(
+        str, doc="Its streamable HTTP endpoint (https; http only on loopback); one of the two."
+    ),
+    "env": Option(
+        str,
+        table=True,
+        default="`{}`",
+        doc="Variables set for the command, on top of the gateway's environment: plain values, "
+        "never secrets.",
+    ),
+    "env_from": Option(
+        str,
+        table=True,
+        default="`{}`",
+        doc=(
+            "Variables set for the command from the gateway's own environment (`API_KEY = "
+            '"FILES_API_KEY"`): how a secret reaches it. A variable not set is refused at start.'
+        ),
+    ),
+    "upstream": Option(
+        dict,
+        doc="The gateway's own credentials toward `url`: the keys of `[upstream]`.",
+    ),
+    "tools": Option(
+        str,
+        array=True,
+        doc="Globs over the server's own tool names: only these are offered (default: all).",
+    ),
+    "exclude_tools": Option(
+        str,
+        array=True,
+        default="`[]`",
+        doc="Globs of its tools not offered: not listed, their calls answered as unknown tools.",
+    ),
+}
+_GATEWAY = {
+    "separator": Option(
+        str,
+        default='`"__"`',
+        doc="Between a server's name and a tool's or prompt's: 1 to 4 of `_` and `.`.",
+    ),
+    "restart_delay": Option(
+        float, default="`1.0`", doc="Seconds before a server that exited is started again."
+    ),
+    "restart_max_delay": Option(
+        float, default="`30.0`", doc="The longest delay, which doubles after each failed start."
+    ),
+    "max_restarts": Option(
+        int,
+        default="`10`",
+        doc="Starts in a row that never reach an answered `initialize` before it is left down.",
+    ),
+    "start_timeout": Option(
+        float,
+        default="`30.0`",
+        doc="Seconds for each request the gateway makes of a server itself (handshake, listings).",
+    ),
+}
+_SEPARATOR = re.compile(r"[_.]{1,4}")
+_NAME = re.compile(SERVER_NAME)
+
 
 def _auth(where: str, entry: Any, context: Context) -> AuthSettings:
     settings = AuthSettings(**checked(where, entry, _AUTH))
@@ -484,6 +566,40 @@ def _server_requests(where: str, entry: Any, context: Context) -> Hygiene:
     return hygiene
 
 
+def _server(where: str, entry: Any, context: Context) -> ServerSettings:
+    options = checked(where, entry, _SERVER)
+    name = options["name"]
+    if not _NAME.fullmatch(name):
+        raise PolicyError(f"{where}: name must be 1 to 32 letters, digits or '-'")
+    where = f"[[server]] {name!r}"
+    if ("command" in options) == ("url" in options):
+        raise PolicyError(f"{where}: give one of command or url")
+    if "command" in options and not options["command"]:
+        raise PolicyError(f"{where}: command must not be empty")
+    if "url" in options and not is_safe_url(options["url"]):
+        raise PolicyError(f"{where}: url must be an https:// URL (http:// only on loopback)")
+    if "upstream" in options:
+        if "url" not in options:
+            raise PolicyError(f"{where}: upstream is for a server reached by url")
+        options["upstream"] = _upstream(f"{where} upstream", options["upstream"], context)
+    for key in ("env", "env_from"):
+        if key in options:
+            options[key] = tuple(sorted(options[key].items()))
+    return ServerSettings(**options)
+
+
+def _gateway(where: str, entry: Any, context: Context) -> GatewaySettings:
+    settings = GatewaySettings(**checked(where, entry, _GATEWAY))
+    if not _SEPARATOR.fullmatch(settings.separator):
+        raise PolicyError(f"{where}: separator must be 1 to 4 of '_' and '.'")
+    for key in ("restart_delay", "restart_max_delay", "start_timeout"):
+        if getattr(settings, key) <= 0:
+            raise PolicyError(f"{where}: {key} must be a number above 0")
+    if settings.max_restarts < 0:
+        raise PolicyError(f"{where}: max_restarts must be 0 or more")
+    return settings
+
+
 TABLES = (
     Table(
         "guard",
@@ -580,6 +696,21 @@ TABLES = (
         _RATE_STORE,
         _rate_store,
     ),
+    Table(
+        "server",
+        "servers",
+        "The servers behind `strictmcp gateway`, in the order their names are tried.",
+        _SERVER,
+        _server,
+        array=True,
+    ),
+    Table(
+        "gateway",
+        "gateway",
+        "How `strictmcp gateway` names its servers' tools and restarts them.",
+        _GATEWAY,
+        _gateway,
+    ),
 )
 """Every table of the policy file, in the order the reference page shows them."""
 
@@ -601,6 +732,11 @@ TOP_OPTIONS = {
             'Subdivision flags, by ISO 3166-2 code (`"US-CA"`), whose tag characters every '
             "text check lets through besides England's, Scotland's and Wales's."
         ),
+    ),
+    "validate_tool": Option(
+        bool,
+        default="`true`",
+        doc="Whether the proxy (or gateway) adds its `validate` dry-run tool to the listing.",
     ),
 }
 """The keys of the file that are not tables."""

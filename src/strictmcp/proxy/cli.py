@@ -9,7 +9,7 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -36,9 +36,13 @@ from .http_connections import (
     descriptor_problem,
 )
 from .session import ProxySession
-from .stdio import TransportError, hold_standard_streams, run
+from .stdio import TransportError, hold_standard_streams, run, through
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from ..connect.upstream import Upstream
+    from .http_auth import Gate
     from .http_server import Limits
 
 _EPILOG = """\b
@@ -85,6 +89,31 @@ Listening on an address other than loopback without one is refused, unless
 """
 
 
+_GATEWAY_EPILOG = """\b
+The servers are the policy's [[server]] tables (docs/policy.md):
+\b
+  [[server]]
+  name = "files"
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
+  [[server]]
+  name = "tickets"
+  url = "https://tickets.internal/mcp"
+  upstream = { bearer_env = "TICKETS_TOKEN" }
+\b
+In an MCP client's configuration, one entry for all of them:
+\b
+  {
+    "mcpServers": {
+      "gateway": {
+        "command": "strictmcp",
+        "args": ["gateway", "--policy", "/etc/strictmcp/gateway.toml"]
+      }
+    }
+  }
+\b
+Exit status: 0 when the client ended; 2 a usage or configuration error.
+"""
+
 # A replica's name starts the task ids it hands out: what a balancer's rule can match on.
 _REPLICA = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
@@ -109,53 +138,195 @@ def _replica(_context: click.Context, _option: click.Parameter, value: str | Non
     return value
 
 
+_SHARED_OPTIONS = (
+    click.option(
+        "--policy",
+        "policy_file",
+        type=click.Path(exists=True, dir_okay=False),
+        help="TOML policy of guards on tool arguments.",
+    ),
+    click.option(
+        "--mode",
+        type=click.Choice(["enforce", "audit"]),
+        default="enforce",
+        show_default=True,
+        help="audit: block and change nothing (but add the validate tool), log every violation.",
+    ),
+    click.option(
+        "--audit-log",
+        type=click.Path(dir_okay=False, writable=True),
+        help="Append one JSON line per violation (codes and pointers, never values) to this file.",
+    ),
+    click.option(
+        "--strict", is_flag=True, help="Also refuse tool arguments the schema does not declare."
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=300.0,
+        show_default=True,
+        help="Seconds to wait for the server's answer to a request before answering with an error.",
+    ),
+    click.option(
+        "--max-size",
+        type=click.IntRange(min=1),
+        default=4 * 1024 * 1024,
+        show_default=True,
+        help="Largest message in bytes, either way; longer lines are refused unread.",
+    ),
+    click.option(
+        "--listen",
+        metavar="HOST:PORT",
+        help="Serve streamable HTTP on this address (port 0: any free port) instead of stdio.",
+    ),
+    click.option(
+        "--path", default="/mcp", show_default=True, help="The MCP endpoint's path, with --listen."
+    ),
+    click.option(
+        "--max-sessions",
+        type=click.IntRange(min=1),
+        default=100,
+        show_default=True,
+        help="With --listen: sessions open at once (each has its own server process).",
+    ),
+    click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help=(
+            "With --listen: processes sharing the listening socket, the kernel spreading "
+            "connections among them. For 2026-07-28 (stateless) clients only: with more than one, "
+            "initialize is refused (a session's requests could reach another worker; run one "
+            "worker per replica behind a balancer sticky on Mcp-Session-Id, see the README)."
+        ),
+    ),
+    click.option(
+        "--session-idle",
+        type=click.FloatRange(min=0, min_open=True),
+        default=1800.0,
+        show_default=True,
+        help="With --listen: seconds a session may go unused before it is closed.",
+    ),
+    click.option(
+        "--session-init",
+        type=click.FloatRange(min=0, min_open=True),
+        default=10.0,
+        show_default=True,
+        help=(
+            "With --listen: seconds a new session may wait, idle, for the client's "
+            "notifications/initialized before it is closed with its server."
+        ),
+    ),
+    click.option(
+        "--listing-rules",
+        metavar="CODES",
+        help=(
+            "Lint rules run on every tool listing (codes or prefixes, comma-separated; none to "
+            "run none). A tool breaking an error-level rule is withheld and its calls refused. "
+            "Default: the policy's [listing] rules, else SMT401 (hidden characters)."
+        ),
+    ),
+    click.option(
+        "--pin",
+        "pin_file",
+        type=click.Path(dir_okay=False),
+        help=(
+            "Lock file written by `strictmcp pin`: a tool (or prompt) whose definition changed, "
+            "or that appeared, since pinning is withheld and its calls (prompts/get) refused "
+            "(audit mode: reported)."
+        ),
+    ),
+    click.option(
+        "--allow-unauthenticated",
+        is_flag=True,
+        help=(
+            "With --listen on an address other than loopback: serve without the policy's [auth] "
+            "section (anyone who reaches the port can call every tool)."
+        ),
+    ),
+    click.option(
+        "--max-tasks",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_TASKS,
+        show_default=True,
+        help=(
+            "Tasks remembered per session (each until its time to live ends), to check their "
+            "final results; the result of a task forgotten past this bound is refused."
+        ),
+    ),
+    click.option(
+        "--replica",
+        metavar="NAME",
+        callback=_replica,
+        help=(
+            "With --listen, this proxy's name among replicas behind one balancer (letters, "
+            "digits, - and _): the task ids it hands 2026-07-28 clients start with NAME and a "
+            "dot, so that the balancer can route a request naming a task (its Mcp-Name header) "
+            "back to the replica that has it (examples/haproxy/haproxy.cfg)."
+        ),
+    ),
+    click.option(
+        "--max-connections",
+        type=click.IntRange(min=1),
+        default=DEFAULT_CONNECTIONS,
+        show_default=True,
+        help=(
+            "With --listen: connections open at once (per worker); one more is answered 503 "
+            "(Retry-After) and closed."
+        ),
+    ),
+    click.option(
+        "--max-connections-per-client",
+        type=click.IntRange(min=1),
+        default=DEFAULT_CONNECTIONS_PER_CLIENT,
+        show_default=True,
+        help=(
+            "With --listen: connections open at once from one client address (per worker), "
+            "but from a --trusted-proxy; one more is answered 503 and closed."
+        ),
+    ),
+    click.option(
+        "--header-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=DEFAULT_HEADER_SECONDS,
+        show_default=True,
+        help=(
+            "With --listen: seconds a request's line and headers may take to arrive, from the "
+            "connection's start or the next request's first byte; the connection is closed after."
+        ),
+    ),
+    click.option(
+        "--trusted-proxy",
+        "trusted_proxies",
+        metavar="ADDRESS[/BITS]",
+        multiple=True,
+        callback=_networks,
+        help=(
+            "With --listen: a balancer's address or network (repeatable), whose connections "
+            "carry many clients: --max-connections-per-client does not apply to them."
+        ),
+    ),
+    click.option(
+        "--no-validate-tool",
+        is_flag=True,
+        help="Do not add the validate dry-run tool (as validate_tool = false in the policy).",
+    ),
+)
+"""The options of ``proxy`` and ``gateway`` alike."""
+
+
+def _shared_options(command: Callable[..., None]) -> Callable[..., None]:
+    for option in reversed(_SHARED_OPTIONS):
+        command = option(command)
+    return command
+
+
 @click.command(
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=_EPILOG,
 )
-@click.option(
-    "--policy",
-    "policy_file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="TOML policy of guards on tool arguments.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(["enforce", "audit"]),
-    default="enforce",
-    show_default=True,
-    help="audit: block and change nothing (but add the validate tool), log every violation.",
-)
-@click.option(
-    "--audit-log",
-    type=click.Path(dir_okay=False, writable=True),
-    help="Append one JSON line per violation (codes and pointers, never values) to this file.",
-)
-@click.option(
-    "--strict", is_flag=True, help="Also refuse tool arguments the schema does not declare."
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=300.0,
-    show_default=True,
-    help="Seconds to wait for the server's answer to a request before answering with an error.",
-)
-@click.option(
-    "--max-size",
-    type=click.IntRange(min=1),
-    default=4 * 1024 * 1024,
-    show_default=True,
-    help="Largest message in bytes, either way; longer lines are refused unread.",
-)
-@click.option(
-    "--listen",
-    metavar="HOST:PORT",
-    help="Serve streamable HTTP on this address (port 0: any free port) instead of stdio.",
-)
-@click.option(
-    "--path", default="/mcp", show_default=True, help="The MCP endpoint's path, with --listen."
-)
+@_shared_options
 @click.option(
     "--upstream",
     "--url",
@@ -164,157 +335,8 @@ def _replica(_context: click.Context, _option: click.Parameter, value: str | Non
     # --url as in lint and check: in every command it says where the server is.
     help="Reach the server over streamable HTTP at URL instead of running COMMAND.",
 )
-@click.option(
-    "--max-sessions",
-    type=click.IntRange(min=1),
-    default=100,
-    show_default=True,
-    help="With --listen: sessions open at once (each has its own server process).",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help=(
-        "With --listen: processes sharing the listening socket, the kernel spreading "
-        "connections among them. For 2026-07-28 (stateless) clients only: with more than one, "
-        "initialize is refused (a session's requests could reach another worker; run one "
-        "worker per replica behind a balancer sticky on Mcp-Session-Id, see the README)."
-    ),
-)
-@click.option(
-    "--session-idle",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1800.0,
-    show_default=True,
-    help="With --listen: seconds a session may go unused before it is closed.",
-)
-@click.option(
-    "--session-init",
-    type=click.FloatRange(min=0, min_open=True),
-    default=10.0,
-    show_default=True,
-    help=(
-        "With --listen: seconds a new session may wait, idle, for the client's "
-        "notifications/initialized before it is closed with its server."
-    ),
-)
-@click.option(
-    "--listing-rules",
-    metavar="CODES",
-    help=(
-        "Lint rules run on every tool listing (codes or prefixes, comma-separated; none to "
-        "run none). A tool breaking an error-level rule is withheld and its calls refused. "
-        "Default: the policy's [listing] rules, else SMT401 (hidden characters)."
-    ),
-)
-@click.option(
-    "--pin",
-    "pin_file",
-    type=click.Path(dir_okay=False),
-    help=(
-        "Lock file written by `strictmcp pin`: a tool (or prompt) whose definition changed, "
-        "or that appeared, since pinning is withheld and its calls (prompts/get) refused "
-        "(audit mode: reported)."
-    ),
-)
-@click.option(
-    "--allow-unauthenticated",
-    is_flag=True,
-    help=(
-        "With --listen on an address other than loopback: serve without the policy's [auth] "
-        "section (anyone who reaches the port can call every tool)."
-    ),
-)
-@click.option(
-    "--max-tasks",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_TASKS,
-    show_default=True,
-    help=(
-        "Tasks remembered per session (each until its time to live ends), to check their "
-        "final results; the result of a task forgotten past this bound is refused."
-    ),
-)
-@click.option(
-    "--replica",
-    metavar="NAME",
-    callback=_replica,
-    help=(
-        "With --listen, this proxy's name among replicas behind one balancer (letters, "
-        "digits, - and _): the task ids it hands 2026-07-28 clients start with NAME and a "
-        "dot, so that the balancer can route a request naming a task (its Mcp-Name header) "
-        "back to the replica that has it (examples/haproxy/haproxy.cfg)."
-    ),
-)
-@click.option(
-    "--max-connections",
-    type=click.IntRange(min=1),
-    default=DEFAULT_CONNECTIONS,
-    show_default=True,
-    help=(
-        "With --listen: connections open at once (per worker); one more is answered 503 "
-        "(Retry-After) and closed."
-    ),
-)
-@click.option(
-    "--max-connections-per-client",
-    type=click.IntRange(min=1),
-    default=DEFAULT_CONNECTIONS_PER_CLIENT,
-    show_default=True,
-    help=(
-        "With --listen: connections open at once from one client address (per worker), "
-        "but from a --trusted-proxy; one more is answered 503 and closed."
-    ),
-)
-@click.option(
-    "--header-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_HEADER_SECONDS,
-    show_default=True,
-    help=(
-        "With --listen: seconds a request's line and headers may take to arrive, from the "
-        "connection's start or the next request's first byte; the connection is closed after."
-    ),
-)
-@click.option(
-    "--trusted-proxy",
-    "trusted_proxies",
-    metavar="ADDRESS[/BITS]",
-    multiple=True,
-    callback=_networks,
-    help=(
-        "With --listen: a balancer's address or network (repeatable), whose connections "
-        "carry many clients: --max-connections-per-client does not apply to them."
-    ),
-)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def proxy(
-    policy_file: str | None,
-    mode: str,
-    audit_log: str | None,
-    strict: bool,
-    timeout: float,
-    max_size: int,
-    listen: str | None,
-    path: str,
-    upstream: str | None,
-    max_sessions: int,
-    workers: int,
-    session_idle: float,
-    session_init: float,
-    listing_rules: str | None,
-    pin_file: str | None,
-    allow_unauthenticated: bool,
-    max_tasks: int,
-    replica: str | None,
-    max_connections: int,
-    max_connections_per_client: int,
-    header_timeout: float,
-    trusted_proxies: tuple[Network, ...],
-    command: tuple[str, ...],
-) -> None:
+def proxy(upstream: str | None, command: tuple[str, ...], **options: Any) -> None:
     """Validate every MCP message between a client and the server COMMAND (or --upstream URL).
 
     Run it as `strictmcp proxy [OPTIONS] -- COMMAND [ARGS]...`: the client talks to the proxy
@@ -323,25 +345,59 @@ def proxy(
     the proxy and never reach the server; a `validate` dry-run tool is added to the server's
     tools.
     """
-    _standard_streams(listening=listen is not None)
-    address = _where(command, upstream, listen, path)
-    try:
-        policy = Policy.load(policy_file) if policy_file is not None else None
-    except PolicyError as error:
-        raise click.UsageError(f"--policy: {error}") from None
-    listing = _listing(listing_rules, policy)
+    address = _where(command, upstream, options["listen"], options["path"])
+    _serve(options, address, command=command, upstream=upstream)
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_GATEWAY_EPILOG,
+)
+@_shared_options
+def gateway(**options: Any) -> None:
+    """One endpoint for every server of the policy's [[server]] tables.
+
+    Run it as `strictmcp gateway --policy gateway.toml` (stdio, or --listen HOST:PORT): the
+    client sees every server's tools and prompts named SERVER__NAME, each call checked by the
+    one policy (whose globs match the full names) and routed to its server; resources are
+    routed by URI. A server that cannot start or exits leaves the listing and is started again.
+    """
+    if options["policy_file"] is None:
+        raise click.UsageError("--policy is required: its [[server]] tables name the servers")
+    address = _address(options["listen"]) if options["listen"] is not None else None
+    if not options["path"].startswith("/"):
+        raise click.UsageError("--path must start with /")
+    _serve(options, address, command=(), upstream=None, gateway=True)
+
+
+def _serve(
+    options: dict[str, Any],
+    address: tuple[str, int] | None,
+    *,
+    command: tuple[str, ...],
+    upstream: str | None,
+    gateway: bool = False,
+) -> None:
+    """Run the proxy (or, with ``gateway``, the gateway) the options describe until it ends;
+    exits with its status."""
+    mode: str = options["mode"]
+    max_size: int = options["max_size"]
+    timeout: float = options["timeout"]
+    _standard_streams(listening=address is not None)
+    policy = _policy(options, address, upstream, gateway=gateway)
+    listing = _listing(options["listing_rules"], policy)
+    pin_file = options["pin_file"]
     try:
         pins = PinFile.load(pin_file) if pin_file is not None else None
     except PinError as error:
         raise click.UsageError(f"--pin: {error} [{error.code}]") from None
-    _check_identity(policy, address, upstream, mode, allow_unauthenticated)
-    if workers > 1:
-        _check_workers(policy, address)
+    validate_tool = not options["no_validate_tool"] and (policy is None or policy.validate_tool)
     # One for every session: an identity's calls count together, whichever session they use.
     try:
         limiter = limiter_for(policy)
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
+    audit_log: str | None = options["audit_log"]
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
 
@@ -350,18 +406,29 @@ def proxy(
                 Auditor(log, stderr=sys.stderr),
                 policy=policy,
                 mode="audit" if mode == "audit" else "enforce",
-                strict=strict,
+                strict=options["strict"],
                 max_size=max_size,
                 listing_rules=listing,
                 pins=pins,
                 limiter=limiter,
-                max_tasks=max_tasks,
-                replica=replica,
+                max_tasks=options["max_tasks"],
+                replica=options["replica"],
+                validate_tool=validate_tool,
             )
 
         main: Coroutine[Any, Any, int]
-        if address is None and upstream is None:
+        if gateway:
+            assert policy is not None
+            from .gateway import reach_gateway  # noqa: PLC0415
+
+            try:
+                reach = reach_gateway(policy, max_size=max_size, timeout=timeout)
+            except PolicyError as error:
+                raise click.UsageError(f"--policy: {error}") from None
+        if address is None and upstream is None and not gateway:
             main = run(new_session(), command, timeout=timeout)
+        elif address is None and gateway:
+            main = through(new_session(), reach, timeout=timeout)
         else:
             # Imported only here: the HTTP client and server take a while to load, and the
             # stdio proxy, which starts with its client, needs neither.
@@ -369,63 +436,127 @@ def proxy(
             from . import http_main  # noqa: PLC0415
 
             try:
-                reach = http_main.upstreams(
-                    command,
-                    upstream,
-                    max_size=max_size,
-                    timeout=timeout,
-                    credentials=policy.upstream if policy is not None else None,
-                )
+                if not gateway:
+                    reach = http_main.upstreams(
+                        command,
+                        upstream,
+                        max_size=max_size,
+                        timeout=timeout,
+                        credentials=policy.upstream if policy is not None else None,
+                    )
                 auth = policy.auth if policy is not None else None
                 gate = http_main.gate(auth) if auth is not None else None
             except CredentialsError as error:
                 raise click.UsageError(f"--policy: {error}") from None
             if address is None:
-                main = http_main.stdio_to(new_session(), reach, timeout=timeout)
+                main = through(new_session(), reach, timeout=timeout)
             else:
-                limits = _http_limits(
-                    http_main.Limits(
-                        max_size, max_sessions=max_sessions, idle=session_idle, init=session_init
-                    ),
-                    ConnectionLimits(
-                        max_connections,
-                        max_connections_per_client,
-                        header_timeout,
-                        trusted_proxies,
-                    ),
+                main = _listening(
+                    options,
+                    address,
+                    new_session,
+                    reach,
+                    gate,
+                    limiter,
+                    command,
+                    "gateway" if gateway else "proxy",
                 )
-
-                def announce(url: str) -> None:
-                    click.echo(f"strictmcp proxy: listening on {url}", err=True)
-
-                def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
-                    return http_main.listen(
-                        new_session,
-                        reach,
-                        address,
-                        path=path,
-                        limits=limits,
-                        timeout=timeout,
-                        # Workers are silent: the process that forked them says it once.
-                        announce=announce if sock is None else _silent,
-                        gate=gate,
-                        sock=sock,
-                    )
-
-                if workers > 1:
-                    try:
-                        status = http_main.workers(
-                            workers,
-                            address,
-                            lambda sock: _status(_closing(served(sock), limiter), command),
-                            announce,
-                            path=path,
-                        )
-                    except ListenError as error:
-                        _exit_usage(str(error))
-                    sys.exit(status)
-                main = served(None)
         sys.exit(_status(_closing(main, limiter), command))
+
+
+def _listening(
+    options: dict[str, Any],
+    address: tuple[str, int],
+    new_session: Callable[[], ProxySession],
+    reach: Callable[[ProxySession], Awaitable[Upstream]],
+    gate: Gate | None,
+    limiter: Limiter | None,
+    command: tuple[str, ...],
+    name: str,
+) -> Coroutine[Any, Any, int]:
+    """Streamable HTTP on ``address``, as the options say (``name``: the command's, for
+    what it says); with ``--workers``, the workers run (and the process exits) here."""
+    from . import http_main  # noqa: PLC0415 - loaded by the caller already
+
+    max_size: int = options["max_size"]
+    timeout: float = options["timeout"]
+    workers: int = options["workers"]
+    limits = _http_limits(
+        http_main.Limits(
+            max_size,
+            max_sessions=options["max_sessions"],
+            idle=options["session_idle"],
+            init=options["session_init"],
+        ),
+        ConnectionLimits(
+            options["max_connections"],
+            options["max_connections_per_client"],
+            options["header_timeout"],
+            options["trusted_proxies"],
+        ),
+    )
+
+    def announce(url: str) -> None:
+        click.echo(f"strictmcp {name}: listening on {url}", err=True)
+
+    def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
+        return http_main.listen(
+            new_session,
+            reach,
+            address,
+            path=options["path"],
+            limits=limits,
+            timeout=timeout,
+            # Workers are silent: the process that forked them says it once.
+            announce=announce if sock is None else _silent,
+            gate=gate,
+            sock=sock,
+        )
+
+    if workers > 1:
+        try:
+            status = http_main.workers(
+                workers,
+                address,
+                lambda sock: _status(_closing(served(sock), limiter), command),
+                announce,
+                path=options["path"],
+            )
+        except ListenError as error:
+            _exit_usage(str(error))
+        sys.exit(status)
+    return served(None)
+
+
+def _policy(
+    options: dict[str, Any],
+    address: tuple[str, int] | None,
+    upstream: str | None,
+    *,
+    gateway: bool,
+) -> Policy | None:
+    """The policy ``--policy`` names, refused (a usage error) where it does not fit how the
+    proxy or gateway runs."""
+    try:
+        policy = Policy.load(options["policy_file"]) if options["policy_file"] else None
+    except PolicyError as error:
+        raise click.UsageError(f"--policy: {error}") from None
+    if gateway and (policy is None or not policy.servers):
+        raise click.UsageError("--policy: the gateway needs [[server]] tables (docs/policy.md)")
+    if not gateway and policy is not None and (policy.servers or policy.gateway):
+        raise click.UsageError(
+            "--policy: [[server]] and [gateway] are for `strictmcp gateway`, not the proxy"
+        )
+    _check_identity(policy, address, upstream, options["mode"], options["allow_unauthenticated"])
+    if options["workers"] > 1:
+        _check_workers(policy, address)
+        if gateway:
+            # Each worker would start every stdio server of its own: say so by refusing.
+            raise click.UsageError(
+                "--workers: the gateway runs in one process (its servers are its children); "
+                "run one gateway per replica behind a balancer"
+            )
+    return policy
 
 
 async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> int:

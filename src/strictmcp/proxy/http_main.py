@@ -28,9 +28,9 @@ from .http_server import App, Limits, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
 from .session import ProxySession
-from .stdio import run_upstream, spawn
+from .stdio import spawn
 
-__all__ = ["Limits", "gate", "listen", "stdio_to", "upstreams", "workers"]
+__all__ = ["Limits", "gate", "listen", "upstreams", "workers"]
 
 
 def upstreams(
@@ -73,11 +73,6 @@ def gate(auth: AuthSettings) -> Gate:
     """The protected-resource step for ``auth``; :class:`~strictmcp.identity.CredentialsError`
     at once when the introspection secret it names cannot be read."""
     return Gate(TokenVerifier(auth))
-
-
-async def stdio_to(session: ProxySession, reach: NewUpstream, *, timeout: float) -> int:
-    """Our stdio in front of the server ``reach`` gives; the exit status."""
-    return await run_upstream(session, await reach(session), timeout=timeout)
 
 
 async def listen(

@@ -153,6 +153,7 @@ class ProxySession:
         limiter: Limiter | None = None,
         max_tasks: int = DEFAULT_MAX_TASKS,
         replica: str | None = None,
+        validate_tool: bool = True,
     ) -> None:
         self.enforcer = Enforcer(
             policy=policy,
@@ -172,7 +173,8 @@ class ProxySession:
         self.conversation = Conversation(
             strict=strict, max_tracked=max_in_flight, max_tasks=max_tasks
         )
-        self.validate_name = PREFERRED_NAME
+        #: The name of the ``validate`` dry-run tool offered; None when it is not offered.
+        self.validate_name: str | None = PREFERRED_NAME if validate_tool else None
         self._max_in_flight = max_in_flight
         # Client requests forwarded and not yet answered, by id: one record each, popped
         # once (by the answer, or when given up on).
@@ -369,7 +371,12 @@ class ProxySession:
     def _client_checked(self, message: Message, size: int, caller: Identity | None) -> _Item:
         params = message.params or {}
         name = params.get("name") if message.method == "tools/call" else None
-        if message.kind == "request" and name == self.validate_name and self._listed():
+        if (
+            message.kind == "request"
+            and name is not None
+            and name == self.validate_name
+            and self._listed()
+        ):
             # Ours, not the server's: the name was chosen so as not to shadow any of its tools.
             dry_run = self.enforcer.dry_run(self.conversation.tools, caller)
             return _Item(dry_run=_answer(message, dry_run.answer(params.get("arguments"))))
@@ -590,7 +597,8 @@ class ProxySession:
         elif isinstance(result, dict) and method == "prompts/list":
             changed = self._prompt_listing(result)
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
-            changed = _with_capability(result, capability(self.validate_name))
+            if self.validate_name is not None:
+                changed = _with_capability(result, capability(self.validate_name))
         elif isinstance(result, dict) and tool is not None:
             registry = self.conversation.tools
             if found:
@@ -738,7 +746,7 @@ class ProxySession:
             broken = {_tool_index(v.pointer) for v in withheld} | poisoned
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
         tools = self.enforcer.visible(tools, lister)
-        if result.get("nextCursor") is None:
+        if result.get("nextCursor") is None and self.validate_name is not None:
             self.validate_name = choose_name(registry.names(), self.validate_name)
             tools = [*tools, tool_definition(self.validate_name, registry.revision)]
         if self.enforcer.lists_per_caller:

@@ -27,7 +27,7 @@ import asyncio
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from ..connect.lines import Flow, Lines
@@ -50,6 +50,16 @@ async def spawn(session: ProxySession, command: Sequence[str]) -> ProcessUpstrea
     """``command`` spawned as ``session``'s server, its lines bounded by the session's size
     limit. OSError when it cannot be."""
     return await ProcessUpstream.start(command, max_size=session.max_size)
+
+
+async def through(
+    session: ProxySession,
+    reach: Callable[[ProxySession], Awaitable[Upstream]],
+    *,
+    timeout: float,
+) -> int:
+    """Our stdio in front of the upstream ``reach`` gives ``session``; the exit status."""
+    return await run_upstream(session, await reach(session), timeout=timeout)
 
 
 async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: float) -> int:

@@ -1,0 +1,830 @@
+"""Many servers behind one: the :class:`Gateway`, an :class:`~strictmcp.connect.upstream.Upstream`
+made of the ``[[server]]`` tables' upstreams.
+
+The gateway sits where a single server would: one :class:`~.relay.Relay` and one
+:class:`~.session.ProxySession` (with its one :class:`~strictmcp.enforce.Enforcer`) in
+front of it see one server whose tools and prompts are named ``server`` + separator +
+``name``, so every check, guard, access rule and audit record of the proxy applies
+unchanged, and a policy glob matches the full name. Behind it each server has its own
+upstream (a spawned process or a streamable HTTP server, chosen in one place,
+:func:`reach_server`), its own handshake and its own ids.
+
+What the gateway does with each client message, by method (:data:`_CLIENT_REQUESTS`):
+
+- ``initialize``: sent to every server that runs; answered with the union of their
+  capabilities (tools, prompts and resources always with ``listChanged``, since servers come
+  and go) and their ``instructions``, each under its server's name.
+- ``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list``: every
+  server asked (every page), the answers merged into one page.
+- ``tools/call``, ``prompts/get``: routed by the name's server part, the server's own name
+  restored; ``resources/read``, ``resources/subscribe``, ``resources/unsubscribe``: to the
+  server that listed the URI (the first in file order; another listing it too is withheld
+  from it, said once), else to the one server whose template matches it;
+  ``completion/complete`` by its reference; ``logging/setLevel`` sent to every server;
+  ``ping`` answered here.
+
+Every request id is renamed on the way to a server and back, and every request a server makes
+(sampling, elicitation, roots) is given an id of the gateway's before it reaches the client,
+so that no two servers' ids meet. A server's log messages name it in ``logger``.
+
+A server that cannot start, exits or misses its handshake touches no other: its requests
+waiting are answered with an error naming it, the client is told the listings changed, and
+it is started again after a delay that doubles (``[gateway]``), until it has failed
+``max_restarts`` starts in a row. Its stderr reaches ours line by line after its name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import json
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+
+from .. import __version__
+from ..connect.lines import line_of
+from ..connect.process import ProcessUpstream
+from ..connect.upstream import UPSTREAM_CLOSED, Upstream
+from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
+from ..protocol.jsonrpc import error_response
+from ..protocol.wire import HANDSHAKE_VERSIONS
+from ..schema.messages import quote_name
+from .session import ProxySession
+
+Reach = Callable[[ServerSettings], Awaitable[Upstream]]
+"""How the gateway starts (or connects to) one of its servers; OSError when it cannot."""
+
+RESOURCE_COLLISION = "gateway-resource-collision"
+"""The code of the line said when two servers list one URI (the first in file order keeps it)."""
+
+_PORTABLE = re.compile(r"[^A-Za-z0-9_-]")
+_PORTABLE_LENGTH = 64
+_NEWEST_HANDSHAKE = max(HANDSHAKE_VERSIONS)
+_MAX_PAGES = 100
+_ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions"})
+_NOTHING: Any = object()
+
+
+@dataclass
+class _Member:
+    """One server behind the gateway and what the gateway knows of it."""
+
+    settings: ServerSettings
+    upstream: Upstream | None = None
+    #: Its answer to the gateway's ``initialize`` (None: no handshake done in this run).
+    result: dict[str, Any] | None = None
+    #: Its own names of the tools and prompts last listed, by the public name.
+    tools: dict[str, str] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+    #: The URI templates it last listed, as patterns.
+    templates: list[re.Pattern[str]] = field(default_factory=list)
+    #: Left down for good after too many failed starts.
+    given_up: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def ready(self) -> bool:
+        """Whether it runs and has answered its handshake."""
+        return self.upstream is not None and self.result is not None
+
+    def has(self, capability: str) -> bool:
+        """Whether its handshake declared ``capability``."""
+        capabilities = (self.result or {}).get("capabilities")
+        return isinstance(capabilities, dict) and capability in capabilities
+
+
+@dataclass
+class _Call:
+    """A request sent to a server: for the client (``client_id``) or the gateway's own
+    (``answer`` takes the server's message, None when there is none)."""
+
+    member: _Member
+    method: str
+    client_id: Any = _NOTHING
+    answer: asyncio.Future[dict[str, Any] | None] | None = None
+
+
+class Gateway:
+    """The servers of ``servers`` as one :class:`~strictmcp.connect.upstream.Upstream`; see
+    the module documentation. Start them with :meth:`start`."""
+
+    def __init__(
+        self,
+        servers: tuple[ServerSettings, ...],
+        settings: GatewaySettings,
+        reach: Reach,
+        say: Callable[[str], None],
+    ) -> None:
+        self._members = [_Member(server) for server in servers]
+        self._by_name = {member.name: member for member in self._members}
+        self._settings = settings
+        self._separator = settings.separator
+        self._reach = reach
+        self._say = say
+        self._out: deque[bytes | str] = deque()
+        self._arrived = asyncio.Event()
+        self._closed = False
+        self._ids = itertools.count(1)
+        self._calls: dict[int, _Call] = {}
+        self._by_client: dict[Any, int] = {}  # the client's request id -> the gateway's
+        self._asked: dict[int, tuple[_Member, Any]] = {}  # a server's request, by our id
+        self._client_init: dict[str, Any] | None = None  # the params of its initialize
+        self._client_ready = False  # it sent notifications/initialized
+        self._resources: dict[str, _Member] = {}
+        self._said: set[str] = set()
+        self._keepers: list[asyncio.Task[None]] = []
+
+    # --- the Upstream the relay sees ---------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start every server (each keeps being restarted on its own from now on) and wait
+        until each has started or failed its first start."""
+        started = [asyncio.Event() for _ in self._members]
+        self._keepers = [
+            asyncio.create_task(self._keep(member, event))
+            for member, event in zip(self._members, started, strict=True)
+        ]
+        await asyncio.gather(*(event.wait() for event in started))
+
+    @property
+    def blocked(self) -> bool:
+        return any(m.upstream is not None and m.upstream.blocked for m in self._members)
+
+    def write(self, lines: list[bytes]) -> None:
+        for line in lines:
+            self._from_client(line)
+
+    async def drain(self) -> None:
+        blocked = [m.upstream for m in self._members if m.upstream is not None]
+        await asyncio.gather(*(upstream.drain() for upstream in blocked if upstream.blocked))
+
+    async def send(self, line: bytes) -> None:
+        self.write([line])
+        if self.blocked:
+            await self.drain()
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self._out)
+
+    async def receive(self) -> bytes | str | None:
+        while not self._out:
+            if self._closed:
+                return None
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self._out.popleft()
+
+    async def aclose(self) -> int:
+        """Stop every server; 0 (the gateway's servers' statuses are said as they exit)."""
+        if not self._closed:
+            self._closed = True
+            for keeper in self._keepers:
+                keeper.cancel()
+            await asyncio.gather(*self._keepers, return_exceptions=True)
+            self._arrived.set()
+        return 0
+
+    # --- the servers' lives ------------------------------------------------------------------
+
+    async def _keep(self, member: _Member, started: asyncio.Event) -> None:
+        """Run ``member`` until the gateway closes: start it, shake hands when the client
+        has, relay what it says, and start it again after it ends, with backoff."""
+        settings = self._settings
+        failures = 0
+        delay = settings.restart_delay
+        try:
+            while True:
+                handshaken = await self._run(member, started)
+                if handshaken:
+                    failures, delay = 0, settings.restart_delay
+                else:
+                    failures += 1
+                if failures > settings.max_restarts:
+                    member.given_up = True
+                    self._say(
+                        f"server {member.name!r} failed {failures} starts in a row: left down"
+                    )
+                    return
+                self._say(f"server {member.name!r} starts again in {delay:g} s")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, settings.restart_max_delay)
+        finally:
+            started.set()
+
+    async def _run(self, member: _Member, started: asyncio.Event) -> bool:
+        """One run of ``member``, from its start to its end; whether it shook hands."""
+        try:
+            upstream = await self._reach(member.settings)
+        except (OSError, PolicyError, ValueError) as error:
+            self._say(f"server {member.name!r} cannot start: {_reason(error)}")
+            started.set()
+            return False
+        member.upstream = upstream
+        started.set()
+        handshaken = False
+        reader = asyncio.create_task(self._read(member, upstream))
+        try:
+            if self._client_init is not None:
+                handshaken = await self._handshake(member, notify=True)
+                if handshaken:
+                    self._changed(member)
+            await reader
+            handshaken = handshaken or member.result is not None
+        finally:
+            reader.cancel()
+            member.upstream = None
+            was_ready = member.result is not None
+            member.result = None
+            self._lost(member)
+            status = await upstream.aclose()
+            if not self._closed:
+                self._say(f"server {member.name!r} exited (status {status})")
+                if was_ready and self._client_ready:
+                    self._changed(member)
+        return handshaken
+
+    async def _read(self, member: _Member, upstream: Upstream) -> None:
+        while (line := await upstream.receive()) is not None:
+            if isinstance(line, str):
+                self._to_client(line)  # too long to read: the session says so
+                continue
+            try:
+                body = json.loads(line)
+            except ValueError:
+                self._say(f"server {member.name!r} sent a line that is not JSON; dropped")
+                continue
+            for message in body if isinstance(body, list) else [body]:
+                if isinstance(message, dict):
+                    self._from_server(member, message)
+
+    async def _handshake(self, member: _Member, *, notify: bool) -> bool:
+        """Send ``member`` the client's ``initialize``; whether it answered with a result.
+        With ``notify``, the client's handshake is over: ``member`` is told so at once."""
+        assert self._client_init is not None
+        answer = await self._ask(member, "initialize", self._client_init)
+        result = answer.get("result") if answer is not None else None
+        if not isinstance(result, dict):
+            why = "did not answer" if answer is None else "refused"
+            self._say(f"server {member.name!r} {why} initialize; stopping it")
+            if member.upstream is not None:
+                await member.upstream.aclose()
+            return False
+        member.result = result
+        if notify:
+            self._send(member, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return True
+
+    def _lost(self, member: _Member) -> None:
+        """``member`` is gone: what waits for it is answered, what it asked forgotten."""
+        for gid, call in list(self._calls.items()):
+            if call.member is not member:
+                continue
+            del self._calls[gid]
+            if call.answer is not None:
+                if not call.answer.done():
+                    call.answer.set_result(None)
+            else:
+                self._by_client.pop(call.client_id, None)
+                self._to_client(line_of(self._unavailable(call.client_id, member)))
+        for gid, (asker, _) in list(self._asked.items()):
+            if asker is member:
+                del self._asked[gid]
+        member.tools.clear()
+        member.prompts.clear()
+        member.templates.clear()
+        for uri in [uri for uri, owner in self._resources.items() if owner is member]:
+            del self._resources[uri]
+
+    def _changed(self, member: _Member) -> None:
+        """Tell the client the listings changed (``member`` came or went)."""
+        for kind in ("tools", "prompts", "resources"):
+            method = f"notifications/{kind}/list_changed"
+            self._to_client(line_of({"jsonrpc": "2.0", "method": method}))
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def _send(self, member: _Member, message: dict[str, Any]) -> bool:
+        if member.upstream is None:
+            return False
+        member.upstream.write([line_of(message)])
+        return True
+
+    def _to_client(self, line: bytes | str) -> None:
+        self._out.append(line)
+        self._arrived.set()
+
+    def _answer(self, client_id: Any, result: dict[str, Any]) -> None:
+        self._to_client(line_of({"jsonrpc": "2.0", "id": client_id, "result": result}))
+
+    def _error(self, client_id: Any, code: int, text: str) -> None:
+        self._to_client(line_of(error_response(client_id, code, text)))
+
+    def _unavailable(self, client_id: Any, member: _Member) -> dict[str, Any]:
+        text = f"The server {member.name!r} is not available (strictmcp gateway)"
+        return error_response(client_id, UPSTREAM_CLOSED, text)
+
+    def _forward(self, member: _Member, message: dict[str, Any], params: Any = _NOTHING) -> None:
+        """Send the client's request ``message`` to ``member`` under an id of ours (with
+        ``params`` in place of its own, when given)."""
+        client_id = message["id"]
+        if not member.ready:
+            self._to_client(line_of(self._unavailable(client_id, member)))
+            return
+        gid = next(self._ids)
+        self._calls[gid] = _Call(member, message["method"], client_id)
+        self._by_client[client_id] = gid
+        forwarded = {**message, "id": gid}
+        if params is not _NOTHING:
+            forwarded["params"] = params
+        self._send(member, forwarded)
+
+    async def _ask(
+        self, member: _Member, method: str, params: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The gateway's own request to ``member``: its answer, or None (gone, or no answer
+        within ``start_timeout``)."""
+        gid = next(self._ids)
+        answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        self._calls[gid] = _Call(member, method, answer=answer)
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": gid, "method": method}
+        if params is not None:
+            request["params"] = params
+        if not self._send(member, request):
+            self._calls.pop(gid, None)
+            return None
+        try:
+            return await asyncio.wait_for(answer, self._settings.start_timeout)
+        except asyncio.TimeoutError:
+            self._calls.pop(gid, None)
+            reason = "no answer in time (strictmcp gateway)"
+            self._send(member, _cancelled(gid, reason))
+            return None
+
+    # --- the client's messages -----------------------------------------------------------------
+
+    def _from_client(self, line: bytes) -> None:
+        try:
+            body = json.loads(line)
+        except ValueError:
+            return  # the session refused it already; nothing unreadable is sent on
+        for message in body if isinstance(body, list) else [body]:
+            if not isinstance(message, dict):
+                continue
+            method = message.get("method")
+            if isinstance(method, str) and "id" in message:
+                handler = _CLIENT_REQUESTS.get(method, Gateway._unknown_method)
+                handler(self, message)
+            elif isinstance(method, str):
+                self._client_notification(message)
+            elif "id" in message:
+                self._client_answer(message)
+
+    def _client_answer(self, message: dict[str, Any]) -> None:
+        """The client's answer to a server's request: back to that server, its id restored."""
+        asked = self._asked.pop(message["id"], None) if _is_id(message["id"]) else None
+        if asked is not None:
+            member, own_id = asked
+            self._send(member, {**message, "id": own_id})
+
+    def _client_notification(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params")
+        if method == "notifications/initialized":
+            self._client_ready = True
+            for member in self._members:
+                if member.ready:
+                    self._send(member, message)
+        elif method == "notifications/cancelled" and isinstance(params, dict):
+            gid = self._by_client.get(params.get("requestId"))
+            call = self._calls.get(gid) if gid is not None else None
+            if call is not None:
+                self._send(call.member, {**message, "params": {**params, "requestId": gid}})
+        else:
+            for member in self._members:
+                if member.ready:
+                    self._send(member, message)
+
+    def _unknown_method(self, message: dict[str, Any]) -> None:
+        text = f"The gateway does not route {quote_name(message['method'])} (strictmcp gateway)"
+        self._error(message["id"], METHOD_NOT_FOUND, text)
+
+    def _ping(self, message: dict[str, Any]) -> None:
+        self._answer(message["id"], {})
+
+    def _initialize(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        self._client_init = dict(params) if isinstance(params, dict) else {}
+        self._spawn(self._initialized(message["id"]))
+
+    async def _initialized(self, client_id: Any) -> None:
+        running = [m for m in self._members if m.upstream is not None and m.result is None]
+        await asyncio.gather(*(self._handshake(m, notify=False) for m in running))
+        requested = (self._client_init or {}).get("protocolVersion")
+        version = requested if requested in HANDSHAKE_VERSIONS else _NEWEST_HANDSHAKE
+        capabilities: dict[str, Any] = {"tools": {"listChanged": True}}
+        instructions = []
+        for member in self._members:
+            result = member.result or {}
+            theirs = result.get("capabilities")
+            if isinstance(theirs, dict):
+                # Only what the gateway routes: a client must not be promised tasks it
+                # cannot reach, or an experimental feature no one here understands.
+                _merge(capabilities, {k: v for k, v in theirs.items() if k in _ROUTED})
+            said = result.get("instructions")
+            if isinstance(said, str) and said.strip():
+                instructions.append(f"[{member.name}] {said.strip()}")
+        for kind in ("prompts", "resources"):
+            if isinstance(capabilities.get(kind), dict):
+                capabilities[kind]["listChanged"] = True
+        answer: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": {"name": "strictmcp-gateway", "version": __version__},
+        }
+        if instructions:
+            answer["instructions"] = "\n\n".join(instructions)
+        self._answer(client_id, answer)
+
+    # --- merged listings ------------------------------------------------------------------------
+
+    def _tools_list(self, message: dict[str, Any]) -> None:
+        self._listing(message, "tools", "tools")
+
+    def _prompts_list(self, message: dict[str, Any]) -> None:
+        self._listing(message, "prompts", "prompts")
+
+    def _resources_list(self, message: dict[str, Any]) -> None:
+        self._listing(message, "resources", "resources")
+
+    def _templates_list(self, message: dict[str, Any]) -> None:
+        self._listing(message, "resources", "resourceTemplates")
+
+    def _listing(self, message: dict[str, Any], capability: str, key: str) -> None:
+        params = message.get("params")
+        if isinstance(params, dict) and params.get("cursor") is not None:
+            # Every listing is one page: no cursor of ours was ever given out.
+            self._error(message["id"], INVALID_PARAMS, "Invalid cursor (strictmcp gateway)")
+            return
+        self._spawn(self._merged(message["id"], message["method"], capability, key))
+
+    async def _merged(self, client_id: Any, method: str, capability: str, key: str) -> None:
+        members = [m for m in self._members if m.ready and m.has(capability)]
+        parts = await asyncio.gather(*(self._pages(m, method, key) for m in members))
+        items: list[Any] = []
+        if key == "resources":
+            self._resources.clear()
+        for member, part in zip(members, parts, strict=True):
+            if part is None:
+                continue  # it went away, or did not answer in time: said already
+            items += self._adopt(member, key, part)
+        self._answer(client_id, {key: items})
+
+    async def _pages(self, member: _Member, method: str, key: str) -> list[Any] | None:
+        """Every page of ``member``'s listing; None when it did not give them all."""
+        items: list[Any] = []
+        cursor: Any = None
+        for _ in range(_MAX_PAGES):
+            answer = await self._ask(member, method, {"cursor": cursor} if cursor else None)
+            result = answer.get("result") if answer is not None else None
+            if not isinstance(result, dict) or not isinstance(result.get(key), list):
+                self._say(f"server {member.name!r} did not list its {key}; left out")
+                return None
+            items += result[key]
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                return items
+        self._say(f"server {member.name!r} lists {key} in over {_MAX_PAGES} pages; left out")
+        return None
+
+    def _adopt(self, member: _Member, key: str, items: list[Any]) -> list[Any]:
+        """``member``'s listed ``items`` as the client sees them, remembered for routing."""
+        kept: list[Any] = []
+        if key in ("tools", "prompts"):
+            names = member.tools if key == "tools" else member.prompts
+            names.clear()
+            for item in items:
+                own = item.get("name") if isinstance(item, dict) else None
+                if not isinstance(own, str):
+                    kept.append(item)  # the session refuses it as it would the server's
+                    continue
+                if key == "tools" and not member.settings.offers(own):
+                    continue
+                public = self._public(member, own)
+                names[public] = own
+                kept.append({**item, "name": public})
+        elif key == "resources":
+            for item in items:
+                uri = item.get("uri") if isinstance(item, dict) else None
+                owner = member
+                if isinstance(uri, str):
+                    owner = self._resources.setdefault(uri, member)
+                if owner is not member:
+                    self._once(
+                        f"{RESOURCE_COLLISION}: servers {owner.name!r} and {member.name!r} both "
+                        f"list the resource {quote_name(str(uri))}; {owner.name!r}'s is offered"
+                    )
+                    continue
+                kept.append(item)
+        else:
+            member.templates = []
+            for item in items:
+                template = item.get("uriTemplate") if isinstance(item, dict) else None
+                if isinstance(template, str):
+                    member.templates.append(_template_pattern(template))
+                kept.append(item)
+        return kept
+
+    def _public(self, member: _Member, own: str) -> str:
+        """The name the client sees for ``member``'s tool or prompt ``own``: shortened on
+        the wire (with a hash of the full name) where it would not be portable."""
+        full = f"{member.name}{self._separator}{own}"
+        if len(full) <= _PORTABLE_LENGTH and not _PORTABLE.search(full):
+            return full
+        digest = hashlib.sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        public = _PORTABLE.sub("_", full)[: _PORTABLE_LENGTH - 9] + "_" + digest
+        self._once(f"{quote_name(full)} is offered as {public!r} (not a portable tool name)")
+        return public
+
+    def _once(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self._say(text)
+
+    # --- routed requests ------------------------------------------------------------------------
+
+    def _by_public(self, message: dict[str, Any], kind: str) -> None:
+        """A ``tools/call`` or ``prompts/get``, to the server its name names."""
+        params = message.get("params")
+        public = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(public, str):
+            self._error(message["id"], INVALID_PARAMS, "The request names no tool or prompt")
+            return
+        assert isinstance(params, dict)
+        found = self._owner_of(public, kind)
+        if found is None:
+            noun = "tool" if kind == "tools" else "prompt"
+            self._error(message["id"], INVALID_PARAMS, f"Unknown {noun}: {quote_name(public)}")
+            return
+        member, own = found
+        self._forward(member, message, {**params, "name": own})
+
+    def _owner_of(self, public: str, kind: str) -> tuple[_Member, str] | None:
+        for member in self._members:
+            names = member.tools if kind == "tools" else member.prompts
+            if public in names:
+                return member, names[public]
+        # Not listed since it (re)started: the name itself says which server it is for.
+        server, separator, own = public.partition(self._separator)
+        named = self._by_name.get(server)
+        if not separator or named is None or not own:
+            return None
+        if kind == "tools" and not named.settings.offers(own):
+            return None
+        return named, own
+
+    def _tools_call(self, message: dict[str, Any]) -> None:
+        self._by_public(message, "tools")
+
+    def _prompts_get(self, message: dict[str, Any]) -> None:
+        self._by_public(message, "prompts")
+
+    def _by_uri(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        uri = params.get("uri") if isinstance(params, dict) else None
+        member = self._uri_owner(message["id"], uri)
+        if member is not None:
+            self._forward(member, message)
+
+    def _uri_owner(self, client_id: Any, uri: Any) -> _Member | None:
+        """The server ``uri`` is routed to; None (the client answered) when there is none."""
+        if not isinstance(uri, str):
+            self._error(client_id, INVALID_PARAMS, "The request names no resource URI")
+            return None
+        owner = self._resources.get(uri)
+        if owner is not None:
+            return owner
+        matching = [m for m in self._members if any(p.fullmatch(uri) for p in m.templates)]
+        if len(matching) == 1:
+            return matching[0]
+        if matching:
+            names = ", ".join(repr(m.name) for m in matching)
+            text = f"The resource URI matches templates of several servers ({names}); refused"
+            self._error(client_id, INVALID_PARAMS, text)
+            return None
+        serving = [m for m in self._members if m.ready and m.has("resources")]
+        if len(serving) == 1:
+            return serving[0]  # the one server there is to ask
+        self._error(client_id, -32002, "Resource not found (strictmcp gateway)")
+        return None
+
+    def _complete(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        ref = params.get("ref") if isinstance(params, dict) else None
+        if not isinstance(ref, dict) or not isinstance(params, dict):
+            self._error(message["id"], INVALID_PARAMS, "The request names no reference")
+            return
+        if ref.get("type") == "ref/resource":
+            member = self._uri_owner(message["id"], ref.get("uri"))
+            if member is not None:
+                self._forward(member, message)
+            return
+        name = ref.get("name")
+        found = self._owner_of(name, "prompts") if isinstance(name, str) else None
+        if found is None:
+            self._error(message["id"], INVALID_PARAMS, "Unknown prompt")
+            return
+        member, own = found
+        self._forward(member, message, {**params, "ref": {**ref, "name": own}})
+
+    def _set_level(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        self._spawn(self._fanned(message["id"], "logging/setLevel", params))
+
+    async def _fanned(self, client_id: Any, method: str, params: Any) -> None:
+        members = [m for m in self._members if m.ready and m.has("logging")]
+        await asyncio.gather(*(self._ask(m, method, params) for m in members))
+        self._answer(client_id, {})
+
+    # --- the servers' messages ------------------------------------------------------------------
+
+    def _from_server(self, member: _Member, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._server_request(member, message)
+            else:
+                self._server_notification(member, message)
+            return
+        gid = message.get("id")
+        # Ours are numbers: "7" does not answer 7, however a lenient reader would read it.
+        call = self._calls.get(gid) if type(gid) is int else None
+        if call is None or call.member is not member or type(gid) is not int:
+            return  # not an answer to anything it was asked: dropped, as the session would
+        del self._calls[gid]
+        if call.answer is not None:
+            if not call.answer.done():
+                call.answer.set_result(message)
+            return
+        self._by_client.pop(call.client_id, None)
+        self._to_client(line_of({**message, "id": call.client_id}))
+
+    def _server_request(self, member: _Member, message: dict[str, Any]) -> None:
+        if message["method"] == "ping":
+            self._send(member, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            return
+        gid = next(self._ids)
+        self._asked[gid] = (member, message["id"])
+        self._to_client(line_of({**message, "id": gid}))
+
+    def _server_notification(self, member: _Member, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params")
+        if method == "notifications/message" and isinstance(params, dict):
+            logger = params.get("logger")
+            named = f"{member.name}/{logger}" if isinstance(logger, str) else member.name
+            message = {**message, "params": {**params, "logger": named}}
+        elif method == "notifications/cancelled" and isinstance(params, dict):
+            own = params.get("requestId")
+            mine = [g for g, (m, i) in self._asked.items() if m is member and i == own]
+            if not mine:
+                return
+            gid = mine[0]
+            del self._asked[gid]
+            message = {**message, "params": {**params, "requestId": gid}}
+        self._to_client(line_of(message))
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._keepers.append(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Future[None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._keepers.remove(task)  # type: ignore[arg-type]
+        if not task.cancelled() and task.exception() is not None:
+            self._say(f"gateway error: {type(task.exception()).__name__}")
+
+
+_CLIENT_REQUESTS: dict[str, Callable[[Gateway, dict[str, Any]], None]] = {
+    "initialize": Gateway._initialize,
+    "ping": Gateway._ping,
+    "tools/list": Gateway._tools_list,
+    "tools/call": Gateway._tools_call,
+    "prompts/list": Gateway._prompts_list,
+    "prompts/get": Gateway._prompts_get,
+    "resources/list": Gateway._resources_list,
+    "resources/templates/list": Gateway._templates_list,
+    "resources/read": Gateway._by_uri,
+    "resources/subscribe": Gateway._by_uri,
+    "resources/unsubscribe": Gateway._by_uri,
+    "completion/complete": Gateway._complete,
+    "logging/setLevel": Gateway._set_level,
+}
+"""What the gateway does with each client request, by method; any other is refused."""
+
+
+def _cancelled(request_id: int, reason: str) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": reason}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _merge(into: dict[str, Any], other: dict[str, Any]) -> None:
+    """``other``'s capabilities added to ``into``: tables merged, a flag true if either is."""
+    for key, value in other.items():
+        mine = into.get(key)
+        if isinstance(mine, dict) and isinstance(value, dict):
+            _merge(mine, value)
+        elif isinstance(value, dict):
+            into[key] = {}
+            _merge(into[key], value)
+        elif isinstance(value, bool):
+            into[key] = bool(mine) or value
+        elif key not in into:
+            into[key] = value
+
+
+_EXPRESSION = re.compile(r"\{([+#./;?&]?)[^}]*\}")
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """An RFC 6570 template as a pattern its URIs match: a simple expression stands for one
+    path segment, a reserved one (``{+path}``) for any text."""
+    parts: list[str] = []
+    last = 0
+    for found in _EXPRESSION.finditer(template):
+        parts.append(re.escape(template[last : found.start()]))
+        parts.append(".*" if found.group(1) in ("+", "#") else "[^/?#]*")
+        last = found.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts))
+
+
+def _reason(error: BaseException) -> str:
+    """Why a server could not start, without a path or value it was given."""
+    if isinstance(error, PolicyError):
+        return str(error)
+    if isinstance(error, FileNotFoundError):
+        return "its command was not found"
+    if isinstance(error, PermissionError):
+        return "its command may not be run"
+    return type(error).__name__
+
+
+def reach_gateway(
+    policy: Policy, *, max_size: int, timeout: float
+) -> Callable[[ProxySession], Awaitable[Upstream]]:
+    """How each proxy session reaches the policy's servers: a started :class:`Gateway` of
+    its own. The one place a server's upstream is chosen: its ``command`` spawned (its
+    stderr labelled with its name, ``env`` and ``env_from`` set), or its ``url`` reached as
+    ``strictmcp proxy --upstream`` reaches one, with the server's own ``upstream``
+    credentials. A :class:`PolicyError` at once for a variable ``env_from`` names that is
+    not set, or a secret ``upstream`` names that cannot be read."""
+    settings = policy.gateway or GatewaySettings()
+    for server in policy.servers:
+        server.environment()
+    reached: dict[str, Callable[[ProxySession], Awaitable[Upstream]]] = {}
+    if any(server.url is not None for server in policy.servers):
+        # Only then: the HTTP client takes a while to import.
+        from ..identity import CredentialsError  # noqa: PLC0415
+        from . import http_main  # noqa: PLC0415
+
+        for server in policy.servers:
+            if server.url is None:
+                continue
+            try:
+                reached[server.name] = http_main.upstreams(
+                    (), server.url, max_size=max_size, timeout=timeout, credentials=server.upstream
+                )
+            except CredentialsError as error:
+                raise PolicyError(f"[[server]] {server.name!r} upstream: {error}") from None
+
+    async def reach(session: ProxySession) -> Upstream:
+        async def server_upstream(server: ServerSettings) -> Upstream:
+            if server.command is not None:
+                return await ProcessUpstream.start(
+                    server.command, max_size=max_size, label=server.name, env=server.environment()
+                )
+            return await reached[server.name](session)
+
+        gateway = Gateway(policy.servers, settings, server_upstream, session.auditor.say)
+        await gateway.start()
+        return gateway
+
+    return reach

@@ -1,0 +1,454 @@
+"""``strictmcp gateway``: many real servers behind one endpoint, driven by the official client.
+
+npm ``server-everything`` and ``server-filesystem`` and PyPI ``mcp-server-time`` together,
+over stdio and streamable HTTP; and line-level fixture servers (tests/proxy_fixtures/
+gateway_server.py) for what no third-party server does on demand: crash, hang, change its
+listing, ask the client for a sampling message with the id another server uses too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from test_proxy_http import Process, processes  # noqa: F401 - processes is a fixture
+from test_proxy_third_party import (
+    everything_command,
+    filesystem_command,
+    text_of,
+    time_command,
+)
+
+FIXTURE = Path(__file__).resolve().parent / "proxy_fixtures" / "gateway_server.py"
+_SECONDS = 60.0
+
+
+def _toml(value: Any) -> str:
+    return json.dumps(value)  # a JSON string or array of strings is TOML too
+
+
+def fixture(name: str, *mode: str) -> list[str]:
+    return [sys.executable, str(FIXTURE), name, *mode]
+
+
+def server_table(name: str, command: list[str], **extra: str) -> str:
+    lines = ["[[server]]", f"name = {_toml(name)}", f"command = {_toml(command)}"]
+    lines += [f"{key} = {value}" for key, value in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _two() -> tuple[str, str]:
+    return server_table("a", fixture("a")), server_table("b", fixture("b"))
+
+
+def write_policy(tmp_path: Path, *tables: str) -> Path:
+    path = tmp_path / "gateway.toml"
+    path.write_text("\n".join(tables), encoding="utf-8")
+    return path
+
+
+@asynccontextmanager
+async def gateway_session(
+    policy: Path, errlog: Path, *options: str, **callbacks: Any
+) -> AsyncIterator[ClientSession]:
+    """An initialized official client session with ``strictmcp gateway`` over stdio."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "strictmcp", "gateway", "--policy", str(policy), *options],
+        cwd=str(errlog.parent),
+        env=dict(os.environ),
+    )
+    with errlog.open("a", encoding="utf-8") as err:
+        async with (
+            stdio_client(params, errlog=err) as (read, write),
+            ClientSession(read, write, **callbacks) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def run(test: Any) -> None:
+    async def bounded() -> None:
+        with anyio.fail_after(_SECONDS):
+            await test()
+
+    anyio.run(bounded)
+
+
+def _third_party_policy(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello gateway\n", encoding="utf-8")
+    guard = (
+        '[[guard]]\ntool = "files__*"\nargument = "/path"\nkind = "path"\n'
+        f"roots = {_toml([str(root)])}\n"
+    )
+    return write_policy(
+        tmp_path,
+        server_table("time", time_command()),
+        server_table("everything", everything_command()),
+        server_table("files", filesystem_command(root)),
+        guard,
+    )
+
+
+async def _use_three_servers(session: ClientSession, root: Path) -> None:
+    listed = await session.list_tools()
+    names = [tool.name for tool in listed.tools]
+    # Every server's tools, each named after its server, and one validate tool in all.
+    assert {"time__get_current_time", "everything__echo", "files__read_text_file"} <= set(names)
+    assert names.count("validate") == 1
+    assert all(name == "validate" or "__" in name for name in names)
+    now = await session.call_tool("time__get_current_time", {"timezone": "Etc/UTC"})
+    assert "Etc/UTC" in text_of(now)
+    echoed = await session.call_tool("everything__echo", {"message": "through the gateway"})
+    assert "through the gateway" in text_of(echoed)
+    read = await session.call_tool("files__read_text_file", {"path": str(root / "notes.txt")})
+    assert text_of(read).strip() == "hello gateway"
+    # The one policy's glob over the full name guards the filesystem server's arguments.
+    escape = await session.call_tool("files__read_text_file", {"path": "/etc/passwd"})
+    assert escape.is_error
+    assert "root:" not in text_of(escape)
+    dry = await session.call_tool(
+        "validate", {"tool": "files__read_text_file", "arguments": {"path": "/etc/passwd"}}
+    )
+    assert dry.structured_content is not None
+    assert dry.structured_content["valid"] is False
+    prompts = await session.list_prompts()
+    assert "everything__simple-prompt" in [prompt.name for prompt in prompts.prompts]
+    got = await session.get_prompt("everything__simple-prompt")
+    assert got.messages
+    resources = await session.list_resources()
+    assert resources.resources
+    content = await session.read_resource(resources.resources[0].uri)
+    assert content.contents
+
+
+def test_three_real_servers_behind_one_stdio_gateway(tmp_path: Path) -> None:
+    policy = _third_party_policy(tmp_path)
+    errlog = tmp_path / "stderr.log"
+
+    async def test() -> None:
+        async with gateway_session(policy, errlog) as session:
+            await _use_three_servers(session, tmp_path / "root")
+
+    run(test)
+    said = errlog.read_text(encoding="utf-8")
+    assert "refused" in said
+    assert "files__read_text_file" in said
+    # Each server's stderr reaches ours after its name.
+    assert "[files] " in said
+
+
+def test_three_real_servers_behind_one_http_gateway(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    policy = _third_party_policy(tmp_path)
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    process = Process([*args, "--listen", "127.0.0.1:0"], tmp_path, "stderr")
+    processes.append(process)
+    url = process.wait_for("listening on").rsplit(" ", 1)[1]
+    assert "strictmcp gateway: listening on" in process.output()
+
+    async def test() -> None:
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await _use_three_servers(session, tmp_path / "root")
+
+    run(test)
+
+
+def test_initialize_unites_the_servers(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path, server_table("a", fixture("a")), server_table("b", fixture("b"))
+    )
+    errlog = tmp_path / "stderr.log"
+
+    async def test() -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "strictmcp", "gateway", "--policy", str(policy)],
+            env=dict(os.environ),
+        )
+        with errlog.open("a") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                result = await session.initialize()
+                assert result.server_info.name == "strictmcp-gateway"
+                assert result.instructions is not None
+                assert "[a] Use a for tests." in result.instructions
+                assert "[b] Use b for tests." in result.instructions
+                assert result.capabilities.tools is not None
+                assert result.capabilities.tools.list_changed
+                assert result.capabilities.logging is not None
+                # Same tool names on both servers, told apart by their server's name.
+                a = await session.call_tool("a__echo", {"text": "x"})
+                b = await session.call_tool("b__echo", {"text": "y"})
+                assert (text_of(a), text_of(b)) == ("a: x", "b: y")
+                with pytest.raises(MCPError):
+                    await session.call_tool("c__echo", {"text": "z"})
+
+    run(test)
+
+
+def test_a_crashing_server_leaves_the_others_and_comes_back(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path,
+        "[gateway]\nrestart_delay = 0.2\n",
+        server_table("steady", fixture("steady")),
+        server_table("fragile", fixture("fragile")),
+    )
+    errlog = tmp_path / "stderr.log"
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async def test() -> None:
+        async with gateway_session(policy, errlog, message_handler=on_message) as session:
+            await session.list_tools()
+            with pytest.raises(MCPError):
+                await session.call_tool("fragile__crash", {})  # answered, not hung
+            steady = await session.call_tool("steady__echo", {"text": "still here"})
+            assert text_of(steady) == "steady: still here"
+            await changed.wait()
+            # Back after its restart: its tools are listed and answer again.
+            with anyio.fail_after(20):
+                while True:
+                    names = [tool.name for tool in (await session.list_tools()).tools]
+                    if "fragile__echo" in names:
+                        break
+                    await anyio.sleep(0.1)
+            again = await session.call_tool("fragile__echo", {"text": "back"})
+            assert text_of(again) == "fragile: back"
+
+    run(test)
+    said = errlog.read_text(encoding="utf-8")
+    assert "[fragile] fragile is crashing now" in said
+    assert "server 'fragile' exited (status 3)" in said
+
+
+def test_a_crash_answers_the_waiting_call_with_an_error_naming_the_server(
+    tmp_path: Path,
+) -> None:
+    policy = write_policy(
+        tmp_path,
+        "[gateway]\nrestart_delay = 0.2\n",
+        server_table("steady", fixture("steady")),
+        server_table("fragile", fixture("fragile")),
+    )
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            await session.list_tools()
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("fragile__crash", {})
+            assert "fragile" in str(raised.value)
+            assert raised.value.error.code == -32000
+
+    run(test)
+
+
+def test_a_hanging_and_a_missing_server_touch_no_other(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path,
+        "[gateway]\nstart_timeout = 1.0\nmax_restarts = 0\n",
+        server_table("steady", fixture("steady")),
+        server_table("stuck", fixture("stuck", "hang")),
+        server_table("absent", ["/nonexistent/strictmcp-test-server"]),
+    )
+    errlog = tmp_path / "stderr.log"
+
+    async def test() -> None:
+        async with gateway_session(policy, errlog, "--timeout", "2") as session:
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            assert "steady__echo" in names
+            assert not any(name.startswith(("stuck__", "absent__")) for name in names)
+            steady = await session.call_tool("steady__echo", {"text": "fine"})
+            assert text_of(steady) == "steady: fine"
+
+    run(test)
+    said = errlog.read_text(encoding="utf-8")
+    assert "server 'absent' cannot start: its command was not found" in said
+    assert "server 'stuck' did not list its tools; left out" in said
+    assert "/nonexistent" not in said
+
+
+def test_list_changed_from_one_server_reaches_the_client(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path, server_table("a", fixture("a")), server_table("b", fixture("b"))
+    )
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", message_handler=on_message
+        ) as session:
+            before = {tool.name for tool in (await session.list_tools()).tools}
+            assert "b__extra" not in before
+            await session.call_tool("b__grow", {})
+            await changed.wait()
+            after = {tool.name for tool in (await session.list_tools()).tools}
+            assert after - before == {"b__extra"}
+
+    run(test)
+
+
+def test_sampling_from_two_servers_with_one_id_reaches_each_its_answer(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path, server_table("a", fixture("a")), server_table("b", fixture("b"))
+    )
+    seen: list[str] = []
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        asked = params.messages[0].content
+        text = asked.text if isinstance(asked, types.TextContent) else "?"
+        seen.append(text)
+        await anyio.sleep(0.2 if text == "first" else 0)  # answers out of order
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=f"re {text}"),
+            model="test",
+        )
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", sampling_callback=sample
+        ) as session:
+            await session.list_tools()
+            results: dict[str, str] = {}
+
+            async def ask(tool: str, text: str) -> None:
+                results[tool] = text_of(await session.call_tool(tool, {"text": text}))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask, "a__ask", "first")
+                group.start_soon(ask, "b__ask", "second")
+            assert results == {"a__ask": "a was told: re first", "b__ask": "b was told: re second"}
+            assert sorted(seen) == ["first", "second"]
+
+    run(test)
+
+
+def test_log_messages_name_their_server(tmp_path: Path) -> None:
+    policy = write_policy(tmp_path, server_table("a", fixture("a")))
+    loggers: list[str | None] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        loggers.append(params.logger)
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", logging_callback=on_log
+        ) as session:
+            await session.set_logging_level("debug")
+            await session.call_tool("a__log", {})
+            with anyio.fail_after(10):
+                while not loggers:
+                    await anyio.sleep(0.05)
+            assert loggers == ["a/core"]
+
+    run(test)
+
+
+def test_offered_tools_and_env_from(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path,
+        "validate_tool = false\n",
+        server_table(
+            "a",
+            fixture("a"),
+            tools='["e*", "crash"]',
+            exclude_tools='["crash"]',
+            env='{ GW_PLAIN = "plain" }',
+            env_from='{ GW_SECRET = "STRICTMCP_TEST_SECRET" }',
+        ),
+    )
+    os.environ["STRICTMCP_TEST_SECRET"] = "s3cret"
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            names = sorted(tool.name for tool in (await session.list_tools()).tools)
+            assert names == ["a__echo", "a__env"]  # no validate tool, no crash, no ask
+            env = await session.call_tool("a__env", {})
+            assert text_of(env) == "plain=plain secret=s3cret"
+            # Not offered: answered as an unknown tool, as the spec has servers answer one.
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("a__crash", {})
+            assert raised.value.error.code == -32602
+
+    try:
+        run(test)
+    finally:
+        del os.environ["STRICTMCP_TEST_SECRET"]
+
+
+@pytest.mark.parametrize(
+    ("tables", "said"),
+    [
+        (
+            server_table("a", ["x"]) + server_table("a", ["y"]),
+            "names must be unique: a given twice",
+        ),
+        ('[[server]]\nname = "a b"\ncommand = ["x"]\n', "name must be 1 to 32 letters"),
+        ('[[server]]\nname = "a"\n', "give one of command or url"),
+        ('[[server]]\nname = "a"\nurl = "http://example.com/mcp"\n', "url must be an https://"),
+        (server_table("a", ["x"]) + '[gateway]\nseparator = "-"\n', "separator must be"),
+        (
+            server_table("a", ["x"], env_from='{ K = "STRICTMCP_TEST_UNSET" }'),
+            "STRICTMCP_TEST_UNSET",
+        ),
+        ("", "the gateway needs [[server]] tables"),
+    ],
+)
+def test_configuration_errors_say_what_to_fix(tmp_path: Path, tables: str, said: str) -> None:
+    policy = write_policy(tmp_path, tables)
+    done = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_proxy_refuses_server_tables(tmp_path: Path) -> None:
+    policy = write_policy(tmp_path, server_table("a", fixture("a")))
+    done = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "proxy", "--policy", str(policy), "--", *fixture("a")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "are for `strictmcp gateway`" in done.stderr
