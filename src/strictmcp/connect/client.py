@@ -19,7 +19,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -39,6 +39,9 @@ from .paging import follow_pages
 from .process import ProcessUpstream
 from .upstream import Upstream
 
+if TYPE_CHECKING:
+    import httpx2
+
 DEFAULT_OFFER = Revision.V2025_11_25
 """The revision offered in ``initialize`` when none is asked for."""
 
@@ -53,6 +56,9 @@ _STDERR_WIDTH = 200
 EXIT_CANNOT_START = 127
 """Every command's exit status when its server cannot be started (as a shell says of a
 command it cannot run): ``docs/cli.md``."""
+REFUSED_STATUSES = (401, 403)
+"""The HTTP statuses of a server that refused the credentials sent (or asked for some)."""
+_CREDENTIALS_FIX = "give or correct them with --bearer-env VAR or --header NAME:VALUE"
 
 
 @dataclass(frozen=True)
@@ -91,8 +97,10 @@ class ClientError(RuntimeError):
     """The connection could not be made or used: the server cannot be tested at all.
 
     ``starting``: it failed before the handshake was done (the command cannot run, the URL
-    cannot be reached, the server exited or did not answer ``initialize``). ``stderr``: the
-    last lines the server wrote there, kept apart from the one-line message.
+    cannot be reached, the server exited or did not answer ``initialize``), but not because
+    the server refused the credentials (:attr:`refused`: the command's configuration is what
+    is wrong, not the server). ``stderr``: the last lines the server wrote there, kept apart
+    from the one-line message.
     """
 
     def __init__(
@@ -102,6 +110,11 @@ class ClientError(RuntimeError):
         self.outcome = outcome
         self.starting = starting
         self.stderr = outcome.stderr if isinstance(outcome, TransportFailure) else ()
+
+    @property
+    def refused(self) -> bool:
+        """Whether the server refused the request over HTTP 401 or 403 (its credentials)."""
+        return _refused(self.outcome)
 
 
 def failure_text(message: str, stderr: Sequence[str] = ()) -> str:
@@ -173,7 +186,7 @@ class McpClient:
             await self._handshake()
         except ClientError as error:
             await self.aclose()
-            raise ClientError(str(error), error.outcome, starting=True) from None
+            raise ClientError(str(error), error.outcome, starting=not error.refused) from None
         except BaseException:
             await self.aclose()
             raise
@@ -465,9 +478,17 @@ def _outcome(response: dict[str, Any]) -> Outcome:
     return RpcError(None, "the response has neither a result object nor an error object")
 
 
+def _refused(outcome: Outcome | None) -> bool:
+    data = outcome.data if isinstance(outcome, RpcError) else None
+    return isinstance(data, dict) and data.get("httpStatus") in REFUSED_STATUSES
+
+
 def _required(outcome: Outcome, what: str) -> dict[str, Any]:
     if isinstance(outcome, Success):
         return outcome.result
+    if _refused(outcome):
+        assert isinstance(outcome, RpcError)
+        raise ClientError(f"{what} failed: {outcome.message}; {_CREDENTIALS_FIX}", outcome)
     if isinstance(outcome, RpcError):
         raise ClientError(f"{what} failed: {outcome.message} ({outcome.code})", outcome)
     raise ClientError(f"{what} failed: {outcome.message}", outcome)
@@ -481,11 +502,14 @@ async def open_client(
     revision: Revision | str | None = None,
     timeout: float = 30.0,
     max_size: int = DEFAULT_MAX_SIZE,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[McpClient]:
     """A connected :class:`McpClient` on the stdio server ``command`` or the HTTP ``url``.
 
-    Exactly one of them. Raises :class:`ClientError` when the server cannot be started or
-    the handshake fails; the connection is closed when the block exits.
+    Exactly one of them; ``auth`` gives each HTTP request its credentials (its ``aclose``,
+    when it has one, is awaited once the block exits). Raises :class:`ClientError` when the
+    server cannot be started or the handshake fails (or refused the credentials); the
+    connection is closed when the block exits.
     """
     if (command is None) == (url is None):
         raise ValueError("give exactly one of command and url")
@@ -503,21 +527,29 @@ async def open_client(
 
     else:
         assert url is not None
-        connect = _http_connector(url, max_size=max_size, timeout=timeout)
+        connect = _http_connector(url, max_size=max_size, timeout=timeout, auth=auth)
     client = McpClient(connect, revision=revision, timeout=timeout)
-    await client.start()
     try:
-        yield client
+        await client.start()
+        try:
+            yield client
+        finally:
+            await client.aclose()
     finally:
-        await client.aclose()
+        # The credentials may hold a client of their own (the token endpoint's).
+        closing = getattr(auth, "aclose", None)
+        if closing is not None:
+            await closing()
 
 
-def _http_connector(url: str, *, max_size: int, timeout: float) -> UpstreamFactory:
+def _http_connector(
+    url: str, *, max_size: int, timeout: float, auth: httpx2.Auth | None
+) -> UpstreamFactory:
     # Imported here: the HTTP client is heavy, and stdio users never need it.
     from .http_upstream import HttpUpstream  # noqa: PLC0415
 
     async def connect() -> Upstream:
         # Reads may take as long as the answer they wait for; the client times requests.
-        return HttpUpstream(url, max_size=max_size, timeout=timeout + 5)
+        return HttpUpstream(url, max_size=max_size, timeout=timeout + 5, auth=auth)
 
     return connect
