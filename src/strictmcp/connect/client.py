@@ -59,6 +59,10 @@ command it cannot run): ``docs/cli.md``."""
 REFUSED_STATUSES = (401, 403)
 """The HTTP statuses of a server that refused the credentials sent (or asked for some)."""
 _CREDENTIALS_FIX = "give or correct them with --bearer-env VAR or --header NAME:VALUE"
+_RELAYED_FIX = (
+    "the server passed on its own upstream's refusal: give it credentials of its own "
+    "(a strictmcp proxy's [upstream], docs/policy.md)"
+)
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,7 @@ class McpClient:
             return
         offer = asked or DEFAULT_OFFER
         params = {"protocolVersion": offer.value, "capabilities": {}, "clientInfo": _CLIENT_INFO}
-        result = _required(await self.request("initialize", params), "initialize")
+        result = self._required(await self.request("initialize", params), "initialize")
         version = result.get("protocolVersion")
         try:
             self.revision = Revision.parse(version if isinstance(version, str) else "")
@@ -242,7 +246,7 @@ class McpClient:
 
     async def _discover(self, revision: Revision) -> None:
         self.revision = revision
-        result = _required(await self.request("server/discover"), "server/discover")
+        result = self._required(await self.request("server/discover"), "server/discover")
         supported = result.get("supportedVersions")
         if not isinstance(supported, list) or revision.value not in supported:
             raise ClientError(
@@ -318,7 +322,7 @@ class McpClient:
 
         async def fetch(cursor: str | None) -> object:
             params = {"cursor": cursor} if cursor is not None else None
-            result = _required(await self.request(method, params, timeout=timeout), "list")
+            result = self._required(await self.request(method, params, timeout=timeout), "list")
             page = result.get(what)
             if not isinstance(page, list):
                 raise ClientError(f"the {method} result has no {what} array")
@@ -384,6 +388,19 @@ class McpClient:
         return await self.request("tasks/result", {"taskId": task_id}, timeout=left)
 
     # --- internals ---------------------------------------------------------------------
+
+    def _required(self, outcome: Outcome, what: str) -> dict[str, Any]:
+        """The result of ``outcome``; :class:`ClientError` saying how it failed otherwise."""
+        if isinstance(outcome, Success):
+            return outcome.result
+        if isinstance(outcome, RpcError) and _refused(outcome):
+            # Over stdio the refusal is a proxy's, relayed: this command's options cannot help.
+            upstream = self._conn.upstream if self._conn is not None else None
+            fix = _RELAYED_FIX if isinstance(upstream, ProcessUpstream) else _CREDENTIALS_FIX
+            raise ClientError(f"{what} failed: {outcome.message}; {fix}", outcome)
+        if isinstance(outcome, RpcError):
+            raise ClientError(f"{what} failed: {outcome.message} ({outcome.code})", outcome)
+        raise ClientError(f"{what} failed: {outcome.message}", outcome)
 
     def _stamped(self, params: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if not self.revision.stateless:
@@ -481,17 +498,6 @@ def _outcome(response: dict[str, Any]) -> Outcome:
 def _refused(outcome: Outcome | None) -> bool:
     data = outcome.data if isinstance(outcome, RpcError) else None
     return isinstance(data, dict) and data.get("httpStatus") in REFUSED_STATUSES
-
-
-def _required(outcome: Outcome, what: str) -> dict[str, Any]:
-    if isinstance(outcome, Success):
-        return outcome.result
-    if _refused(outcome):
-        assert isinstance(outcome, RpcError)
-        raise ClientError(f"{what} failed: {outcome.message}; {_CREDENTIALS_FIX}", outcome)
-    if isinstance(outcome, RpcError):
-        raise ClientError(f"{what} failed: {outcome.message} ({outcome.code})", outcome)
-    raise ClientError(f"{what} failed: {outcome.message}", outcome)
 
 
 @contextlib.asynccontextmanager
