@@ -76,6 +76,22 @@ def one_error(result: Result, command: str) -> str:
     return lines[0]
 
 
+def test_the_four_commands_have_one_and_the_same_option_set() -> None:
+    def options(*path: str) -> list[tuple[list[str], bool, str | None, str | None]]:
+        command: Any = main
+        for name in path:
+            command = command.get_command(None, name)
+        return [
+            (param.opts, param.multiple, param.metavar, getattr(param, "help", None))
+            for param in command.params
+            if param.name in ("header", "bearer_env")
+        ]
+
+    found = [options(*name.split()) for name in COMMANDS]
+    assert len(found[0]) == 2
+    assert all(each == found[0] for each in found)
+
+
 # ---------------------------------------------------------------------------------------------
 # A protected server, with and without credentials
 
