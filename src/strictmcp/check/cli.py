@@ -7,12 +7,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
+from ..connect.command_line import credential_options
 from ..lint.model import printable
 from ..policy import Policy, PolicyError
 from ..protocol import Revision
@@ -23,6 +24,9 @@ from .report_sarif import render_sarif
 from .report_text import render_text
 from .results import CheckReport
 from .runner import CheckOptions, run_check
+
+if TYPE_CHECKING:
+    import httpx2
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 _RENDERERS: dict[str, Callable[[CheckReport], str]] = {
@@ -37,8 +41,9 @@ Validation Protocol `validate` tool if it lists one, and every input is checked 
 With --call every case is a real tools/call: invalid inputs must be refused (isError or
 JSON-RPC -32602), nothing may crash the server, results must match their outputSchema.
 \b
-Exit status: 0 no failures (warnings allowed), 1 failures, 2 usage or connection error,
-127 the server cannot start (docs/cli.md).
+Exit status: 0 no failures (warnings allowed), 1 failures, 2 usage or connection error
+(credentials that cannot be read or that the server refuses included), 127 the server
+cannot start (docs/cli.md).
 """
 
 
@@ -115,6 +120,7 @@ class _Progress:
     show_default=True,
     help="Seconds to wait for each answer.",
 )
+@credential_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def check(
     fmt: str,
@@ -127,6 +133,8 @@ def check(
     url: str | None,
     revision: str | None,
     timeout: float,
+    header: tuple[str, ...],
+    bearer_env: str | None,
     command: tuple[str, ...],
 ) -> None:
     """Check an MCP server's tools with generated inputs: `strictmcp check -- COMMAND [ARGS]`
@@ -137,6 +145,7 @@ def check(
         policy = Policy.load(policy_file) if policy_file is not None else None
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
+    auth = _auth(url, header, bearer_env, policy)
     if call:
         click.echo(
             "warning: --call runs every tool checked, for real, with generated inputs: "
@@ -154,7 +163,7 @@ def check(
     options = CheckOptions(per_kind=per_kind, seed=seed, call=call, tools=tools, policy=policy)
     _hypothesis_home()
     try:
-        asyncio.run(_run(report, options, list(command) or None, url, revision, timeout))
+        asyncio.run(_run(report, options, list(command) or None, url, revision, timeout, auth))
     except ClientError as error:
         # Escaped line by line: the reason may quote the server (its JSON-RPC error message).
         click.echo(f"strictmcp check: {failure_text(str(error), error.stderr)}", err=True)
@@ -180,9 +189,30 @@ async def _run(
     url: str | None,
     revision: str | None,
     timeout: float,
+    auth: httpx2.Auth | None,
 ) -> None:
-    async with open_client(command, url, revision=revision, timeout=timeout) as client:
+    async with open_client(command, url, revision=revision, timeout=timeout, auth=auth) as client:
         await run_check(client, options, report, _Progress())
+
+
+def _auth(
+    url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
+) -> httpx2.Auth | None:
+    """The credentials for ``--url``; nothing to import for a stdio server."""
+    if url is None and not header and bearer_env is None:
+        return None
+    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
+
+    upstream = policy.upstream if policy is not None else None
+    try:
+        return command_credentials(header, bearer_env, upstream, url=url)
+    except CredentialsError as error:
+        _fail(str(error))
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"strictmcp check: {message}", err=True)
+    sys.exit(EXIT_ERROR)
 
 
 def _hypothesis_home() -> None:

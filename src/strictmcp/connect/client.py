@@ -19,7 +19,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -39,6 +39,9 @@ from .paging import follow_pages
 from .process import ProcessUpstream
 from .upstream import Upstream
 
+if TYPE_CHECKING:
+    import httpx2
+
 DEFAULT_OFFER = Revision.V2025_11_25
 """The revision offered in ``initialize`` when none is asked for."""
 
@@ -53,6 +56,13 @@ _STDERR_WIDTH = 200
 EXIT_CANNOT_START = 127
 """Every command's exit status when its server cannot be started (as a shell says of a
 command it cannot run): ``docs/cli.md``."""
+REFUSED_STATUSES = (401, 403)
+"""The HTTP statuses of a server that refused the credentials sent (or asked for some)."""
+_CREDENTIALS_FIX = "give or correct them with --bearer-env VAR or --header NAME:VALUE"
+_RELAYED_FIX = (
+    "the server passed on its own upstream's refusal: give it credentials of its own "
+    "(a strictmcp proxy's [upstream], docs/policy.md)"
+)
 
 
 @dataclass(frozen=True)
@@ -91,8 +101,10 @@ class ClientError(RuntimeError):
     """The connection could not be made or used: the server cannot be tested at all.
 
     ``starting``: it failed before the handshake was done (the command cannot run, the URL
-    cannot be reached, the server exited or did not answer ``initialize``). ``stderr``: the
-    last lines the server wrote there, kept apart from the one-line message.
+    cannot be reached, the server exited or did not answer ``initialize``), but not because
+    the server refused the credentials (:attr:`refused`: the command's configuration is what
+    is wrong, not the server). ``stderr``: the last lines the server wrote there, kept apart
+    from the one-line message.
     """
 
     def __init__(
@@ -102,6 +114,11 @@ class ClientError(RuntimeError):
         self.outcome = outcome
         self.starting = starting
         self.stderr = outcome.stderr if isinstance(outcome, TransportFailure) else ()
+
+    @property
+    def refused(self) -> bool:
+        """Whether the server refused the request over HTTP 401 or 403 (its credentials)."""
+        return _refused(self.outcome)
 
 
 def failure_text(message: str, stderr: Sequence[str] = ()) -> str:
@@ -173,7 +190,7 @@ class McpClient:
             await self._handshake()
         except ClientError as error:
             await self.aclose()
-            raise ClientError(str(error), error.outcome, starting=True) from None
+            raise ClientError(str(error), error.outcome, starting=not error.refused) from None
         except BaseException:
             await self.aclose()
             raise
@@ -215,7 +232,7 @@ class McpClient:
             return
         offer = asked or DEFAULT_OFFER
         params = {"protocolVersion": offer.value, "capabilities": {}, "clientInfo": _CLIENT_INFO}
-        result = _required(await self.request("initialize", params), "initialize")
+        result = self._required(await self.request("initialize", params), "initialize")
         version = result.get("protocolVersion")
         try:
             self.revision = Revision.parse(version if isinstance(version, str) else "")
@@ -229,7 +246,7 @@ class McpClient:
 
     async def _discover(self, revision: Revision) -> None:
         self.revision = revision
-        result = _required(await self.request("server/discover"), "server/discover")
+        result = self._required(await self.request("server/discover"), "server/discover")
         supported = result.get("supportedVersions")
         if not isinstance(supported, list) or revision.value not in supported:
             raise ClientError(
@@ -305,7 +322,7 @@ class McpClient:
 
         async def fetch(cursor: str | None) -> object:
             params = {"cursor": cursor} if cursor is not None else None
-            result = _required(await self.request(method, params, timeout=timeout), "list")
+            result = self._required(await self.request(method, params, timeout=timeout), "list")
             page = result.get(what)
             if not isinstance(page, list):
                 raise ClientError(f"the {method} result has no {what} array")
@@ -371,6 +388,19 @@ class McpClient:
         return await self.request("tasks/result", {"taskId": task_id}, timeout=left)
 
     # --- internals ---------------------------------------------------------------------
+
+    def _required(self, outcome: Outcome, what: str) -> dict[str, Any]:
+        """The result of ``outcome``; :class:`ClientError` saying how it failed otherwise."""
+        if isinstance(outcome, Success):
+            return outcome.result
+        if isinstance(outcome, RpcError) and _refused(outcome):
+            # Over stdio the refusal is a proxy's, relayed: this command's options cannot help.
+            upstream = self._conn.upstream if self._conn is not None else None
+            fix = _RELAYED_FIX if isinstance(upstream, ProcessUpstream) else _CREDENTIALS_FIX
+            raise ClientError(f"{what} failed: {outcome.message}; {fix}", outcome)
+        if isinstance(outcome, RpcError):
+            raise ClientError(f"{what} failed: {outcome.message} ({outcome.code})", outcome)
+        raise ClientError(f"{what} failed: {outcome.message}", outcome)
 
     def _stamped(self, params: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if not self.revision.stateless:
@@ -465,12 +495,9 @@ def _outcome(response: dict[str, Any]) -> Outcome:
     return RpcError(None, "the response has neither a result object nor an error object")
 
 
-def _required(outcome: Outcome, what: str) -> dict[str, Any]:
-    if isinstance(outcome, Success):
-        return outcome.result
-    if isinstance(outcome, RpcError):
-        raise ClientError(f"{what} failed: {outcome.message} ({outcome.code})", outcome)
-    raise ClientError(f"{what} failed: {outcome.message}", outcome)
+def _refused(outcome: Outcome | None) -> bool:
+    data = outcome.data if isinstance(outcome, RpcError) else None
+    return isinstance(data, dict) and data.get("httpStatus") in REFUSED_STATUSES
 
 
 @contextlib.asynccontextmanager
@@ -481,11 +508,14 @@ async def open_client(
     revision: Revision | str | None = None,
     timeout: float = 30.0,
     max_size: int = DEFAULT_MAX_SIZE,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[McpClient]:
     """A connected :class:`McpClient` on the stdio server ``command`` or the HTTP ``url``.
 
-    Exactly one of them. Raises :class:`ClientError` when the server cannot be started or
-    the handshake fails; the connection is closed when the block exits.
+    Exactly one of them; ``auth`` gives each HTTP request its credentials (its ``aclose``,
+    when it has one, is awaited once the block exits). Raises :class:`ClientError` when the
+    server cannot be started or the handshake fails (or refused the credentials); the
+    connection is closed when the block exits.
     """
     if (command is None) == (url is None):
         raise ValueError("give exactly one of command and url")
@@ -503,21 +533,29 @@ async def open_client(
 
     else:
         assert url is not None
-        connect = _http_connector(url, max_size=max_size, timeout=timeout)
+        connect = _http_connector(url, max_size=max_size, timeout=timeout, auth=auth)
     client = McpClient(connect, revision=revision, timeout=timeout)
-    await client.start()
     try:
-        yield client
+        await client.start()
+        try:
+            yield client
+        finally:
+            await client.aclose()
     finally:
-        await client.aclose()
+        # The credentials may hold a client of their own (the token endpoint's).
+        closing = getattr(auth, "aclose", None)
+        if closing is not None:
+            await closing()
 
 
-def _http_connector(url: str, *, max_size: int, timeout: float) -> UpstreamFactory:
+def _http_connector(
+    url: str, *, max_size: int, timeout: float, auth: httpx2.Auth | None
+) -> UpstreamFactory:
     # Imported here: the HTTP client is heavy, and stdio users never need it.
     from .http_upstream import HttpUpstream  # noqa: PLC0415
 
     async def connect() -> Upstream:
         # Reads may take as long as the answer they wait for; the client times requests.
-        return HttpUpstream(url, max_size=max_size, timeout=timeout + 5)
+        return HttpUpstream(url, max_size=max_size, timeout=timeout + 5, auth=auth)
 
     return connect

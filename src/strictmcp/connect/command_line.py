@@ -1,9 +1,11 @@
 """How a command names the server it talks to: everything after ``--`` is the server's own
-command line (``strictmcp lint -- npx server``), taken as it is, never parsed as options."""
+command line (``strictmcp lint -- npx server``), taken as it is, never parsed as options; and
+the credentials it sends one over HTTP (:func:`credential_options`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -33,3 +35,31 @@ def server_command(ctx: click.Context) -> tuple[str, ...]:
     """The server's command line given after ``--``; empty when there was none."""
     command: tuple[str, ...] = ctx.meta.get(_KEY, ())
     return command
+
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def credential_options(command: _Command) -> _Command:
+    """``--header NAME:VALUE`` (repeatable; a value that is exactly ``$VAR`` is read from the
+    environment, ``$$`` is a ``$``) and ``--bearer-env VAR``: the one option set of every
+    command that reads a live server, passed as ``header`` (a tuple) and ``bearer_env``;
+    :func:`strictmcp.identity.command_credentials` makes the credentials of them."""
+    header = click.option(
+        "--header",
+        multiple=True,
+        metavar="NAME:VALUE",
+        help=(
+            "With --url: send this header (repeatable). A VALUE that is exactly $VAR is read "
+            "from the environment variable VAR, so the secret stays off the command line; $$ "
+            "is a literal $."
+        ),
+    )
+    bearer = click.option(
+        "--bearer-env",
+        metavar="VAR",
+        help=(
+            "With --url: send Authorization: Bearer and the token in the environment variable VAR."
+        ),
+    )
+    return header(bearer(command))

@@ -12,6 +12,10 @@ wins: the ``_meta`` envelope (``INVALID_PARAMS``), the headers, the version (uns
 ``UNSUPPORTED_PROTOCOL_VERSION`` naming the supported ones), and, the proxy's own rung, a
 method the revision removed (``METHOD_NOT_FOUND``): no server behind the proxy may see an
 ``initialize`` on the wire that has none.
+
+The headers the transport sets itself (:func:`transport_header`) are the ones a command line
+may not set, and :func:`challenge_hint` is what a person is told of a server's
+``WWW-Authenticate`` challenge when it refuses a request (HTTP 401 or 403).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp_types.jsonrpc import (
@@ -69,6 +73,29 @@ NAMED_BY = {
     "tasks/cancel": "taskId",
 }
 """The methods whose request names something, and the parameter holding the name."""
+
+_TRANSPORT = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "content-type",
+        "host",
+        "last-event-id",
+        "te",
+        "transfer-encoding",
+        "upgrade",
+        "user-agent",
+    }
+)
+TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""An HTTP token (RFC 9110 5.6.2): a header's name, an authentication scheme."""
+_AUTH_PARAM = re.compile(r'([!#$%&\'*+.^_`|~0-9A-Za-z-]+)[ \t]*=[ \t]*("(?:[^"\\]|\\.)*"|[^\s,]*)')
+_HINTS = ("realm", "error", "scope", "resource_metadata")
+"""The parameters of a challenge worth telling (RFC 6750, RFC 9728): where to get a token and
+what was wrong with the one sent. ``error_description`` and any others are the server's prose."""
+_HINT_WIDTH = 200
 
 _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 _ENCODED = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
@@ -252,3 +279,35 @@ def _same_integer(text: str, value: Any) -> bool:
     if isinstance(value, bool) or not integral or not _DECIMAL.fullmatch(text):
         return False
     return int(text.partition(".")[0]) == int(value)
+
+
+def transport_header(name: str) -> bool:
+    """Whether the transport sets the header ``name`` itself (framing, content negotiation,
+    the MCP headers): one a user's ``--header`` would break or forge."""
+    lowered = name.lower()
+    return lowered in _TRANSPORT or lowered.startswith("mcp-")
+
+
+def challenge_hint(challenge: str | None, sent: Sequence[str] = ()) -> str:
+    """The scheme and the ``realm``, ``error``, ``scope`` and ``resource_metadata`` of a
+    ``WWW-Authenticate`` value (``Bearer error="invalid_token", resource_metadata="..."``),
+    each cut short; "" when it has none. A value holding one of the credentials ``sent`` is
+    withheld: a server may repeat the token it was given, and this is printed."""
+
+    def clean(value: str) -> str | None:
+        if any(secret in value for secret in sent if secret):
+            return None
+        return value[:_HINT_WIDTH] + ("..." if len(value) > _HINT_WIDTH else "")
+
+    scheme, _, rest = (challenge or "").strip().partition(" ")
+    shown = clean(scheme) if TOKEN.fullmatch(scheme) and len(scheme) <= 32 else None
+    found: dict[str, str] = {}
+    for match in _AUTH_PARAM.finditer(rest):
+        name, value = match.group(1).lower(), match.group(2)
+        if name not in _HINTS or name in found:
+            continue
+        if value.startswith('"'):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        found[name] = clean(value) or "(withheld: it repeats a credential)"
+    params = ", ".join(f'{name}="{found[name]}"' for name in _HINTS if name in found)
+    return " ".join(part for part in (shown, params) if part)

@@ -13,7 +13,10 @@ server asked for, as long as each reconnection brings something new.
 
 An HTTP failure fails only the requests of that POST, with a JSON-RPC error the proxy's client
 reads like any answer: ``UPSTREAM_CLOSED`` when the server cannot be reached or ends the
-exchange early, ``UPSTREAM_INVALID`` when its answer cannot be read. A cancellation aborts the
+exchange early, ``UPSTREAM_INVALID`` when its answer cannot be read, or when the server refuses
+the request with HTTP 401 or 403 (then ``data`` is ``{"httpStatus": status}`` and the message
+says whether credentials were sent, with the hints of the server's ``WWW-Authenticate``
+challenge, :func:`~.http_headers.challenge_hint`). A cancellation aborts the
 request's POST; from 2026-07-28 that is the whole signal, before it the notification is sent too.
 """
 
@@ -46,14 +49,17 @@ RequestId = int | str
 
 
 class _Failed(Exception):
-    """The POST's answer cannot be used: its requests get ``code`` and ``text``; ``ended``
-    when the server says the session is over, which ends this upstream too."""
+    """The POST's answer cannot be used: its requests get ``code``, ``text`` and ``data``;
+    ``ended`` when the server says the session is over, which ends this upstream too."""
 
-    def __init__(self, code: int, text: str, *, ended: bool = False) -> None:
+    def __init__(
+        self, code: int, text: str, *, ended: bool = False, data: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(text)
         self.code = code
         self.text = text
         self.ended = ended
+        self.data = data
 
 
 class HttpUpstream:
@@ -84,6 +90,7 @@ class HttpUpstream:
         self._input_schema = input_schema
         self.max_size = max_size
         self._own_client = client is None
+        self._credentials = auth is not None
         connect = min(timeout, _CONNECT_SECONDS)
         self._client = client or httpx2.AsyncClient(
             timeout=httpx2.Timeout(timeout, connect=connect),
@@ -257,7 +264,7 @@ class HttpUpstream:
                     del self._posts[request_id]
         for request_id in ids:
             if request_id in waiting:
-                self._fail(request_id, failure.code, failure.text)
+                self._fail(request_id, failure.code, failure.text, failure.data)
         if failure.ended:
             self._session_over()
 
@@ -309,6 +316,8 @@ class HttpUpstream:
             raise _Failed(
                 UPSTREAM_CLOSED, "The server ended the session (strictmcp proxy)", ended=True
             )
+        if status in (401, 403):
+            raise self._refused(response)
         if status >= 400 and kind == "application/json":
             body = await self._body(response)
             answer = _parsed(body)
@@ -328,6 +337,25 @@ class HttpUpstream:
                 yield message
         else:
             raise _Failed(UPSTREAM_INVALID, "The server's answer was neither JSON nor events")
+
+    def _refused(self, response: httpx2.Response) -> _Failed:
+        """The failure of a request the server refused (HTTP 401 or 403), with its hints."""
+        status = response.status_code
+        if self._credentials:
+            what = "the server refused the credentials"
+        elif status == 401:
+            what = "the server asks for credentials, and none were sent"
+        else:
+            what = "the server refused the request, sent without credentials"
+        sent = [
+            part
+            for name, value in response.request.headers.items()
+            if not h.transport_header(name)
+            for part in (value, value.partition(" ")[2])
+        ]
+        hint = h.challenge_hint(response.headers.get("www-authenticate"), sent)
+        text = f"{what} (HTTP {status}{f'; {hint}' if hint else ''})"
+        return _Failed(UPSTREAM_INVALID, text, data={"httpStatus": status})
 
     async def _events(
         self, response: httpx2.Response, reader: EventReader
@@ -417,8 +445,12 @@ class HttpUpstream:
         if not self._closed:
             self._received.put_nowait(line_of(message))
 
-    def _fail(self, request_id: RequestId, code: int, text: str) -> None:
-        error = {"code": code, "message": text}
+    def _fail(
+        self, request_id: RequestId, code: int, text: str, data: dict[str, Any] | None = None
+    ) -> None:
+        error: dict[str, Any] = {"code": code, "message": text}
+        if data is not None:
+            error["data"] = data
         self._queue({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 

@@ -14,13 +14,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..protocol import Revision
 from ..schema.jsonio import JSONInputError, load_json
 from ..schema.limits import Limits
 from .client import EXIT_CANNOT_START, ClientError, failure_text, open_client
+
+if TYPE_CHECKING:
+    import httpx2
 
 MAX_FILE_SIZE = Limits().max_instance_size
 
@@ -42,7 +45,8 @@ class ToolSourceError(ValueError):
 
     @property
     def exit_status(self) -> int:
-        """127 for a server that cannot be started, else 2: ``docs/cli.md``'s scheme."""
+        """127 for a server that cannot be started, else 2 (one that refused the credentials
+        included): ``docs/cli.md``'s scheme."""
         return EXIT_CANNOT_START if self.starting else 2
 
 
@@ -143,16 +147,17 @@ def load_live(
     revision: Revision | None = None,
     timeout: float = 30.0,
     prompts: bool = False,
+    auth: httpx2.Auth | None = None,
 ) -> ToolSource:
     """List a live server's tools (and with ``prompts``, its prompts): the stdio server
-    ``command``, or streamable HTTP ``url``.
+    ``command``, or streamable HTTP ``url`` (with the credentials ``auth`` gives).
 
     ``revision`` is offered to the server (by default the client's usual offer; the
     revision the server answers with is the source's). Raises
     :class:`ToolSourceError` when the server cannot be started, reached or listed.
     """
     try:
-        return asyncio.run(_list_live(command, url, revision, timeout, prompts))
+        return asyncio.run(_list_live(command, url, revision, timeout, prompts, auth))
     except ClientError as error:
         raise ToolSourceError(str(error), starting=error.starting, stderr=error.stderr) from None
 
@@ -163,8 +168,9 @@ async def _list_live(
     revision: Revision | None,
     timeout: float,
     prompts: bool,
+    auth: httpx2.Auth | None,
 ) -> ToolSource:
-    async with open_client(command, url, revision=revision, timeout=timeout) as client:
+    async with open_client(command, url, revision=revision, timeout=timeout, auth=auth) as client:
         tools = await client.list_tools()
         listed: list[Any] | None = None
         if prompts:
@@ -189,16 +195,19 @@ def read_tools(
     revision: Revision | None = None,
     timeout: float = 30.0,
     prompts: bool = False,
+    auth: httpx2.Auth | None = None,
 ) -> ToolSource:
     """The tools of the file ``target`` (``-``: standard input), else of the live server
-    ``command`` or ``url``: what every command that judges or pins tools reads; with
-    ``prompts``, the prompts too. Raises
+    ``command`` or ``url`` (with the credentials ``auth`` gives): what every command that
+    judges or pins tools reads; with ``prompts``, the prompts too. Raises
     :class:`ToolSourceError` naming which input failed, a server that cannot be started or
     answers too late included."""
     try:
         if target is not None:
             return load_file(target, prompts=prompts)
-        return load_live(command or None, url, revision=revision, timeout=timeout, prompts=prompts)
+        return load_live(
+            command or None, url, revision=revision, timeout=timeout, prompts=prompts, auth=auth
+        )
     except ToolSourceError as error:
         raise ToolSourceError(
             f"{target or 'server'}: {error}", starting=error.starting, stderr=error.stderr

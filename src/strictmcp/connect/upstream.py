@@ -17,7 +17,8 @@ UPSTREAM_CLOSED = CONNECTION_CLOSED
 UPSTREAM_INVALID = INTERNAL_ERROR
 """-32603 (internal error): the server answered with a message that could not be read, was
 not valid for its request, or could be mistaken for the answer to another request; ``data``
-lists the findings (rule codes, never values). Not -32002, which MCP gives to "resource not
+lists the findings (rule codes, never values), or for a server that refused the request
+with HTTP 401 or 403 is ``{"httpStatus": status}``. Not -32002, which MCP gives to "resource not
 found": a client must not mistake the proxy's word for the server's."""
 
 LONG_LIVED = frozenset({"subscriptions/listen"})

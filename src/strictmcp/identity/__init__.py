@@ -16,6 +16,22 @@ the client's token.
 
 from .jwks import Jwks, KeySet
 from .tokens import TokenError, TokenVerifier
-from .upstream import CredentialsError, UpstreamAuth
+from .upstream import (
+    Credentials,
+    CredentialsError,
+    UpstreamAuth,
+    command_credentials,
+    command_headers,
+)
 
-__all__ = ["CredentialsError", "Jwks", "KeySet", "TokenError", "TokenVerifier", "UpstreamAuth"]
+__all__ = [
+    "Credentials",
+    "CredentialsError",
+    "Jwks",
+    "KeySet",
+    "TokenError",
+    "TokenVerifier",
+    "UpstreamAuth",
+    "command_credentials",
+    "command_headers",
+]

@@ -6,23 +6,35 @@ authorization specification. :class:`UpstreamAuth` gives every request to the up
 proxy's own ``Authorization``: a static bearer token read from an environment variable or a
 file, or an OAuth access token the proxy gets with the client credentials grant, cached and
 renewed before it expires.
+
+The commands that read a server (``lint``, ``pin``, ``check``, ``policy``) reach one behind
+authentication with the same code: :func:`command_credentials` makes their
+:class:`Credentials` from ``--header NAME:VALUE`` and ``--bearer-env VAR`` (declared once, in
+:func:`strictmcp.connect.command_line.credential_options`), or from a policy's ``[upstream]``
+section through :class:`UpstreamAuth`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
 import httpx2
 
+from ..connect.http_headers import TOKEN, transport_header
 from ..policy import UpstreamSettings
 
 _RENEW_BEFORE = 60.0
 """Seconds before its expiry a token is renewed: no request leaves with one about to lapse."""
 _FETCH_SECONDS = 10.0
+_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?")
+"""A header value that can be sent as it is: printable ASCII, no line break, nothing
+around it (RFC 9110 5.5); a line break would start a header of the value's choosing."""
 
 
 class CredentialsError(httpx2.TransportError):
@@ -139,3 +151,107 @@ class UpstreamAuth(httpx2.Auth):
         if not isinstance(lifetime, (int, float)) or isinstance(lifetime, bool) or lifetime <= 0:
             lifetime = 300
         return token, self._clock() + float(lifetime)
+
+
+class Credentials(httpx2.Auth):
+    """What a command that reads a server sends it: ``headers`` (lower-case names) on every
+    request, and ``Authorization: Bearer ...`` as ``bearer`` gets it."""
+
+    def __init__(self, headers: Mapping[str, str], bearer: UpstreamAuth | None = None) -> None:
+        self.headers = dict(headers)
+        self.bearer = bearer
+
+    def sync_auth_flow(
+        self, request: httpx2.Request
+    ) -> Generator[httpx2.Request, httpx2.Response, None]:
+        raise RuntimeError("Credentials are for the asynchronous client")
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        request.headers.update(self.headers)
+        if self.bearer is not None:
+            request.headers["authorization"] = f"Bearer {await self.bearer.token()}"
+        yield request
+
+    async def aclose(self) -> None:
+        """Close the token endpoint's client, if one was made."""
+        if self.bearer is not None:
+            await self.bearer.aclose()
+
+
+def command_headers(specs: Sequence[str]) -> dict[str, str]:
+    """The headers of ``--header NAME:VALUE`` options, by lower-case name; a value that is
+    exactly ``$VAR`` is read from the environment variable ``VAR``, and ``$$`` is a ``$``.
+
+    :class:`CredentialsError` for a malformed option, a header the transport sets itself, one
+    given twice, a lone ``$``, a variable unset or empty, or a value a header cannot carry.
+    No message quotes a value (nor the option, when it has no name: it may be a secret).
+    """
+    headers: dict[str, str] = {}
+    for spec in specs:
+        name, colon, raw = spec.partition(":")
+        name = name.strip()
+        if not colon or not TOKEN.fullmatch(name):
+            raise CredentialsError(
+                "--header: NAME:VALUE expected, NAME a header name such as X-Api-Key"
+            )
+        key = name.lower()
+        if transport_header(key):
+            raise CredentialsError(f"--header {name}: strictmcp sets this header itself")
+        if key in headers:
+            raise CredentialsError(f"--header {name}: given twice")
+        value = raw.strip()
+        variable = _VARIABLE.fullmatch(value)
+        if variable is not None:
+            value = secret(variable.group(1), None, f"--header {name}")
+        elif "$" in value.replace("$$", ""):
+            raise CredentialsError(
+                f"--header {name}: write $$ for a literal $, or the whole value as $VARIABLE "
+                "to read it from the environment"
+            )
+        else:
+            value = value.replace("$$", "$")
+        if not _HEADER_VALUE.fullmatch(value):
+            where = f" (the environment variable {variable.group(1)})" if variable else ""
+            raise CredentialsError(
+                f"--header {name}: the value{where} is empty or is not printable ASCII on one line"
+            )
+        headers[key] = value
+    return headers
+
+
+def command_credentials(
+    headers: Sequence[str],
+    bearer_env: str | None,
+    upstream: UpstreamSettings | None,
+    *,
+    url: str | None,
+) -> Credentials | None:
+    """The credentials a command sends the server at ``url``: its ``--header`` options, and
+    the bearer token of ``--bearer-env`` or of the policy's ``[upstream]`` section; None
+    when there are none, or no ``url`` (a policy's ``[upstream]`` says nothing of a stdio
+    server). A static token is read now: :class:`CredentialsError` when it cannot be, or
+    when the options cannot apply (no ``url``, two sources of one ``Authorization``)."""
+    if url is None:
+        if headers or bearer_env is not None:
+            raise CredentialsError("--header and --bearer-env apply to --url only")
+        return None
+    sent = command_headers(headers)
+    if bearer_env is not None and upstream is not None:
+        raise CredentialsError(
+            "--bearer-env: the policy's [upstream] section names the credentials already; "
+            "give one of them"
+        )
+    settings = UpstreamSettings(bearer_env=bearer_env) if bearer_env is not None else upstream
+    if settings is not None and "authorization" in sent:
+        source = "--bearer-env" if bearer_env is not None else "the policy's [upstream] section"
+        raise CredentialsError(f"--header Authorization: {source} sets it already")
+    if settings is None:
+        return Credentials(sent) if sent else None
+    where = "--bearer-env" if bearer_env is not None else "--policy [upstream]"
+    try:
+        bearer = UpstreamAuth(settings)
+    except CredentialsError as error:
+        raise CredentialsError(f"{where}: {error}") from None
+    return Credentials(sent, bearer)

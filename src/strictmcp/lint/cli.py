@@ -8,13 +8,13 @@ import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn
 from urllib.parse import quote
 
 import click
 
 from ..connect.client import failure_text
-from ..connect.command_line import ServerCommand, server_command
+from ..connect.command_line import ServerCommand, credential_options, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
@@ -24,6 +24,9 @@ from .model import LintFinding, render_json
 from .report import LintReport, render_text
 from .rules import RULES, UnknownRuleError, find_rule, select_rules
 from .sarif import to_sarif
+
+if TYPE_CHECKING:
+    import httpx2
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _LIST_WORD = "rules"
@@ -36,11 +39,13 @@ Examples:
   strictmcp lint --format sarif --output lint.sarif tools.json
   strictmcp lint -- npx -y @modelcontextprotocol/server-everything
   strictmcp lint --url http://127.0.0.1:8000/mcp
+  strictmcp lint --url https://mcp.example.com/mcp --bearer-env MCP_TOKEN
   strictmcp lint --explain SMT201
   strictmcp lint rules
 \b
 Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage error (unreadable input,
-unknown rule code, bad policy), 127 the server cannot start (docs/cli.md).
+unknown rule code, bad policy, credentials that cannot be read or that the server refuses),
+127 the server cannot start (docs/cli.md).
 """
 
 
@@ -109,6 +114,7 @@ unknown rule code, bad policy), 127 the server cannot start (docs/cli.md).
     show_default=True,
     help="Seconds to wait for a live server.",
 )
+@credential_options
 @click.option("--explain", metavar="CODE", help="Explain one rule (code or name) and exit.")
 @click.option("--list", "list_rules", is_flag=True, help="List every rule and exit.")
 @click.pass_context
@@ -125,6 +131,8 @@ def lint(
     output: str | None,
     url: str | None,
     timeout: float,
+    header: tuple[str, ...],
+    bearer_env: str | None,
     explain: str | None,
     list_rules: bool,
 ) -> None:
@@ -153,7 +161,8 @@ def lint(
         raise click.UsageError(str(error)) from None
     policy = _policy(policy_file)
     asked = Revision(revision) if revision else None
-    source = _source(target, command, url, asked, timeout)
+    auth = _auth(url, header, bearer_env, policy)
+    source = _source(target, command, url, asked, timeout, auth)
     chosen = asked or source.revision or LATEST
     report = lint_tools(source.tools, revision=chosen, policy=policy, rules=rules)
     with _destination(output) as stream:
@@ -180,11 +189,27 @@ def _source(
     url: str | None,
     revision: Revision | None,
     timeout: float,
+    auth: httpx2.Auth | None,
 ) -> ToolSource:
     try:
-        return read_tools(target, command, url, revision=revision, timeout=timeout)
+        return read_tools(target, command, url, revision=revision, timeout=timeout, auth=auth)
     except ToolSourceError as error:
         _fail(str(error), error.exit_status, error.stderr)
+
+
+def _auth(
+    url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
+) -> httpx2.Auth | None:
+    """The credentials for ``--url``; nothing to import for a file or a stdio server."""
+    if url is None and not header and bearer_env is None:
+        return None
+    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
+
+    upstream = policy.upstream if policy is not None else None
+    try:
+        return command_credentials(header, bearer_env, upstream, url=url)
+    except CredentialsError as error:
+        _fail(str(error))
 
 
 def _fail(message: str, status: int = EXIT_USAGE, stderr: Sequence[str] = ()) -> NoReturn:

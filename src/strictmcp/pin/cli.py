@@ -7,14 +7,17 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ..connect.client import failure_text
-from ..connect.command_line import ServerCommand, server_command
+from ..connect.command_line import ServerCommand, credential_options, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..enforce.pins import PinChange, PinError, PinFile, Pins
+
+if TYPE_CHECKING:
+    import httpx2
 
 EXIT_SAME, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 DEFAULT_LOCK = "strictmcp-tools.lock.json"
@@ -29,7 +32,8 @@ Examples:
   strictmcp proxy --pin {DEFAULT_LOCK} -- npx -y @modelcontextprotocol/server-everything
 \b
 Exit status: 0 written (or, with --diff, nothing changed), 1 --diff found changes, 2 usage
-error (unreadable input or lock file), 127 the server cannot start (docs/cli.md).
+error (unreadable input or lock file, credentials that cannot be read or that the server
+refuses), 127 the server cannot start (docs/cli.md).
 """
 
 
@@ -64,6 +68,7 @@ error (unreadable input or lock file), 127 the server cannot start (docs/cli.md)
     show_default=True,
     help="Seconds to wait for a live server.",
 )
+@credential_options
 @click.pass_context
 def pin(
     ctx: click.Context,
@@ -73,6 +78,8 @@ def pin(
     fmt: str,
     url: str | None,
     timeout: float,
+    header: tuple[str, ...],
+    bearer_env: str | None,
 ) -> None:
     """Pin the tools of an MCP server: each definition (name, title, description, schemas,
     annotations, execution) and its SHA-256 over RFC 8785 canonical JSON, in a lock file for
@@ -86,7 +93,7 @@ def pin(
     command = server_command(ctx)
     if sum(1 for given in (target, command, url) if given) != 1:
         raise click.UsageError("give exactly one of TOOLS.json, -- COMMAND [ARGS...] or --url")
-    source = _source(target, command, url, timeout)
+    source = _source(target, command, url, timeout, _auth(url, header, bearer_env))
     try:
         listed = PinFile.from_tools(source.tools, source.prompts)
         if not diff:
@@ -123,12 +130,28 @@ def _lock_file(lock: str) -> PinFile:
 
 
 def _source(
-    target: str | None, command: tuple[str, ...], url: str | None, timeout: float
+    target: str | None,
+    command: tuple[str, ...],
+    url: str | None,
+    timeout: float,
+    auth: httpx2.Auth | None,
 ) -> ToolSource:
     try:
-        return read_tools(target, command, url, timeout=timeout, prompts=True)
+        return read_tools(target, command, url, timeout=timeout, prompts=True, auth=auth)
     except ToolSourceError as error:
         _fail(str(error), error.exit_status, error.stderr)
+
+
+def _auth(url: str | None, header: tuple[str, ...], bearer_env: str | None) -> httpx2.Auth | None:
+    """The credentials for ``--url``; nothing to import for a file or a stdio server."""
+    if url is None and not header and bearer_env is None:
+        return None
+    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
+
+    try:
+        return command_credentials(header, bearer_env, None, url=url)
+    except CredentialsError as error:
+        _fail(str(error))
 
 
 def _fail(message: str, status: int = EXIT_USAGE, stderr: Sequence[str] = ()) -> NoReturn:

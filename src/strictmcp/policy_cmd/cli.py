@@ -6,11 +6,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
 
 from ..connect.client import failure_text
+from ..connect.command_line import credential_options
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..lint.model import printable
 from ..policy import Policy, PolicyError
@@ -18,12 +19,16 @@ from ..protocol import LATEST
 from .draft import draft
 from .review import review
 
+if TYPE_CHECKING:
+    import httpx2
+
 EXIT_CLEAN, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 _SERVER = """\b
 The tools come from a tools file (--tools FILE: a tools/list result, a JSON-RPC response to
 one, or a list), a live stdio server (-- COMMAND [ARGS]...) or a streamable HTTP server
-(--url URL)."""
+(--url URL, with --header NAME:VALUE or --bearer-env VAR when it wants credentials;
+policy check also sends the bearer token of the policy's [upstream] section)."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,7 +60,7 @@ def _server_options(command: _Command) -> _Command:
         ]
     ):
         command = option(command)
-    return command
+    return credential_options(command)
 
 
 @policy.command(
@@ -67,8 +72,8 @@ Examples:
   strictmcp policy init --tools tools.json -o policy.toml
   strictmcp policy init --root /srv/data -- npx -y @modelcontextprotocol/server-filesystem /srv/data
 \b
-Exit status: 0 written, 2 usage error (no tools, unwritable output), 127 the server
-cannot start (docs/cli.md).""",
+Exit status: 0 written, 2 usage error (no tools, unwritable output, credentials that
+cannot be read or that the server refuses), 127 the server cannot start (docs/cli.md).""",
 )
 @click.argument("command", nargs=-1, metavar="[-- COMMAND [ARGS]...]")
 @_server_options
@@ -83,12 +88,14 @@ def init(
     tools_file: str | None,
     url: str | None,
     timeout: float,
+    header: tuple[str, ...],
+    bearer_env: str | None,
     output: str | None,
     root: str | None,
 ) -> None:
     """Write a commented starting policy: a guard for every argument that looks like a path,
     URL, command or SQL (lint's SMT3xx detection), deep checks commented out."""
-    source = _tools(tools_file, command, url, timeout)
+    source = _tools(tools_file, command, url, timeout, _auth(url, header, bearer_env, None))
     text, found = draft(
         source.tools,
         source.revision or LATEST,
@@ -110,7 +117,9 @@ def init(
     epilog=_SERVER
     + """
 \b
-Exit status: 0 no problem, 1 problems, 2 usage error (the policy does not load, no tools).""",
+Exit status: 0 no problem, 1 problems, 2 usage error (the policy does not load, no tools,
+credentials that cannot be read or that the server refuses), 127 the server cannot start
+(docs/cli.md).""",
 )
 @click.argument("policy_file", metavar="POLICY", type=click.Path(dir_okay=False))
 @click.argument("command", nargs=-1, metavar="[-- COMMAND [ARGS]...]")
@@ -121,6 +130,8 @@ def check(
     tools_file: str | None,
     url: str | None,
     timeout: float,
+    header: tuple[str, ...],
+    bearer_env: str | None,
 ) -> None:
     """Say what is wrong with a policy: tool globs that match no tool, argument pointers
     that match no argument, kinds that do not fit the argument's type."""
@@ -128,7 +139,7 @@ def check(
         loaded = Policy.load(policy_file)
     except PolicyError as error:
         _fail(f"{policy_file}: {error}")
-    source = _tools(tools_file, command, url, timeout)
+    source = _tools(tools_file, command, url, timeout, _auth(url, header, bearer_env, loaded))
     problems = review(loaded, source.tools, source.revision or LATEST)
     for problem in problems:
         click.echo(f"{policy_file}: {printable(problem)}")
@@ -138,15 +149,34 @@ def check(
 
 
 def _tools(
-    tools_file: str | None, command: tuple[str, ...], url: str | None, timeout: float
+    tools_file: str | None,
+    command: tuple[str, ...],
+    url: str | None,
+    timeout: float,
+    auth: httpx2.Auth | None,
 ) -> ToolSource:
     given = [tools_file is not None, bool(command), url is not None]
     if sum(given) != 1:
         _fail("give exactly one of --tools FILE, --url URL or -- COMMAND")
     try:
-        return read_tools(tools_file, command, url, timeout=timeout)
+        return read_tools(tools_file, command, url, timeout=timeout, auth=auth)
     except ToolSourceError as error:
         _fail(str(error), error.exit_status, error.stderr)
+
+
+def _auth(
+    url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
+) -> httpx2.Auth | None:
+    """The credentials for ``--url``; nothing to import for a file or a stdio server."""
+    if url is None and not header and bearer_env is None:
+        return None
+    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
+
+    upstream = policy.upstream if policy is not None else None
+    try:
+        return command_credentials(header, bearer_env, upstream, url=url)
+    except CredentialsError as error:
+        _fail(str(error))
 
 
 def _fail(message: str, status: int = EXIT_USAGE, stderr: Sequence[str] = ()) -> NoReturn:
