@@ -507,3 +507,12 @@ def test_init_collapses_identical_guards_into_a_glob(
             assert bool(policy.check(name, {"path": outside})) == (declared == "string"), name
         if declared == "integer":
             assert policy.check(name, {"path": 3}) == []
+
+
+@pytest.mark.parametrize("name", ["read[1]", "get*", "what?", "a[!b]"])
+def test_init_guards_a_tool_whose_name_holds_glob_characters(tmp_path: Path, name: str) -> None:
+    tools = [path_tool(name), path_tool("read1"), path_tool("other", "integer")]
+    text, _ = draft(tools, LATEST, server="test", root=str(tmp_path))
+    policy = Policy.from_dict(tomllib.loads(text))
+    assert policy.check(name, {"path": "/etc/passwd"}) != []
+    assert unguarded(tools, policy) == []

@@ -266,16 +266,22 @@ def _glob(group: _Group, views: Sequence[ToolView]) -> str | None:
     """A glob matching every tool of ``group`` and reaching the argument of no other tool:
     ``*``, else the tools' common prefix or suffix; None when none does."""
     if len(group.tools) == 1:
-        return group.tools[0]
+        return _literal(group.tools[0])
     members = set(group.tools)
-    prefix = _common(group.tools)
-    suffix = _common([name[::-1] for name in group.tools])[::-1]
+    prefix = _literal(_common(group.tools))
+    suffix = _literal(_common([name[::-1] for name in group.tools])[::-1])
     for glob in ("*", f"{prefix}*" if prefix else None, f"*{suffix}" if suffix else None):
         if glob is not None and not any(
             _reaches(glob, group.argument, view) for view in views if view.name not in members
         ):
             return glob
     return None
+
+
+def _literal(name: str) -> str:
+    """A glob matching exactly ``name``: a listed name may hold ``*``, ``?`` or ``[``, which
+    would otherwise make the entry match other tools, or not this one."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in name)
 
 
 def _common(names: Sequence[str]) -> str:
@@ -311,7 +317,7 @@ def _heading(group: _Group, glob: str | None) -> str:
 def _guard_entries(group: _Group, views: Sequence[ToolView]) -> list[str]:
     glob = _glob(group, views)
     lines = ["", *_wrapped(f"{_heading(group, glob)}: {group.why}", "# ")]
-    for tool in [glob] if glob is not None else group.tools:
+    for tool in [glob] if glob is not None else [_literal(name) for name in group.tools]:
         lines += [
             "[[guard]]",
             f"tool = {json.dumps(tool)}",
@@ -323,7 +329,7 @@ def _guard_entries(group: _Group, views: Sequence[ToolView]) -> list[str]:
 
 
 def _deep_entry(group: _Group, views: Sequence[ToolView], fill: dict[str, str]) -> list[str]:
-    tool = _glob(group, views) or group.tools[0]
+    tool = _glob(group, views) or _literal(group.tools[0])
     body = [
         "[[deep]]",
         f"tool = {json.dumps(tool)}",
@@ -340,18 +346,15 @@ def _deep_entry(group: _Group, views: Sequence[ToolView], fill: dict[str, str]) 
 def _suggested(groups: list[_Group], views: Sequence[ToolView]) -> list[str]:
     """The unbounded strings, listed, and a schema guard to copy for each: commented out,
     their shape is the user's to say."""
-    places = []
-    for group in groups:
-        glob = _glob(group, views)
-        places += [(tool, group.argument) for tool in ([glob] if glob else group.tools)]
-    named = [_heading(group, _glob(group, views)) for group in groups]
+    first = groups[0]
     entry = [
         "[[guard]]",
-        f"tool = {json.dumps(places[0][0])}",
-        f"argument = {json.dumps(places[0][1])}",
+        f"tool = {json.dumps(_glob(first, views) or _literal(first.tools[0]))}",
+        f"argument = {json.dumps(first.argument)}",
         'kind = "schema"',
         'schema = { maxLength = 256, pattern = "^REPLACE$" }  # what a valid value looks like',
     ]
+    named = [_heading(group, _glob(group, views)) for group in groups]
     listed = _wrapped("; ".join(named) + ".", "#   ")
     return [
         "",
