@@ -39,7 +39,9 @@ def run(*args: str, stdin: str | None = None) -> tuple[int, str]:
 
 
 def run_json(*args: str) -> tuple[int, Obj]:
-    code, out = run("--format", "json", *args)
+    # Standard output alone: warnings (tools a --policy hides) go to standard error.
+    result = CliRunner().invoke(main, ["lint", "--format", "json", *args])
+    code, out = result.exit_code, result.stdout
     document = json.loads(out)
     assert isinstance(document, dict)
     return code, document

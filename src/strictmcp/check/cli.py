@@ -15,6 +15,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
 from ..connect.command_line import credential_options
 from ..lint.model import printable
+from ..lint.selection import chosen_rules, selector_options
 from ..policy import Policy, PolicyError
 from ..protocol import Revision
 from .redact import redact_argv, redact_url
@@ -98,7 +99,8 @@ class _Progress:
     "--tool",
     "tools",
     multiple=True,
-    help="Check only this tool (repeatable; default: every tool listed).",
+    help="Check only this tool (repeatable; default: every tool listed); lint reports only its "
+    "findings too.",
 )
 @click.option(
     "--policy",
@@ -107,6 +109,7 @@ class _Progress:
     help="TOML policy: lint reads its guards, and a fault is planted for each of its guards "
     "and deep checks, which the server (or the proxy in front of it) must refuse.",
 )
+@selector_options
 @click.option("--url", help="A streamable HTTP server, instead of a command.")
 @click.option(
     "--revision",
@@ -130,6 +133,9 @@ def check(
     call: bool,
     tools: tuple[str, ...],
     policy_file: str | None,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
     url: str | None,
     revision: str | None,
     timeout: float,
@@ -141,6 +147,7 @@ def check(
     for a stdio server, `strictmcp check --url URL` for an HTTP one."""
     if bool(command) == bool(url):
         raise click.UsageError("give either -- COMMAND [ARGS...] or --url URL")
+    lint_rules = chosen_rules(select, extend_select, ignore)
     try:
         policy = Policy.load(policy_file) if policy_file is not None else None
     except PolicyError as error:
@@ -160,7 +167,14 @@ def check(
         per_kind=per_kind,
         selected=tools,
     )
-    options = CheckOptions(per_kind=per_kind, seed=seed, call=call, tools=tools, policy=policy)
+    options = CheckOptions(
+        per_kind=per_kind,
+        seed=seed,
+        call=call,
+        tools=tools,
+        policy=policy,
+        lint_rules=lint_rules,
+    )
     _hypothesis_home()
     try:
         asyncio.run(_run(report, options, list(command) or None, url, revision, timeout, auth))

@@ -229,6 +229,10 @@ class Enforcer:
         """The names of the tools withheld from their latest listing, whose calls are refused."""
         return frozenset(self._withheld)
 
+    def withheld_because(self, name: str) -> tuple[Violation, ...]:
+        """Why the tool ``name`` is withheld (its error-level findings); empty when it is not."""
+        return self._withheld.get(name, ())
+
     def check_listing(
         self,
         tools: Sequence[Any],

@@ -101,6 +101,7 @@ def init(
         source.revision or LATEST,
         server=source.name,
         root=os.path.realpath(root or os.getcwd()),
+        hints=_hints(source, command, url),
     )
     if output is None:
         click.echo(text, nl=False)
@@ -146,6 +147,13 @@ def check(
     if not problems:
         click.echo(f"{policy_file}: no problems with the tools of {source.name}")
     sys.exit(EXIT_PROBLEMS if problems else EXIT_CLEAN)
+
+
+def _hints(source: ToolSource, command: tuple[str, ...], url: str | None) -> list[str]:
+    """What may name the server's database: its command line or URL, and its name."""
+    info = source.server_info or {}
+    named = [info.get(key) for key in ("name", "title")]
+    return [*command, *([url] if url else []), *(name for name in named if isinstance(name, str))]
 
 
 def _tools(
