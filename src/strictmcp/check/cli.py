@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hypothesis.configuration import set_hypothesis_home_dir
 
 from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
+from ..extras import needs
 from ..lint.model import printable
 from ..policy import Policy, PolicyError
 from ..protocol import Revision
@@ -23,6 +23,9 @@ from .report_sarif import render_sarif
 from .report_text import render_text
 from .results import CheckReport
 from .runner import CheckOptions, run_check
+
+with needs("check"):
+    from hypothesis.configuration import set_hypothesis_home_dir
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 _RENDERERS: dict[str, Callable[[CheckReport], str]] = {

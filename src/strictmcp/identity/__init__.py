@@ -14,8 +14,34 @@ gives. Toward the upstream the proxy uses credentials of its own (:class:`Upstre
 the client's token.
 """
 
-from .jwks import Jwks, KeySet
-from .tokens import TokenError, TokenVerifier
-from .upstream import CredentialsError, UpstreamAuth
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import TokenError
+    from .jwks import Jwks, KeySet
+    from .tokens import TokenVerifier
+    from .upstream import CredentialsError, UpstreamAuth
 
 __all__ = ["CredentialsError", "Jwks", "KeySet", "TokenError", "TokenVerifier", "UpstreamAuth"]
+
+_MODULES = {
+    "CredentialsError": "upstream",
+    "Jwks": "jwks",
+    "KeySet": "jwks",
+    "TokenError": "errors",
+    "TokenVerifier": "tokens",
+    "UpstreamAuth": "upstream",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Each name is imported from its module on first use: verifying tokens needs the [auth]
+    # extra (PyJWT), and the proxy's own upstream credentials and HTTP answers do not.
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    globals()[name] = value
+    return value
