@@ -1,7 +1,7 @@
 """strictmcp's layers, bottom up, each importing only those below it.
 
-``extras`` and ``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy file) < lint's rules <
-``connect`` (the transport) <
+``extras`` and ``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy file) <
+lint's rules < ``connect`` (the transport) <
 ``identity`` (verified access tokens) < ``enforce`` < the leaves (``proxy``, ``check``,
 ``integrations`` and lint's command side) < the command line (``cli``, ``__main__``). Leaves
 never import each other. Every import counts:
