@@ -70,8 +70,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# `make demo` runs `strictmcp check`, which needs the [check] extra; `make install-test` gets
+# every extra through [test].
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[check]'
 	touch $@
 
 $(TEST_STAMP): $(BIN)/python pyproject.toml

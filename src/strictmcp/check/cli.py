@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from hypothesis.configuration import set_hypothesis_home_dir
 
 from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
 from ..connect.command_line import credential_options
+from ..extras import needs
 from ..lint.model import printable
 from ..lint.selection import chosen_rules, selector_options
 from ..policy import Policy, PolicyError
@@ -28,6 +28,9 @@ from .runner import CheckOptions, run_check
 
 if TYPE_CHECKING:
     import httpx2
+
+with needs("check"):
+    from hypothesis.configuration import set_hypothesis_home_dir
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 _RENDERERS: dict[str, Callable[[CheckReport], str]] = {

@@ -47,13 +47,15 @@ if TYPE_CHECKING:
 
 _EPILOG = """\b
 In an MCP client's configuration (Claude Desktop, VS Code and others), put strictmcp in
-front of the server's own command:
+front of the server's own command, every path absolute (assistants start servers from /;
+`command -v strictmcp` gives the command's):
 \b
   {
     "mcpServers": {
       "files": {
-        "command": "strictmcp",
-        "args": ["proxy", "--policy", "policy.toml", "--audit-log", "audit.jsonl",
+        "command": "/home/me/.local/bin/strictmcp",
+        "args": ["proxy", "--policy", "/home/me/mcp/policy.toml",
+                 "--audit-log", "/home/me/mcp/audit.jsonl",
                  "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
       }
     }
@@ -61,7 +63,7 @@ front of the server's own command:
 \b
 Over HTTP (--listen), the client is given the proxy's URL instead:
 \b
-  strictmcp proxy --listen 127.0.0.1:8000 -- python server.py
+  strictmcp proxy --listen 127.0.0.1:8000 -- python /home/me/mcp/server.py
   {
     "mcpServers": {
       "files": { "type": "http", "url": "http://127.0.0.1:8000/mcp" }

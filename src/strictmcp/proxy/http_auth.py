@@ -12,12 +12,16 @@ stable ``code``. Nothing from the token is ever echoed or logged.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..identity import TokenError, TokenVerifier
+from ..identity.errors import TokenError
 from ..policy import Identity
 from . import http_asgi as io
 from .http_asgi import Send
+
+if TYPE_CHECKING:
+    from ..identity.tokens import TokenVerifier
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 _JSON = b"application/json"
