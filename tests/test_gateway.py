@@ -140,13 +140,19 @@ async def _use_three_servers(session: ClientSession, root: Path) -> None:
 def test_three_real_servers_behind_one_stdio_gateway(tmp_path: Path) -> None:
     policy = _third_party_policy(tmp_path)
     errlog = tmp_path / "stderr.log"
+    audit_log = tmp_path / "audit.jsonl"
 
     async def test() -> None:
-        async with gateway_session(policy, errlog) as session:
+        async with gateway_session(policy, errlog, "--audit-log", str(audit_log)) as session:
             await _use_three_servers(session, tmp_path / "root")
 
     run(test)
+    records = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    refused = [r for r in records if r["action"] == "refused"]
+    assert refused
+    assert {(r["tool"], r["server"]) for r in refused} == {("files__read_text_file", "files")}
     said = errlog.read_text(encoding="utf-8")
+    assert 'strictmcp gateway: c2s tools/call "files__read_text_file" refused' in said
     assert "refused" in said
     assert "files__read_text_file" in said
     # Each server's stderr reaches ours after its name.

@@ -403,9 +403,10 @@ def _serve(
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
 
+
         def new_session() -> ProxySession:
             return ProxySession(
-                Auditor(log, stderr=sys.stderr),
+                _auditor(log, policy, gateway=gateway),
                 policy=policy,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=options["strict"],
@@ -528,6 +529,19 @@ def _listening(
             _exit_usage(str(error))
         sys.exit(status)
     return served(None)
+
+
+def _auditor(log: IO[str] | None, policy: Policy | None, *, gateway: bool) -> Auditor:
+    """A session's auditor: its records name the gateway's server of a tool."""
+    if not gateway or policy is None:
+        return Auditor(log, stderr=sys.stderr)
+    return Auditor(
+        log,
+        stderr=sys.stderr,
+        command="gateway",
+        servers=frozenset(server.name for server in policy.servers),
+        separator=policy.gateway.separator if policy.gateway else "__",
+    )
 
 
 def _policy(
