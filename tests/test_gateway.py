@@ -458,3 +458,63 @@ def test_the_proxy_refuses_server_tables(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "are for `strictmcp gateway`" in done.stderr
+
+
+def test_a_servers_own_lock_file_pins_only_its_tools(tmp_path: Path) -> None:
+    lock = tmp_path / "a.lock.json"
+    pinned = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "pin", "--lock", str(lock), "--", *fixture("a")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    # The lock file holds the server's own names, as `strictmcp pin -- SERVER` wrote them.
+    assert '"echo"' in lock.read_text()
+    assert "a__echo" not in lock.read_text()
+    policy = write_policy(
+        tmp_path,
+        server_table("a", fixture("a"), pin=_toml(lock.name)),
+        server_table("b", fixture("b")),
+    )
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", message_handler=on_message
+        ) as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert {"a__echo", "b__echo"} <= names
+            # A tool that appeared since pinning is withheld on the pinned server only.
+            await session.call_tool("a__grow", {})
+            await session.call_tool("b__grow", {})
+            await changed.wait()
+            after = {tool.name for tool in (await session.list_tools()).tools}
+            assert "b__extra" in after
+            assert "a__extra" not in after
+            assert "a__echo" in after
+
+    run(test)
+    assert "was not listed when the tools were pinned" in (tmp_path / "stderr.log").read_text()
+
+
+def test_pins_per_server_and_pin_together_are_refused(tmp_path: Path) -> None:
+    lock = tmp_path / "a.lock.json"
+    lock.write_text("{}")
+    policy = write_policy(tmp_path, server_table("a", fixture("a"), pin=_toml(str(lock))))
+    args = ["-m", "strictmcp", "gateway", "--policy", str(policy), "--pin", str(lock)]
+    done = subprocess.run(
+        [sys.executable, *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "name their own lock files; give either" in done.stderr

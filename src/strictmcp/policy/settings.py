@@ -132,7 +132,8 @@ class ServerSettings:
     ``env`` and the variables ``env_from`` copies from the gateway's own environment) or
     reached over streamable HTTP (``url``, with the gateway's own ``upstream``
     credentials). ``tools`` (globs; None: all) and ``exclude_tools`` say which of its tools
-    are offered, by the server's own names."""
+    are offered, by the server's own names; ``pin`` is a lock file of ``strictmcp pin``
+    holding them too."""
 
     name: str
     command: tuple[str, ...] | None = None
@@ -142,6 +143,7 @@ class ServerSettings:
     upstream: UpstreamSettings | None = None
     tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
+    pin: str | None = None
 
     def offers(self, tool: str) -> bool:
         """Whether the server's tool named ``tool`` (its own name) is offered."""

@@ -413,6 +413,13 @@ _SERVER = {
         default="`[]`",
         doc="Globs of its tools not offered: not listed, their calls answered as unknown tools.",
     ),
+    "pin": Option(
+        str,
+        doc=(
+            "A lock file written by `strictmcp pin -- COMMAND` for this server: its own names, "
+            "unchanged; only this server's tools (and prompts) are judged by it."
+        ),
+    ),
 }
 _GATEWAY = {
     "separator": Option(
@@ -585,6 +592,8 @@ def _server(where: str, entry: Any, context: Context) -> ServerSettings:
     for key in ("env", "env_from"):
         if key in options:
             options[key] = tuple(sorted(options[key].items()))
+    if "pin" in options and context.base is not None:
+        options["pin"] = str(context.base / options["pin"])
     return ServerSettings(**options)
 
 

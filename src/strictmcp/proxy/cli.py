@@ -388,11 +388,7 @@ def _serve(
     _standard_streams(listening=address is not None)
     policy = _policy(options, address, upstream, gateway=gateway)
     listing = _listing(options["listing_rules"], policy)
-    pin_file = options["pin_file"]
-    try:
-        pins = PinFile.load(pin_file) if pin_file is not None else None
-    except PinError as error:
-        raise click.UsageError(f"--pin: {error} [{error.code}]") from None
+    pins = _pins(options["pin_file"], policy, gateway=gateway)
     validate_tool = not options["no_validate_tool"] and (policy is None or policy.validate_tool)
     # One for every session: an identity's calls count together, whichever session they use.
     try:
@@ -402,7 +398,6 @@ def _serve(
     audit_log: str | None = options["audit_log"]
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
-
 
         def new_session() -> ProxySession:
             return ProxySession(
@@ -529,6 +524,25 @@ def _listening(
             _exit_usage(str(error))
         sys.exit(status)
     return served(None)
+
+
+def _pins(pin_file: str | None, policy: Policy | None, *, gateway: bool) -> PinFile | None:
+    """The lock file ``--pin`` names, or the gateway's servers' own lock files as one."""
+    if gateway and policy is not None and any(s.pin for s in policy.servers):
+        if pin_file is not None:
+            raise click.UsageError(
+                "--pin: the policy's [[server]] tables name their own lock files; give either"
+            )
+        from .gateway import gateway_pins  # noqa: PLC0415
+
+        try:
+            return gateway_pins(policy)
+        except PinError as error:
+            raise click.UsageError(f"--policy: [[server]] pin: {error} [{error.code}]") from None
+    try:
+        return PinFile.load(pin_file) if pin_file is not None else None
+    except PinError as error:
+        raise click.UsageError(f"--pin: {error} [{error.code}]") from None
 
 
 def _auditor(log: IO[str] | None, policy: Policy | None, *, gateway: bool) -> Auditor:

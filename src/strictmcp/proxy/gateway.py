@@ -52,6 +52,7 @@ from .. import __version__
 from ..connect.lines import line_of
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import UPSTREAM_CLOSED, Upstream
+from ..enforce import PinFile
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
 from ..protocol.jsonrpc import error_response
 from ..protocol.wire import HANDSHAKE_VERSIONS
@@ -546,14 +547,12 @@ class Gateway:
         return kept
 
     def _public(self, member: _Member, own: str) -> str:
-        """The name the client sees for ``member``'s tool or prompt ``own``: shortened on
-        the wire (with a hash of the full name) where it would not be portable."""
-        full = f"{member.name}{self._separator}{own}"
-        if len(full) <= _PORTABLE_LENGTH and not _PORTABLE.search(full):
-            return full
-        digest = hashlib.sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        public = _PORTABLE.sub("_", full)[: _PORTABLE_LENGTH - 9] + "_" + digest
-        self._once(f"{quote_name(full)} is offered as {public!r} (not a portable tool name)")
+        """The name the client sees for ``member``'s tool or prompt ``own`` (said once when
+        it had to be shortened)."""
+        public = public_name(member.name, own, self._separator)
+        if public != f"{member.name}{self._separator}{own}":
+            full = quote_name(f"{member.name}{self._separator}{own}")
+            self._once(f"{full} is offered as {public!r} (not a portable tool name)")
         return public
 
     def _once(self, text: str) -> None:
@@ -734,6 +733,28 @@ _CLIENT_REQUESTS: dict[str, Callable[[Gateway, dict[str, Any]], None]] = {
     "logging/setLevel": Gateway._set_level,
 }
 """What the gateway does with each client request, by method; any other is refused."""
+
+
+def public_name(server: str, own: str, separator: str = "__") -> str:
+    """The name a client sees for the tool or prompt ``own`` of ``server``: the two joined
+    by ``separator``, shortened on the wire (cut, then ``_`` and eight hex digits of the full
+    name's SHA-256) where that would be longer than 64 characters or hold a character
+    outside ``A-Za-z0-9_-``."""
+    full = f"{server}{separator}{own}"
+    if len(full) <= _PORTABLE_LENGTH and not _PORTABLE.search(full):
+        return full
+    digest = hashlib.sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return _PORTABLE.sub("_", full)[: _PORTABLE_LENGTH - 9] + "_" + digest
+
+
+def gateway_pins(policy: Policy) -> PinFile | None:
+    """The lock files of the policy's ``[[server]]`` tables (``pin``) as one, by the names
+    the client sees; None when no server has one. :class:`PinError` when one cannot be read."""
+    separator = (policy.gateway or GatewaySettings()).separator
+    parts = [(s.name, PinFile.load(s.pin)) for s in policy.servers if s.pin is not None]
+    if not parts:
+        return None
+    return PinFile.merged(parts, lambda server, own: public_name(server, own, separator))
 
 
 def _cancelled(request_id: int, reason: str) -> dict[str, Any]:
