@@ -24,7 +24,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from test_proxy_http import Process, processes  # noqa: F401 - processes is a fixture
+from test_proxy_http import Process, processes, sdk_http_server  # noqa: F401 - a fixture
 from test_proxy_third_party import (
     everything_command,
     filesystem_command,
@@ -518,3 +518,37 @@ def test_pins_per_server_and_pin_together_are_refused(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "name their own lock files; give either" in done.stderr
+
+
+def test_an_http_upstream_beside_a_stdio_one_with_its_own_credentials(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    url = sdk_http_server(tmp_path, processes)
+    policy = write_policy(
+        tmp_path,
+        server_table("local", fixture("local")),
+        '[[server]]\nname = "remote"\n'
+        f"url = {_toml(url)}\n"
+        'upstream = { bearer_env = "STRICTMCP_TEST_UPSTREAM_TOKEN" }\n',
+    )
+    os.environ["STRICTMCP_TEST_UPSTREAM_TOKEN"] = "gateway-own-token"
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert {"local__echo", "remote__echo", "remote__read_file"} <= names
+            remote = await session.call_tool("remote__echo", {"text": "over http"})
+            local = await session.call_tool("local__echo", {"text": "over stdio"})
+            assert "over http" in text_of(remote)
+            assert text_of(local) == "local: over stdio"
+
+    try:
+        run(test)
+    finally:
+        del os.environ["STRICTMCP_TEST_UPSTREAM_TOKEN"]
+    calls = [json.loads(line) for line in (tmp_path / "calls").read_text().splitlines()]
+    assert [call["name"] for call in calls] == ["echo"]  # its own name, not the gateway's
+    sent = (tmp_path / "calls.authorization").read_text().splitlines()
+    assert sent
+    assert set(sent) == {json.dumps("Bearer gateway-own-token")}
