@@ -552,3 +552,57 @@ def test_an_http_upstream_beside_a_stdio_one_with_its_own_credentials(
     sent = (tmp_path / "calls.authorization").read_text().splitlines()
     assert sent
     assert set(sent) == {json.dumps("Bearer gateway-own-token")}
+
+
+def test_tasks_of_two_servers_with_the_same_ids_are_told_apart(tmp_path: Path) -> None:
+    server = Path(__file__).resolve().parent / "proxy_fixtures" / "task_server.py"
+    policy = write_policy(
+        tmp_path,
+        server_table("a", [sys.executable, str(server), str(tmp_path / "a-calls")]),
+        server_table("b", [sys.executable, str(server), str(tmp_path / "b-calls")]),
+    )
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    gateway = Process(args, tmp_path, "stdout", stdin=True)
+    asked = iter(range(1, 100))
+
+    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        request_id = next(asked)
+        gateway.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            reply: dict[str, Any] = json.loads(gateway.next_line())
+            if reply.get("id") == request_id:
+                return reply
+
+    try:
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        capabilities = ask("initialize", init)["result"]["capabilities"]
+        assert capabilities["tasks"]["requests"]["tools"]["call"] == {}
+        gateway.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ask("tools/list", {})
+        created = {
+            name: ask("tools/call", {"name": f"{name}__report", "arguments": {}, "task": {}})
+            for name in ("a", "b")
+        }
+        ids = {name: reply["result"]["task"]["taskId"] for name, reply in created.items()}
+        # Both servers call theirs task-1: the client sees each under its server's name.
+        assert ids == {"a": "a__task-1", "b": "b__task-1"}
+        status = ask("tasks/get", {"taskId": "b__task-1"})["result"]
+        assert status["taskId"] == "b__task-1"
+        assert status["status"] == "completed"
+        final = ask("tasks/result", {"taskId": "a__task-1"})["result"]
+        assert final["structuredContent"] == {"total": 3}
+        assert final["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": "a__task-1"}
+        unknown = ask("tasks/get", {"taskId": "c__task-1"})
+        assert unknown["error"]["code"] == -32602
+    finally:
+        gateway.stop()
+    a_calls = [json.loads(line) for line in (tmp_path / "a-calls").read_text().splitlines()]
+    b_calls = [json.loads(line) for line in (tmp_path / "b-calls").read_text().splitlines()]
+    # Each server was asked about its own task, by its own id.
+    assert ("tasks/result", "task-1") in [(c["method"], c["params"].get("taskId")) for c in a_calls]
+    assert ("tasks/get", "task-1") in [(c["method"], c["params"].get("taskId")) for c in b_calls]
+    assert "tasks/get" not in [c["method"] for c in a_calls]
