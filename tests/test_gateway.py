@@ -606,3 +606,30 @@ def test_tasks_of_two_servers_with_the_same_ids_are_told_apart(tmp_path: Path) -
     assert ("tasks/result", "task-1") in [(c["method"], c["params"].get("taskId")) for c in a_calls]
     assert ("tasks/get", "task-1") in [(c["method"], c["params"].get("taskId")) for c in b_calls]
     assert "tasks/get" not in [c["method"] for c in a_calls]
+
+
+def test_a_server_in_audit_mode_reports_what_another_refuses(tmp_path: Path) -> None:
+    audit_log = tmp_path / "audit.jsonl"
+    guard = '[[guard]]\ntool = "*__echo"\nargument = "/text"\nkind = "schema"\n'
+    policy = write_policy(
+        tmp_path,
+        server_table("trial", fixture("trial"), mode='"audit"'),
+        server_table("live", fixture("live")),
+        guard + "schema = { maxLength = 3 }\n",
+    )
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", "--audit-log", str(audit_log)
+        ) as session:
+            await session.list_tools()
+            trial = await session.call_tool("trial__echo", {"text": "too long"})
+            live = await session.call_tool("live__echo", {"text": "too long"})
+            assert text_of(trial) == "trial: too long"  # reported, and it went through
+            assert live.is_error
+            assert "live: too long" not in text_of(live)
+
+    run(test)
+    records = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    actions = {(r["server"], r["action"], r["mode"]) for r in records if r["stage"] == "policy"}
+    assert actions == {("trial", "would deny", "audit"), ("live", "refused", "enforce")}

@@ -133,7 +133,8 @@ class ServerSettings:
     reached over streamable HTTP (``url``, with the gateway's own ``upstream``
     credentials). ``tools`` (globs; None: all) and ``exclude_tools`` say which of its tools
     are offered, by the server's own names; ``pin`` is a lock file of ``strictmcp pin``
-    holding them too."""
+    holding them too; ``mode`` the mode of the policy's stages for its tools (None: the
+    file's)."""
 
     name: str
     command: tuple[str, ...] | None = None
@@ -144,6 +145,7 @@ class ServerSettings:
     tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
     pin: str | None = None
+    mode: Literal["enforce", "audit"] | None = None
 
     def offers(self, tool: str) -> bool:
         """Whether the server's tool named ``tool`` (its own name) is offered."""

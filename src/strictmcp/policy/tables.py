@@ -413,6 +413,14 @@ _SERVER = {
         default="`[]`",
         doc="Globs of its tools not offered: not listed, their calls answered as unknown tools.",
     ),
+    "mode": Option(
+        str,
+        choices=("enforce", "audit"),
+        doc=(
+            "The mode of the policy's stages (guards, deep checks, access, rate limits) for "
+            "this server's tools; default: the file's `mode`."
+        ),
+    ),
     "pin": Option(
         str,
         doc=(
