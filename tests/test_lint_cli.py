@@ -494,7 +494,8 @@ def test_the_readmes_lint_figures_are_what_lint_prints_on_the_real_servers(
         )
         return len(json.loads(done.stdout)["findings"])
 
-    everything, files = ["--", *everything_command()], ["--", *filesystem_command(tmp_path)]
+    everything = ["--", *everything_command()]
+    filesystem = ["--", *filesystem_command(tmp_path)]
     printed = [count(everything), count(everything, "--select", "ALL")]
-    printed += [count(files), count(files, "--select", "ALL")]
+    printed += [count(filesystem), count(filesystem, "--select", "ALL")]
     assert printed == [int(figure) for figure in said.groups()]
