@@ -14,6 +14,7 @@ import click
 from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
 from ..connect.command_line import credential_options
 from ..extras import needs
+from ..identity.command import CredentialsProblem, command_auth
 from ..lint.model import printable
 from ..lint.selection import chosen_rules, selector_options
 from ..policy import Policy, PolicyError
@@ -215,15 +216,9 @@ async def _run(
 def _auth(
     url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
 ) -> httpx2.Auth | None:
-    """The credentials for ``--url``; nothing to import for a stdio server."""
-    if url is None and not header and bearer_env is None:
-        return None
-    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
-
-    upstream = policy.upstream if policy is not None else None
     try:
-        return command_credentials(header, bearer_env, upstream, url=url)
-    except CredentialsError as error:
+        return command_auth(url, header, bearer_env, policy.upstream if policy else None)
+    except CredentialsProblem as error:
         _fail(str(error))
 
 

@@ -17,6 +17,7 @@ from ..connect.client import failure_text
 from ..connect.command_line import ServerCommand, credential_options, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..enforce import hidden_tools
+from ..identity.command import CredentialsProblem, command_auth
 from ..policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
 from ..schema import quote_name
@@ -194,15 +195,9 @@ def _source(
 def _auth(
     url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
 ) -> httpx2.Auth | None:
-    """The credentials for ``--url``; nothing to import for a file or a stdio server."""
-    if url is None and not header and bearer_env is None:
-        return None
-    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
-
-    upstream = policy.upstream if policy is not None else None
     try:
-        return command_credentials(header, bearer_env, upstream, url=url)
-    except CredentialsError as error:
+        return command_auth(url, header, bearer_env, policy.upstream if policy else None)
+    except CredentialsProblem as error:
         _fail(str(error))
 
 
