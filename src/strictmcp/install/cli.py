@@ -158,6 +158,7 @@ def _install(
         source=source,
     )
     _list(config, result)
+    _other_scopes(config)
     if not result.changed:
         click.echo("Nothing to change.")
         return
@@ -182,7 +183,8 @@ def _install(
 
 def _list(config: Config, result: Plan) -> None:
     entries = result.decisions
-    click.echo(f"{config.client.title}: {config.path} ({len(entries)} server entries)")
+    title = f"{config.client.title}: " if config.client.name != "other" else ""
+    click.echo(f"{title}{config.path} ({len(entries)} server entries)")
     width = min(max((len(d.key) for d in entries), default=0), 24)
     for d in entries:
         action = {"gather": "gateway", "wrap": "proxy", "keep": "kept"}[d.action]
@@ -191,6 +193,24 @@ def _list(config: Config, result: Plan) -> None:
             click.echo(f"  {'':<{width}}           {origin} -> the client entry's env {name}")
         if d.note:
             click.echo(f"  {'':<{width}}           {d.note}")
+
+
+def _other_scopes(config: Config) -> None:
+    """Say so where the file holds servers elsewhere than its top-level servers object
+    (Claude Code's local scope: ``projects.PATH.mcpServers`` in ``~/.claude.json``)."""
+    projects = config.root.value.get("projects") if config.client.name == "claude-code" else None
+    if not isinstance(projects, dict):
+        return
+    count = sum(
+        len(project["mcpServers"])
+        for project in projects.values()
+        if isinstance(project, dict) and isinstance(project.get("mcpServers"), dict)
+    )
+    if count:
+        click.echo(
+            f"  ({count} local-scope entries under projects.*.mcpServers are left as they are: "
+            "give a project's .mcp.json with --client-config for its own)"
+        )
 
 
 def _show_change(config: Config, result: Plan, *, dry_run: bool) -> None:
