@@ -715,3 +715,22 @@ def test_jsonc_refuses_what_vscode_refuses(text: str) -> None:
         parse(text, comments=True)
     with pytest.raises(JsoncError):
         parse(text, comments=False)
+
+
+def test_per_server_wraps_a_remote_entry_without_headers_only(home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    servers = {
+        "plain": {"type": "http", "url": "https://x.example/mcp"},
+        "keyed": {"url": "https://y.example/mcp", "headers": {"Authorization": "Bearer t"}},
+    }
+    config.write_text(j({"mcpServers": servers}), encoding="utf-8")
+    result = run("--client-config", str(config), "--per-server")
+    assert result.exit_code == 0, result.output
+    assert "its headers cannot be given to the proxy" in result.output
+    after = entries(config, "mcpServers", comments=True)
+    assert after["keyed"] == servers["keyed"]
+    assert after["plain"] == {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "strictmcp", "proxy", "--upstream", "https://x.example/mcp"],
+    }
