@@ -734,3 +734,21 @@ def test_per_server_wraps_a_remote_entry_without_headers_only(home: Path, tmp_pa
         "command": sys.executable,
         "args": ["-m", "strictmcp", "proxy", "--upstream", "https://x.example/mcp"],
     }
+
+
+def test_a_linked_config_is_changed_where_it_points(home: Path, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "cursor-mcp.json"
+    real.write_text(j({"mcpServers": {"files": stdio(server(tmp_path, "files"))}}), "utf-8")
+    before = real.read_bytes()
+    link = home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert run("--client", "cursor").exit_code == 0
+    assert link.is_symlink()
+    assert "strictmcp" in entries(real, "mcpServers", comments=False)
+    assert (dotfiles / "cursor-mcp.json.strictmcp-backup").read_bytes() == before
+    assert run("--client", "cursor", "--undo").exit_code == 0
+    assert link.is_symlink()
+    assert real.read_bytes() == before

@@ -86,12 +86,16 @@ def install(
     """
     try:
         path, chosen = _target(client, config_file)
+        # A config that is a link (to a dotfiles repository) is changed where it points,
+        # and the link is kept.
+        path = path.resolve()
         if undo:
             _undo(path, chosen, dry_run=dry_run)
         else:
             _install(
                 path,
                 chosen,
+                given=config_file is not None,
                 per_server=per_server,
                 policy_out=policy_out,
                 force=force,
@@ -138,6 +142,7 @@ def _install(
     path: Path,
     client: Client,
     *,
+    given: bool,
     per_server: bool,
     policy_out: Path | None,
     force: bool,
@@ -145,7 +150,6 @@ def _install(
 ) -> None:
     config = read(path, client)
     if policy_out is None:
-        given = path != client.path
         policy_out = _default_policy(path, client, given)
     policy_path = policy_out.absolute()
     source = f"{client.title}'s config {path}" if client.name != "other" else str(path)
@@ -278,7 +282,7 @@ def _write(config: Config, result: Plan, data: bytes, policy_path: Path) -> None
 
 
 def _again(config: Config) -> str:
-    if config.client.name != "other" and config.path == config.client.path:
+    if config.client.name != "other" and config.path == config.client.path.resolve():
         return f"--client {config.client.name}"
     client = f" --client {config.client.name}" if config.client.name != "other" else ""
     return f"--client-config {config.path}{client}"

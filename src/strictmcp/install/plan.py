@@ -262,7 +262,8 @@ def _refused(table: dict[str, Any]) -> str:
     try:
         Policy.from_dict({"server": [table]})
     except PolicyError as error:
-        return f"the gateway would refuse it: {error}"
+        # Its words after the stand-in table's name: "url must be an https:// URL ...".
+        return f"the gateway would refuse it: {str(error).split(': ', 1)[-1]}"
     return ""
 
 
