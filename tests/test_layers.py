@@ -37,6 +37,7 @@ LAYERS = {
     "integrations": LEAF,
     "policy_cmd": LEAF,
     "pin": LEAF,
+    "install": LEAF,
     "cli": 9,
     "__main__": 9,
 }

@@ -61,6 +61,12 @@ def _policy() -> click.Command:
     return policy
 
 
+def _install() -> click.Command:
+    from .install.cli import install  # noqa: PLC0415 - only when it runs
+
+    return install
+
+
 def _pin() -> click.Command:
     from .pin.cli import pin  # noqa: PLC0415 - only when it runs
 
@@ -98,6 +104,11 @@ _SUBCOMMANDS = {
         "Check an MCP server's tools with generated inputs: `strictmcp check -- COMMAND"
         " [ARGS]` for a stdio server, `strictmcp check --url URL` for an HTTP one.",
         _check,
+    ),
+    "install": _Subcommand(
+        "Put strictmcp in front of every MCP server of an assistant (Claude Desktop, Claude"
+        " Code, Cursor, VS Code, Windsurf, or --client-config FILE).",
+        _install,
     ),
     "policy": _Subcommand("Write and check policy files (docs/policy.md).", _policy),
     "pin": _Subcommand(
