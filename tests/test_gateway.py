@@ -401,7 +401,7 @@ def test_offered_tools_and_env_from(tmp_path: Path) -> None:
             names = sorted(tool.name for tool in (await session.list_tools()).tools)
             assert names == ["a__echo", "a__env"]  # no validate tool, no crash, no ask
             env = await session.call_tool("a__env", {})
-            assert text_of(env) == "plain=plain secret=s3cret"
+            assert text_of(env) == "plain=plain secret=s3cret seen="
             # Not offered: answered as an unknown tool, as the spec has servers answer one.
             with pytest.raises(MCPError) as raised:
                 await session.call_tool("a__crash", {})
@@ -633,3 +633,33 @@ def test_a_server_in_audit_mode_reports_what_another_refuses(tmp_path: Path) -> 
     records = [json.loads(line) for line in audit_log.read_text().splitlines()]
     actions = {(r["server"], r["action"], r["mode"]) for r in records if r["stage"] == "policy"}
     assert actions == {("trial", "would deny", "audit"), ("live", "refused", "enforce")}
+
+
+def test_no_server_sees_the_secrets_env_from_reads(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path,
+        server_table("a", fixture("a"), env_from='{ GW_SECRET = "STRICTMCP_TEST_A" }'),
+        server_table("b", fixture("b"), env_from='{ GW_SECRET = "STRICTMCP_TEST_B" }'),
+        server_table("c", fixture("c")),
+    )
+    os.environ.update(STRICTMCP_TEST_A="for-a", STRICTMCP_TEST_B="for-b", STRICTMCP_TEST_X="x")
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            seen = {
+                name: text_of(await session.call_tool(f"{name}__env", {}))
+                for name in ("a", "b", "c")
+            }
+            # Each gets its own under the name it expects, and no server the others' (nor
+            # its own under the gateway's name); what env_from does not name passes as ever.
+            assert seen == {
+                "a": "plain=None secret=for-a seen=STRICTMCP_TEST_X",
+                "b": "plain=None secret=for-b seen=STRICTMCP_TEST_X",
+                "c": "plain=None secret=None seen=STRICTMCP_TEST_X",
+            }
+
+    try:
+        run(test)
+    finally:
+        for name in ("STRICTMCP_TEST_A", "STRICTMCP_TEST_B", "STRICTMCP_TEST_X"):
+            del os.environ[name]

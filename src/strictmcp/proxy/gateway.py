@@ -903,11 +903,19 @@ def reach_gateway(
             except CredentialsError as error:
                 raise PolicyError(f"[[server]] {server.name!r} upstream: {error}") from None
 
+    # The variables env_from reads are the gateway's secrets for one server each: no server
+    # inherits them, each is given only its own, under the names it expects.
+    sources = frozenset(source for s in policy.servers for _, source in s.env_from)
+
     async def reach(session: ProxySession) -> Upstream:
         async def server_upstream(server: ServerSettings) -> Upstream:
             if server.command is not None:
                 return await ProcessUpstream.start(
-                    server.command, max_size=max_size, label=server.name, env=server.environment()
+                    server.command,
+                    max_size=max_size,
+                    label=server.name,
+                    env=server.environment(),
+                    unset=sources,
                 )
             return await reached[server.name](session)
 
