@@ -39,7 +39,7 @@ demo: install  ## set up and run strictmcp on the bundled examples
 	@# through, one invalid call is answered by the proxy and never reaches the server.
 	$(BIN)/python examples/proxy/demo.py
 	@# One gateway for both bundled servers: their tools side by side, one guard over both.
-	$(BIN)/python examples/gateway/demo.py
+	$(BIN)/python examples/gateway/gateway_demo.py
 	$(BIN)/strictmcp schema check $(EXAMPLE)/search-tool.input-schema.json
 	$(BIN)/strictmcp schema validate $(EXAMPLE)/search-tool.input-schema.json $(EXAMPLE)/good-call.json
 	@# The second call is meant to be refused: exit status 1 is the expected outcome.

@@ -30,7 +30,7 @@ def test_proxy_demo_lets_the_good_call_through_and_keeps_the_bad_one_out() -> No
 
 def test_gateway_demo_serves_both_servers_and_keeps_the_escape_out() -> None:
     run = subprocess.run(
-        [sys.executable, str(EXAMPLES / "gateway" / "demo.py")],
+        [sys.executable, str(EXAMPLES / "gateway" / "gateway_demo.py")],
         capture_output=True,
         text=True,
         timeout=90,

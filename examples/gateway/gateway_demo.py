@@ -1,6 +1,6 @@
 """One gateway for two servers: ``strictmcp gateway`` in front of the bundled examples.
 
-    python examples/gateway/demo.py
+    python examples/gateway/gateway_demo.py
 
 Writes a gateway policy naming the weather server (examples/proxy) and the job scheduler
 (examples/scheduler) as ``[[server]]`` tables, with one guard whose glob spans the
