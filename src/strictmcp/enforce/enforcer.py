@@ -117,16 +117,27 @@ class Enforcer:
         self._withheld: dict[str, tuple[Violation, ...]] = {}
         # Pinned prompts withheld from the latest listing that named them, likewise.
         self._withheld_prompts: dict[str, tuple[Violation, ...]] = {}
-        self.policy = policy
         self.deep = deep
         self.strict = strict
         self.mode = mode
         #: Whether findings refuse calls (``enforce``) rather than only being reported.
         self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
-        if limiter is None:
-            limiter = limiter_for(policy)
+        self.use(policy, limiter_for(policy) if limiter is None else limiter)
+
+    def use(
+        self,
+        policy: Policy | None,
+        limiter: Limiter | None,
+        listing: Sequence[LintRule] | None = None,
+    ) -> None:
+        """Judge by ``policy`` (with ``limiter`` holding its rate limits, and ``listing``'s
+        rules on listings when given) from the next decision on: a policy reloaded while
+        sessions are open."""
+        self.policy = policy
         self._limiter = limiter
+        if listing is not None:
+            self.listing = tuple(listing)
         # The requests besides tools/call the policy guards: every other passes unlooked at.
         self._guarded_methods = policy.guarded_methods() if policy is not None else frozenset()
         #: Whether some ``[[result]]`` entry redacts: only then can text that is plain ASCII

@@ -16,11 +16,9 @@ import click
 
 from ..enforce import (
     Auditor,
-    Limiter,
     PinError,
     PinFile,
     SharedRateLimiter,
-    limiter_for,
     listing_rules,
 )
 from ..lint import LintRule, UnknownRuleError
@@ -35,6 +33,7 @@ from .http_connections import (
     Network,
     descriptor_problem,
 )
+from .reload import Policies
 from .session import ProxySession
 from .stdio import TransportError, hold_standard_streams, run, through
 
@@ -310,6 +309,15 @@ _SHARED_OPTIONS = (
         ),
     ),
     click.option(
+        "--watch",
+        is_flag=True,
+        help=(
+            "Reload the --policy file when it changes (SIGHUP always reloads it): open "
+            "sessions judge their next message by the new policy; one that does not load "
+            "leaves the old in force (docs/policy.md, Reloading)."
+        ),
+    ),
+    click.option(
         "--no-validate-tool",
         is_flag=True,
         help="Do not add the validate dry-run tool (as validate_tool = false in the policy).",
@@ -390,29 +398,28 @@ def _serve(
     listing = _listing(options["listing_rules"], policy)
     pins = _pins(options["pin_file"], policy, gateway=gateway)
     validate_tool = not options["no_validate_tool"] and (policy is None or policy.validate_tool)
-    # One for every session: an identity's calls count together, whichever session they use.
-    try:
-        limiter = limiter_for(policy)
-    except PolicyError as error:
-        raise click.UsageError(f"--policy: {error}") from None
     audit_log: str | None = options["audit_log"]
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
+        # One for every session: an identity's calls count together, whichever session
+        # they use; and every session judged by the policy in force (reloaded).
+        policies = _policies(options, policy, _auditor(log, policy, gateway=gateway))
 
         def new_session() -> ProxySession:
-            return ProxySession(
+            session = ProxySession(
                 _auditor(log, policy, gateway=gateway),
-                policy=policy,
+                policy=policies.current if policies is not None else None,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=options["strict"],
                 max_size=max_size,
                 listing_rules=listing,
                 pins=pins,
-                limiter=limiter,
+                limiter=policies.limiter if policies is not None else None,
                 max_tasks=options["max_tasks"],
                 replica=options["replica"],
                 validate_tool=validate_tool,
             )
+            return policies.joined(session) if policies is not None else session
 
         main: Coroutine[Any, Any, int]
         if gateway:
@@ -455,11 +462,11 @@ def _serve(
                     new_session,
                     reach,
                     gate,
-                    limiter,
+                    policies,
                     command,
                     "gateway" if gateway else "proxy",
                 )
-        sys.exit(_status(_closing(main, limiter), command))
+        sys.exit(_status(_closing(main, policies, watch=options["watch"]), command))
 
 
 def _listening(
@@ -468,7 +475,7 @@ def _listening(
     new_session: Callable[[], ProxySession],
     reach: Callable[[ProxySession], Awaitable[Upstream]],
     gate: Gate | None,
-    limiter: Limiter | None,
+    policies: Policies | None,
     command: tuple[str, ...],
     name: str,
 ) -> Coroutine[Any, Any, int]:
@@ -516,9 +523,13 @@ def _listening(
             status = http_main.workers(
                 workers,
                 address,
-                lambda sock: _status(_closing(served(sock), limiter), command),
+                # Each worker reloads on SIGHUP; the supervisor sends it one once it has
+                # read the new policy itself, so that none takes a policy that does not load.
+                lambda sock: _status(_closing(served(sock), policies, watch=False), command),
                 announce,
                 path=options["path"],
+                reload=policies.reload if policies is not None else None,
+                watch=options["watch"],
             )
         except ListenError as error:
             _exit_usage(str(error))
@@ -589,13 +600,42 @@ def _policy(
     return policy
 
 
-async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> int:
-    """Run ``main``, then close the limiter's connections to Redis, if it has any."""
+async def _closing(
+    main: Coroutine[Any, Any, int], policies: Policies | None, *, watch: bool
+) -> int:
+    """Run ``main``, reloading the policy on SIGHUP (and, with ``watch``, when its file
+    changes); then close the limiter's connections to Redis, if it has any."""
+    watching: asyncio.Task[None] | None = None
+    if policies is not None:
+        policies.on_hangup()
+        if watch:
+            watching = asyncio.create_task(policies.watch())
     try:
         return await main
     finally:
+        if watching is not None:
+            watching.cancel()
+        limiter = policies.limiter if policies is not None else None
         if isinstance(limiter, SharedRateLimiter):
             await limiter.aclose()
+
+
+def _policies(options: dict[str, Any], policy: Policy | None, auditor: Auditor) -> Policies | None:
+    """The policy in force for every session, reloadable; None without ``--policy``."""
+    if policy is None:
+        return None
+    fixed = options["listing_rules"] is not None  # --listing-rules holds for good
+
+    def listing_of(reloaded: Policy) -> tuple[LintRule, ...]:
+        try:
+            return listing_rules(reloaded.listing_rules)
+        except UnknownRuleError as error:
+            raise PolicyError(f"[listing] rules: {error}") from None
+
+    try:
+        return Policies.of(options["policy_file"], policy, auditor, None if fixed else listing_of)
+    except PolicyError as error:
+        raise click.UsageError(f"--policy: {error}") from None
 
 
 def _audit_file(path: str) -> IO[str]:

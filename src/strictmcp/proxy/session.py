@@ -187,6 +187,17 @@ class ProxySession:
         self._shared = False
         self._tasks = _TaskIds(max_tasks, replica)
 
+    def use(
+        self,
+        policy: Policy | None,
+        limiter: Limiter | None,
+        listing_rules: tuple[LintRule, ...] | None = None,
+    ) -> None:
+        """Judge this session's next messages by ``policy`` (reloaded): its guards, access
+        rules, limits and hygiene; what the session learned (tools, tasks) is kept."""
+        self.enforcer.use(policy, limiter, listing_rules)
+        self.identity = policy.identity if policy is not None else None
+
     def share(self) -> None:
         """Serve many clients in this one session (the stateless revision over HTTP): a
         task is reachable only through the id the proxy gave its creator, and only by the
