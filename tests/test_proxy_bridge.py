@@ -252,6 +252,25 @@ def test_what_cannot_be_bridged_is_answered_with_a_clear_error_never_a_hang(
     assert "cannot be bridged" in bridged.process.output()
 
 
+def test_a_server_that_never_finishes_its_handshake_fails_the_request_in_time(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    record = tmp_path / "record"
+    mute = ["--", sys.executable, str(LEGACY), str(record), "mute"]
+    bridged = _start(tmp_path, processes, command="proxy-url", options=("--timeout", "2", *mute))
+    started = time.monotonic()
+    failed = bridged.post("tools/list", timeout=20)
+    assert time.monotonic() - started < 15
+    assert failed["error"]["code"] in (-32000, -32001)  # the handshake's end, or the call's
+    assert "(strictmcp proxy)" in failed["error"]["message"]
+    # The next request is tried on a new session, not held behind the dead one.
+    again = bridged.post("server/discover", timeout=20)
+    assert again["error"]["code"] in (-32000, -32001)
+    opened = [e for e in bridged.seen() if e["message"].get("method") == "initialize"]
+    assert len({e["pid"] for e in opened}) == 2
+
+
 def _messages(bridged: Bridged) -> list[dict[str, Any]]:
     return [entry["message"] for entry in bridged.seen()]
 

@@ -1,7 +1,7 @@
 """A server of a handshake revision only (2025-11-25), as most servers run today, for the
 bridge tests: it knows nothing of the stateless revision.
 
-    python legacy_server.py RECORD_FILE
+    python legacy_server.py RECORD_FILE [mute]
 
 Every message it reads is recorded as one JSON line ``{"pid": PID, "message": MESSAGE}`` in
 ``RECORD_FILE``: each process is one upstream session, so the tests see which session got
@@ -13,6 +13,8 @@ such a server answers it); then:
   message, then answers with the sampled text, or with the error the client gave as an
   ``isError`` result), ``slow`` (answers after ``seconds``);
 - calls run concurrently; ``notifications/cancelled`` cancels one.
+
+With ``mute``, ``initialize`` is never answered: a server that hangs in its handshake.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ _TOOLS = [
 
 
 class Server:
-    def __init__(self, record: Path) -> None:
+    def __init__(self, record: Path, mute: bool) -> None:
         self.record = record
+        self.mute = mute
         self.client: dict[str, Any] | None = None
         self.calls: dict[Any, asyncio.Task[None]] = {}
         self.asked: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -69,6 +72,8 @@ class Server:
                     call.cancel()
             return
         params = message.get("params") or {}
+        if method == "initialize" and self.mute:
+            return
         if method == "initialize":
             self.client = params
             self.result(
@@ -136,7 +141,7 @@ class Server:
 
 
 async def main() -> None:
-    server = Server(Path(sys.argv[1]))
+    server = Server(Path(sys.argv[1]), sys.argv[2:] == ["mute"])
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**24)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

@@ -181,7 +181,8 @@ class _Held:
     opening: dict[str, Any]
     upstream: Upstream | None = None
     initialized: dict[str, Any] | None = None
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # initialize answered
+    open: bool = False  # initialized said, and what waited sent: the rest goes at once
     failed: bool = False
     outbox: list[dict[str, Any]] = field(default_factory=list)
     # The requests sent and not answered, by the id the server knows: their method, the
@@ -367,7 +368,7 @@ class Bridge:
         return held
 
     def _to_server(self, held: _Held, message: dict[str, Any]) -> None:
-        if held.upstream is None or not held.ready.is_set():
+        if held.upstream is None or not held.open:
             held.outbox.append(message)
         else:
             held.upstream.write([line_of(message)])
@@ -402,6 +403,7 @@ class Bridge:
             self._failed(held)
             return
         waited, held.outbox = held.outbox, []
+        held.open = True
         held.upstream.write([line_of(translate.INITIALIZED), *(line_of(m) for m in waited)])
 
     def _failed(self, held: _Held) -> None:
