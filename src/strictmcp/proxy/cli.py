@@ -72,7 +72,8 @@ Over HTTP (--listen), the client is given the proxy's URL instead:
 With --upstream URL (or --url URL) the server is itself reached over streamable HTTP, from a stdio
 client or (with --listen too) from HTTP clients. Over HTTP each session (from initialize to
 DELETE) gets its own server process or upstream session; 2026-07-28 requests, which have no
-session, share one.
+session, share one, or, in front of a server that speaks only an earlier revision, one per
+caller that the proxy opens and holds itself (up to --max-sessions, closed after --session-idle).
 \b
 Errors the proxy answers with itself: -32000 the server exited before answering, -32001 it
 did not answer within --timeout, -32002 its answer was not a valid message, -32003 too many

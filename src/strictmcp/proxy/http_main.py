@@ -22,6 +22,7 @@ from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
 from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
+from .bridge import bridged
 from .http_auth import Gate
 from .http_connections import listening_socket
 from .http_server import App, Limits, serve
@@ -94,10 +95,17 @@ async def listen(
     when ``gate`` is given; 0. With ``sock``, the listening socket of several workers, this
     is one of them: it serves the stateless revision only."""
     host, port = address
+    # Stateless clients share one channel; a server of a handshake revision is reached
+    # through sessions the bridge holds for each caller (proxy/bridge.py).
+    stateless = bridged(reach, max_held=limits.max_sessions, idle=limits.idle, timeout=timeout)
 
     async def start(shared: bool) -> Channel:
         return await Channel.start(
-            new_session, reach, timeout=timeout, buffered=limits.buffered, shared=shared
+            new_session,
+            stateless if shared else reach,
+            timeout=timeout,
+            buffered=limits.buffered,
+            shared=shared,
         )
 
     app = App(

@@ -210,6 +210,13 @@ class ProxySession:
         independent of each other, and none waits for another's awaited decision."""
         return self._shared
 
+    def caller(self, request_id: int | str) -> Identity | None:
+        """Who sent the client request ``request_id`` the session forwarded and still waits
+        for the answer to (an upstream that keeps callers apart asks); None when the
+        transport did not say, or the proxy asked it itself."""
+        forwarded = self._waiting.get(request_id)
+        return forwarded[1] if forwarded is not None else None
+
     # --- lines -------------------------------------------------------------------------------
 
     async def from_client(self, line: bytes) -> Routed:
