@@ -663,3 +663,24 @@ def test_no_server_sees_the_secrets_env_from_reads(tmp_path: Path) -> None:
     finally:
         for name in ("STRICTMCP_TEST_A", "STRICTMCP_TEST_B", "STRICTMCP_TEST_X"):
             del os.environ[name]
+
+
+def test_a_servers_answer_is_read_as_strictly_as_the_proxy_reads_it(tmp_path: Path) -> None:
+    policy = write_policy(tmp_path, *_two())
+    errlog = tmp_path / "stderr.log"
+
+    async def test() -> None:
+        async with gateway_session(policy, errlog) as session:
+            await session.list_tools()
+            # isError twice: the gateway must not pick one and write the message anew.
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("a__dup", {})
+            assert raised.value.error.code == -32603
+            assert "'a'" in str(raised.value)
+            fine = await session.call_tool("b__echo", {"text": "after"})
+            assert text_of(fine) == "b: after"
+
+    run(test)
+    assert "server 'a' sent a message that cannot be read [json-duplicate-key]" in (
+        errlog.read_text()
+    )

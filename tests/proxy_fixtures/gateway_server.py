@@ -6,7 +6,8 @@ those it sees starting ``STRICTMCP_TEST_``), ``crash`` (exits at once,
 status 3, after a line on stderr), ``ask`` (asks the client for a sampling message with the
 id ``"s-1"``, which every such server uses, and answers with the client's text), ``grow``
 (adds the tool ``extra`` and says the list changed), ``log`` (a log message from the logger
-``core``). MODE ``hang``: it answers ``initialize`` and nothing after.
+``core``), ``dup`` (answers with a result holding ``isError`` twice, true then false). MODE
+``hang``: it answers ``initialize`` and nothing after.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
     """Serve stdin and stdout, one line at a time."""
     name = sys.argv[1]
     hang = sys.argv[2:] == ["hang"]
-    tools = ["echo", "env", "crash", "ask", "grow", "log"]
+    tools = ["echo", "env", "crash", "ask", "grow", "log", "dup"]
     asked: dict[str, object] = {}  # our request's id -> the call waiting for its answer
     out = sys.stdout
 
@@ -100,6 +101,15 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
                 tools.append("extra")
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
                 result(request_id, "grown")
+            elif tool == "dup":
+                # Two readers, two answers: a lenient one keeps the last isError, another the
+                # first.
+                content = '[{"type": "text", "text": "dup"}]'
+                body = f'{{"content": {content}, "isError": true, "isError": false}}'
+                out.write(
+                    f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, "result": {body}}}\n'
+                )
+                out.flush()
             elif tool == "log":
                 params = {"level": "warning", "logger": "core", "data": f"{name} logs"}
                 send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})

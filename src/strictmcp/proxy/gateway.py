@@ -52,12 +52,13 @@ from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from .. import __version__
 from ..connect.lines import line_of
 from ..connect.process import ProcessUpstream
-from ..connect.upstream import UPSTREAM_CLOSED, Upstream
+from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID, Upstream
 from ..enforce import PinFile
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
 from ..protocol.jsonrpc import error_response
 from ..protocol.tasks import RELATED_TASK, UNKNOWN_TASK, UNKNOWN_TASK_TEXT, task_id_of
 from ..protocol.wire import HANDSHAKE_VERSIONS
+from ..schema.jsonio import JSONInputError, load_json
 from ..schema.messages import quote_name
 from .session import ProxySession
 
@@ -75,7 +76,7 @@ _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", 
 _NOTHING: Any = object()
 
 
-@dataclass
+@dataclass(eq=False)
 class _Member:
     """One server behind the gateway and what the gateway knows of it."""
 
@@ -146,6 +147,7 @@ class Gateway:
         self._resources: dict[str, _Member] = {}
         self._said: set[str] = set()
         self._keepers: list[asyncio.Task[None]] = []
+        self._batch: dict[_Member, list[bytes]] | None = None  # during write()
 
     # --- the Upstream the relay sees ---------------------------------------------------------
 
@@ -164,8 +166,16 @@ class Gateway:
         return any(m.upstream is not None and m.upstream.blocked for m in self._members)
 
     def write(self, lines: list[bytes]) -> None:
-        for line in lines:
-            self._from_client(line)
+        # What one write of the relay's sends a server goes in one write of its own.
+        self._batch = {}
+        try:
+            for line in lines:
+                self._from_client(line)
+        finally:
+            batch, self._batch = self._batch, None
+            for member, held in batch.items():
+                if member.upstream is not None:
+                    member.upstream.write(held)
 
     async def drain(self) -> None:
         blocked = [m.upstream for m in self._members if m.upstream is not None]
@@ -263,13 +273,40 @@ class Gateway:
                 self._to_client(line)  # too long to read: the session says so
                 continue
             try:
-                body = json.loads(line)
-            except ValueError:
-                self._say(f"server {member.name!r} sent a line that is not JSON; dropped")
+                # As strictly as the session reads: what the gateway writes anew from it
+                # must be what was there (no second value of a duplicate key, no number
+                # a reader could take otherwise).
+                body = load_json(line, max_size=len(line))
+            except JSONInputError as error:
+                self._unreadable(member, line, error.code)
                 continue
             for message in body if isinstance(body, list) else [body]:
                 if isinstance(message, dict):
                     self._from_server(member, message)
+
+    def _unreadable(self, member: _Member, line: bytes, code: str) -> None:
+        """``member`` sent ``line``, which is not strict JSON: dropped, and the request it
+        answers, if its id can be told, answered with an error naming the code."""
+        self._say(f"server {member.name!r} sent a message that cannot be read [{code}]; dropped")
+        try:
+            loose = json.loads(line)
+        except ValueError:
+            return
+        gid = loose.get("id") if isinstance(loose, dict) and "method" not in loose else None
+        if type(gid) is not int:
+            return
+        call = self._calls.get(gid)
+        if call is None or call.member is not member:
+            return
+        del self._calls[gid]
+        if call.answer is not None:
+            if not call.answer.done():
+                call.answer.set_result(None)
+            return
+        self._by_client.pop(call.client_id, None)
+        text = f"The server {member.name!r} answered with a message that cannot be read"
+        data = {"codes": [code]}
+        self._to_client(line_of(error_response(call.client_id, UPSTREAM_INVALID, text, data)))
 
     async def _handshake(self, member: _Member, *, notify: bool) -> bool:
         """Send ``member`` the client's ``initialize``; whether it answered with a result.
@@ -320,7 +357,10 @@ class Gateway:
     def _send(self, member: _Member, message: dict[str, Any]) -> bool:
         if member.upstream is None:
             return False
-        member.upstream.write([line_of(message)])
+        if self._batch is not None:
+            self._batch.setdefault(member, []).append(line_of(message))
+        else:
+            member.upstream.write([line_of(message)])
         return True
 
     def _to_client(self, line: bytes | str) -> None:
