@@ -42,6 +42,12 @@ KEPT = 1000
 """How many names each :class:`TopCounter` keeps; it holds at most twice as many between
 prunings."""
 
+_KEPT_LINE = 4096
+"""Lines up to this long are kept whole among the newest refusals (see
+:attr:`AuditSummary.newest`); audit records are a few hundred bytes."""
+
+_decode = json.JSONDecoder().decode
+
 NONE = "(none)"
 """The name counted when a record has no tool, server, identity or code."""
 
@@ -178,8 +184,11 @@ class AuditSummary:
     tools: TopCounter = field(default_factory=TopCounter)
     servers: TopCounter = field(default_factory=TopCounter)
     identities: TopCounter = field(default_factory=TopCounter)
-    newest: list[tuple[float, int, Refusal]] = field(default_factory=list)
-    """A min-heap of (time, line number, refusal): the newest :attr:`keep` refusals."""
+    newest: list[tuple[float, int, bytes | Refusal]] = field(default_factory=list)
+    """A min-heap of (time, line number, line or refusal): the newest :attr:`keep` refusals.
+    A line of up to :data:`_KEPT_LINE` bytes is kept as it is and read again only if it is
+    still among the newest at the end (most lines of a log in time order pass through here);
+    a longer one is kept as its :class:`Refusal`, whose fields are cut short."""
     keep: int = NEWEST
 
     @property
@@ -218,7 +227,10 @@ class AuditSummary:
 
     def newest_first(self) -> list[Refusal]:
         """The newest refusals, newest first (by time, then by place in the log)."""
-        return [refusal for _, _, refusal in sorted(self.newest, reverse=True)]
+        return [
+            kept if isinstance(kept, Refusal) else _refusal(_record(kept) or {})
+            for _, _, kept in sorted(self.newest, key=lambda entry: entry[:2], reverse=True)
+        ]
 
 
 def summarize(stream: IO[bytes], *, keep: int = NEWEST) -> AuditSummary:
@@ -229,11 +241,11 @@ def summarize(stream: IO[bytes], *, keep: int = NEWEST) -> AuditSummary:
         if line is not None and not line.strip():
             continue
         summary.lines += 1
-        record = _record(line)
-        if record is None:
+        record = None if line is None else _record(line)
+        if line is None or record is None:
             summary.malformed += 1
         else:
-            _count(summary, record, number)
+            _count(summary, record, number, line)
     return summary
 
 
@@ -249,11 +261,9 @@ def _lines(stream: IO[bytes]) -> Iterator[bytes | None]:
             yield line
 
 
-def _record(line: bytes | None) -> dict[str, Any] | None:
-    if line is None:
-        return None
+def _record(line: bytes) -> dict[str, Any] | None:
     try:
-        record = json.loads(line)
+        record = _decode(line.decode())
     except (ValueError, RecursionError):  # not UTF-8 JSON, or nested past the parser's depth
         return None
     if not isinstance(record, dict) or not isinstance(record.get("action"), str):
@@ -261,50 +271,54 @@ def _record(line: bytes | None) -> dict[str, Any] | None:
     return record
 
 
-def _count(summary: AuditSummary, record: dict[str, Any], number: int) -> None:
+def _count(summary: AuditSummary, record: dict[str, Any], number: int, line: bytes) -> None:
     summary.records += 1
     action = _text(record["action"])
     if action not in summary.actions and len(summary.actions) >= KEPT:
         action = "(other)"
     summary.actions[action] = summary.actions.get(action, 0) + 1
-    when = _time(record.get("time"))
-    if when is None:
+    second = _time(record.get("time"))
+    if second is None:
         summary.untimed += 1
     else:
-        second = when.timestamp()
         summary.first = second if summary.first is None else min(summary.first, second)
         summary.last = second if summary.last is None else max(summary.last, second)
     if action not in ENFORCED and action != AUDITED:
         return
     audited = action == AUDITED
-    if when is not None:
-        summary.time.add(int(when.timestamp() // 1), audited)
-    identity = _identity(record.get("identity"))
-    refusal = Refusal(
+    if second is not None:
+        summary.time.add(int(second // 1), audited)
+    summary.rules.add(_text(record.get("code")), audited)
+    summary.tools.add(_text(record.get("tool")), audited)
+    summary.servers.add(_text(record.get("server")), audited)
+    summary.identities.add(_identity(record.get("identity")), audited)
+    # Untimed records sort before every timed one: a log without times shows its last lines.
+    key = (float("-inf") if second is None else second, number)
+    if len(summary.newest) >= summary.keep and (not summary.keep or key <= summary.newest[0][:2]):
+        return
+    entry = (*key, line if len(line) <= _KEPT_LINE else _refusal(record))
+    if len(summary.newest) < summary.keep:
+        heapq.heappush(summary.newest, entry)
+    else:
+        heapq.heapreplace(summary.newest, entry)
+
+
+def _refusal(record: dict[str, Any]) -> Refusal:
+    return Refusal(
         time=_text(record.get("time")),
-        action=action,
+        action=_text(record.get("action")),
         mode=_text(record.get("mode")),
         stage=_text(record.get("stage")),
         direction=_text(record.get("direction")),
         method=_text(record.get("method")),
         tool=_text(record.get("tool")),
         server=_text(record.get("server")),
-        identity=identity,
+        identity=_identity(record.get("identity")),
         code=_text(record.get("code")),
         severity=_text(record.get("severity")),
         pointer=_text(record.get("pointer"), empty=""),
         issues=_issues(record.get("issues")),
     )
-    summary.rules.add(refusal.code, audited)
-    summary.tools.add(refusal.tool, audited)
-    summary.servers.add(refusal.server, audited)
-    summary.identities.add(identity, audited)
-    # Untimed records sort before every timed one: a log without times shows its last lines.
-    entry = (when.timestamp() if when is not None else float("-inf"), number, refusal)
-    if len(summary.newest) < summary.keep:
-        heapq.heappush(summary.newest, entry)
-    elif summary.keep and entry[:2] > summary.newest[0][:2]:
-        heapq.heapreplace(summary.newest, entry)
 
 
 def _text(value: object, *, empty: str = NONE) -> str:
@@ -338,15 +352,17 @@ def _issues(value: object) -> tuple[str, ...]:
     )
 
 
-def _time(value: object) -> datetime | None:
-    """An ISO 8601 ``time`` (``Z`` or an offset; none means UTC), or None."""
+def _time(value: object) -> float | None:
+    """An ISO 8601 ``time`` (``Z`` or an offset; none means UTC) as Unix time, or None."""
     if not isinstance(value, str) or len(value) > 64:
         return None
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
 
 
 def moment(second: int, width: int = 1) -> str:
