@@ -2,10 +2,10 @@
 
 The log is the proxy's ``--audit-log`` (JSON Lines, one :func:`strictmcp.enforce.audit_records`
 record per finding). It can be gigabytes and it is not trusted: a line may be anything, a name
-may be megabytes long or new on every line. So the summary holds no line and no list that
-grows with the log: counters keep their most frequent names (:class:`TopCounter`), time is
-counted in at most :data:`TIME_BARS` buckets whose width grows as the log's span does
-(:class:`TimeBuckets`), and the newest refusals are a heap of :data:`NEWEST` records.
+may be megabytes long or new on every line. So nothing the summary holds grows with the log:
+counters keep their most frequent names (:class:`TopCounter`), time is counted in at most
+:data:`TIME_BARS` buckets whose width grows as the log's span does (:class:`TimeBuckets`), and
+the newest refusals are a heap of :data:`NEWEST` (by default) short lines.
 """
 
 from __future__ import annotations
@@ -174,8 +174,8 @@ class AuditSummary:
     untimed: int = 0
     """Records whose ``time`` is missing or not ISO 8601: counted, but in no time bucket."""
     actions: dict[str, int] = field(default_factory=dict)
-    """Records per action; bounded like a :class:`TopCounter` by the few actions there are,
-    with any unknown one beyond :data:`KEPT` counted as "(other)"."""
+    """Records per action. There are five; a log that holds more than :data:`KEPT` (not one
+    strictmcp wrote) has the rest counted as "(other)"."""
     first: float | None = None
     """The earliest record's time (Unix time), of every action."""
     last: float | None = None
