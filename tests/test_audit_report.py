@@ -29,6 +29,7 @@ from strictmcp.cli import main
 from strictmcp.enforce import audit_records
 from strictmcp.policy import Identity
 from strictmcp.protocol import Violation
+from test_gateway import fixture, gateway_session, run, server_table, write_policy
 from test_proxy_http import FIXTURES, Process, processes  # noqa: F401 - processes is a fixture
 
 _SECRET = "hunter2-do-not-show"
@@ -172,6 +173,39 @@ def test_the_real_proxys_log_is_counted_as_it_holds_it(
     what = f"{last['action']} {last['direction']} {last['method']} {last['tool']}"
     assert newest[0].startswith(f"  {last['time']} {what} by ")
     assert len(newest) == len(records)  # fewer than the 20 shown
+
+
+def test_the_real_gateways_log_names_each_server(tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    guard = '[[guard]]\ntool = "*__echo"\nargument = "/text"\nkind = "schema"\n'
+    policy = write_policy(
+        tmp_path,
+        server_table("trial", fixture("trial"), mode='"audit"'),
+        server_table("live", fixture("live")),
+        guard + "schema = { maxLength = 3 }\n",
+    )
+
+    async def calls() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", "--audit-log", str(audit)
+        ) as session:
+            await session.list_tools()
+            for text in ("too long", "far too long", "ok"):
+                await session.call_tool("trial__echo", {"text": text})
+                await session.call_tool("live__echo", {"text": text})
+
+    run(calls)
+    records = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
+    guarded = [record for record in records if record["stage"] == "policy"]
+    assert {(r["server"], r["action"]) for r in guarded} == {
+        ("trial", "would deny"),
+        ("live", "refused"),
+    }
+    text = _report(str(audit)).stdout
+    servers = _table(text, "Servers")
+    assert servers["live"] == (2, 0)
+    assert servers["trial"] == (0, 2)
+    assert _table(text, "Tools")["live__echo"] == (2, 0)
 
 
 # -- what is counted ------------------------------------------------------------------------
