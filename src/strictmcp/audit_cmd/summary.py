@@ -147,7 +147,6 @@ class Refusal:
 
     time: str
     action: str
-    mode: str
     stage: str
     direction: str
     method: str
@@ -307,7 +306,6 @@ def _refusal(record: dict[str, Any]) -> Refusal:
     return Refusal(
         time=_text(record.get("time")),
         action=_text(record.get("action")),
-        mode=_text(record.get("mode")),
         stage=_text(record.get("stage")),
         direction=_text(record.get("direction")),
         method=_text(record.get("method")),
