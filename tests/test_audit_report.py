@@ -221,8 +221,12 @@ def test_refusals_would_denies_and_the_rest_are_counted_apart(tmp_path: Path) ->
         *_records(_Code.GUARD, "allowed"),
         *_records(_Code.GUARD, "quarantined"),  # an action a later strictmcp may add
     ]
+    # What the proxy did besides judging a message: no finding, no refusal.
+    reload = {"time": "2026-05-01T10:00:00Z", "event": "policy-reload", "outcome": "applied"}
+    records.append(reload)
     summary = summarize(io.BytesIO(b"".join(json.dumps(r).encode() + b"\n" for r in records)))
     assert (summary.records, summary.refusals, summary.would_deny) == (7, 4, 1)
+    assert (summary.events, summary.malformed) == ({"policy-reload": 1}, 0)
     assert summary.actions == {
         "refused": 2,
         "withheld": 1,
@@ -248,7 +252,7 @@ def test_refusals_would_denies_and_the_rest_are_counted_apart(tmp_path: Path) ->
     ]
     text = _report(str(_write(tmp_path / "a.jsonl", records))).stdout
     assert "refusals (enforce mode): 4 (refused 2, withheld 1, replaced 1)" in text
-    assert "allowed: 1\nother actions: quarantined 1\n" in text
+    assert "allowed: 1\nother actions: quarantined 1\nevents: policy-reload 1\n" in text
 
 
 def test_past_the_top_names_the_rest_is_other(tmp_path: Path) -> None:
@@ -345,14 +349,25 @@ def test_an_empty_log_is_a_report_of_nothing(tmp_path: Path) -> None:
     [
         f"not json {_SECRET}\n".encode(),
         f'["{_SECRET}"]\n'.encode(),  # JSON, but not an object
-        f'{{"tool": "{_SECRET}", "code": "x"}}\n'.encode(),  # no action
+        f'{{"tool": "{_SECRET}", "code": "x"}}\n'.encode(),  # neither action nor event
         f'{{"action": ["{_SECRET}"]}}\n'.encode(),  # an action that is no string
+        f'{{"event": {{"{_SECRET}": 1}}}}\n'.encode(),  # nor an event
         f'{{"action": "refused", "tool": "{_SECRET}"'.encode() + b"\xff}\n",  # not UTF-8
         b"[" * 100_000 + _SECRET.encode() + b"\n",  # nested past the parser's depth
         b'{"action": "refused", "tool": "' + _SECRET.encode() * (MAX_LINE // 10) + b'"}\n',
         f'{{"action": "refused", "tool": "{_SECRET}"'.encode(),  # cut off at the end
     ],
-    ids=["text", "array", "no-action", "action-list", "latin-1", "deep", "too-long", "cut-off"],
+    ids=[
+        "text",
+        "array",
+        "no-action",
+        "action-list",
+        "event-object",
+        "latin-1",
+        "deep",
+        "too-long",
+        "cut-off",
+    ],
 )
 def test_a_malformed_line_is_counted_skipped_and_never_shown(tmp_path: Path, line: bytes) -> None:
     records = _records(_Code.ARGUMENTS, "refused") * 2

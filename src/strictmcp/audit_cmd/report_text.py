@@ -42,6 +42,8 @@ def overview(summary: AuditSummary) -> list[str]:
     others = sorted((a, n) for a, n in summary.actions.items() if a not in known)
     if others:
         lines.append("other actions: " + ", ".join(f"{a} {n}" for a, n in others))
+    if summary.events:
+        lines.append("events: " + ", ".join(f"{e} {n}" for e, n in sorted(summary.events.items())))
     if summary.malformed:
         lines.append(f"malformed lines skipped: {summary.malformed} of {summary.lines}")
     if summary.untimed:

@@ -167,14 +167,17 @@ class AuditSummary:
     lines: int = 0
     """Lines read, blank ones not counted."""
     malformed: int = 0
-    """Lines that are no audit record (not UTF-8 JSON, not an object, no ``action``, longer
-    than :data:`MAX_LINE`): skipped, their content never shown."""
+    """Lines that are no audit record (not UTF-8 JSON, not an object, neither an ``action``
+    nor an ``event``, longer than :data:`MAX_LINE`): skipped, their content never shown."""
     records: int = 0
     untimed: int = 0
     """Records whose ``time`` is missing or not ISO 8601: counted, but in no time bucket."""
     actions: dict[str, int] = field(default_factory=dict)
     """Records per action. There are five; a log that holds more than :data:`KEPT` (not one
     strictmcp wrote) has the rest counted as "(other)"."""
+    events: dict[str, int] = field(default_factory=dict)
+    """Records of something the proxy did besides judging a message (``{time, event, ...}``:
+    a policy reloaded), per event; bounded as :attr:`actions` is."""
     first: float | None = None
     """The earliest record's time (Unix time), of every action."""
     last: float | None = None
@@ -243,8 +246,10 @@ def summarize(stream: IO[bytes], *, keep: int = NEWEST) -> AuditSummary:
         record = None if line is None else _record(line)
         if line is None or record is None:
             summary.malformed += 1
-        else:
+        elif isinstance(record.get("action"), str):
             _count(summary, record, number, line)
+        else:
+            _tally(summary.events, _text(record["event"]))
     return summary
 
 
@@ -265,17 +270,16 @@ def _record(line: bytes) -> dict[str, Any] | None:
         record = _decode(line.decode())
     except (ValueError, RecursionError):  # not UTF-8 JSON, or nested past the parser's depth
         return None
-    if not isinstance(record, dict) or not isinstance(record.get("action"), str):
+    if not isinstance(record, dict):
+        return None
+    if not isinstance(record.get("action"), str) and not isinstance(record.get("event"), str):
         return None
     return record
 
 
 def _count(summary: AuditSummary, record: dict[str, Any], number: int, line: bytes) -> None:
     summary.records += 1
-    action = _text(record["action"])
-    if action not in summary.actions and len(summary.actions) >= KEPT:
-        action = "(other)"
-    summary.actions[action] = summary.actions.get(action, 0) + 1
+    action = _tally(summary.actions, _text(record["action"]))
     second = _time(record.get("time"))
     if second is None:
         summary.untimed += 1
@@ -300,6 +304,15 @@ def _count(summary: AuditSummary, record: dict[str, Any], number: int, line: byt
         heapq.heappush(summary.newest, entry)
     else:
         heapq.heapreplace(summary.newest, entry)
+
+
+def _tally(counts: dict[str, int], name: str) -> str:
+    """Count ``name`` in ``counts``, or "(other)" once :data:`KEPT` names are counted; the
+    name counted."""
+    if name not in counts and len(counts) >= KEPT:
+        name = "(other)"
+    counts[name] = counts.get(name, 0) + 1
+    return name
 
 
 def _refusal(record: dict[str, Any]) -> Refusal:
