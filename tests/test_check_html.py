@@ -3,51 +3,16 @@ Chromium, which `make install-test` installs; a missing one fails this test)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
+from browser_support import PNG, browser
 from check_fixtures.support import SLOPPY, check
 from strictmcp.check.cases import Case
 from strictmcp.check.report_html import render_html
 from strictmcp.check.results import CaseResult, CheckReport, ToolReport
 
-_PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.fail("chromium is not installed: `make install-test` installs it")
-    return found
-
-
-def _browser(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-
 
 def test_report_renders_in_chromium(tmp_path: Path) -> None:
-    chromium = _chromium()
     report = tmp_path / "report.html"
     result = check(
         "--cases",
@@ -68,8 +33,7 @@ def test_report_renders_in_chromium(tmp_path: Path) -> None:
     assert 'src="' not in html
     assert 'href="http' not in html
     screenshot = tmp_path / "report.png"
-    shot = _browser(
-        chromium,
+    shot = browser(
         tmp_path / "profile-1",
         f"--screenshot={screenshot}",
         "--window-size=1280,2000",
@@ -77,9 +41,9 @@ def test_report_renders_in_chromium(tmp_path: Path) -> None:
     )
     assert screenshot.is_file(), shot.stderr
     data = screenshot.read_bytes()
-    assert data.startswith(_PNG)
+    assert data.startswith(PNG)
     assert len(data) > 20_000  # a blank page of that size is a few kilobytes
-    dom = _browser(chromium, tmp_path / "profile-2", "--dump-dom", report.as_uri()).stdout
+    dom = browser(tmp_path / "profile-2", "--dump-dom", report.as_uri()).stdout
     assert "<title>strictmcp check report: check-fixture" in dom
     assert 'id="verdict-matrix"' in dom
     assert '<th scope="row" class="tool">crash_long</th>' in dom

@@ -1,10 +1,10 @@
 """strictmcp's layers, bottom up, each importing only those below it.
 
-``extras`` and ``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy file) <
-lint's rules < ``connect`` (the transport) <
+``extras``, ``html_page`` and ``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy
+file) < lint's rules < ``connect`` (the transport) <
 ``identity`` (verified access tokens) < ``enforce`` < the leaves (``proxy``, ``check``,
-``integrations`` and lint's command side) < the command line (``cli``, ``__main__``). Leaves
-never import each other. Every import counts:
+``integrations``, ``policy_cmd``, ``pin``, ``install``, ``audit_cmd`` and lint's command side) < the
+command line (``cli``, ``__main__``). Leaves never import each other. Every import counts:
 inside functions and ``TYPE_CHECKING`` blocks too, since either can still tie one layer to
 another.
 """
@@ -24,6 +24,8 @@ LEAF = 8
 LAYERS = {
     # The extras and their one error, for every layer that imports an optional dependency.
     "extras": 0,
+    # The page every HTML report is, for check's and audit's alike.
+    "html_page": 0,
     "schema": 0,
     "protocol": 1,
     "guards": 2,
@@ -38,6 +40,7 @@ LAYERS = {
     "policy_cmd": LEAF,
     "pin": LEAF,
     "install": LEAF,
+    "audit_cmd": LEAF,
     "cli": 9,
     "__main__": 9,
 }

@@ -73,6 +73,12 @@ def _pin() -> click.Command:
     return pin
 
 
+def _audit() -> click.Command:
+    from .audit_cmd.cli import audit  # noqa: PLC0415 - only when it runs
+
+    return audit
+
+
 @dataclass(frozen=True)
 class _Subcommand:
     """A subcommand as the group knows it before its module is imported."""
@@ -104,6 +110,9 @@ _SUBCOMMANDS = {
         "Check an MCP server's tools with generated inputs: `strictmcp check -- COMMAND"
         " [ARGS]` for a stdio server, `strictmcp check --url URL` for an HTTP one.",
         _check,
+    ),
+    "audit": _Subcommand(
+        "Read the proxy's audit log (--audit-log): what it refused, and whom.", _audit
     ),
     "install": _Subcommand(
         "Put strictmcp in front of every MCP server of an assistant (Claude Desktop, Claude"
@@ -179,4 +188,5 @@ def main() -> None:
       strictmcp lint -- COMMAND [ARGS...]        judge a server's tool definitions (or a file)
       strictmcp check -- COMMAND [ARGS...]       drive a server with valid and invalid inputs
       strictmcp pin -- COMMAND [ARGS...]         lock a server's tool definitions
+      strictmcp audit report AUDIT.jsonl         what did the proxy refuse, and whom?
     """

@@ -1,4 +1,4 @@
-"""``--format html``: one self-contained page (inline CSS, no script, nothing fetched).
+"""``--format html``: one self-contained page (:mod:`strictmcp.html_page`).
 
 Everything that came from the server or the user is escaped; inputs are ours and shown in
 full; the command line and stderr were redacted before they got here.
@@ -9,26 +9,18 @@ from __future__ import annotations
 import json
 from html import escape
 
+from ..html_page import page
 from .cases import KINDS
 from .results import CaseResult, CheckReport, ToolReport
 
 _CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#1d1d1f;
-padding:0 1em}
-h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.5em 0}
-th,td{border:1px solid #ccc;padding:.3em .55em;text-align:center}
 th.tool,td.tool{text-align:left;font-family:ui-monospace,monospace}
-thead th{background:#f2f2f5;font-weight:600;font-size:.85em}
 .pass{background:#dff3e3;color:#135a22}.fail{background:#fbdcdc;color:#8a1212}
 .warn{background:#fff1cc;color:#6b4d00}.skip{background:#eee;color:#666}.none{color:#bbb}
 .verdict{display:inline-block;padding:.15em .6em;border-radius:4px;font-weight:700}
-pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:.6em;overflow-x:auto;
-white-space:pre-wrap;word-break:break-all}
 .case{border:1px solid #e0b4b4;border-left:6px solid #c62828;padding:.4em 1em;margin:1em 0}
 .case.warn{border-color:#e8d49a;border-left-color:#b58900}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em}dt{font-weight:600}
-dd{margin:0}.muted{color:#666}table.lint td{text-align:left}
+table.lint td{text-align:left}
 """
 _SYMBOL = {"pass": "✓ pass", "fail": "✗ fail", "warn": "! warn", "skip": "- skip"}
 
@@ -37,24 +29,18 @@ def render_html(report: CheckReport) -> str:
     """The whole page."""
     server = " ".join(str(report.server.get(k, "")) for k in ("name", "version")).strip()
     title = f"strictmcp check report: {server or 'MCP server'}"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        # No external resources may load: the report must render offline and leak nothing.
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'\">",
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
-        f'<h1 id="title">{escape(title)}</h1>',
-        _overview(report),
-        _matrix(report.tools),
-        _lint(report),
-        _cases(report, "fail", "Failing cases", "failures"),
-        _cases(report, "warn", "Warnings", "warnings"),
-        _notes(report),
-        "</body></html>",
-    ]
-    return "\n".join(part for part in parts if part) + "\n"
+    return page(
+        title,
+        [
+            _overview(report),
+            _matrix(report.tools),
+            _lint(report),
+            _cases(report, "fail", "Failing cases", "failures"),
+            _cases(report, "warn", "Warnings", "warnings"),
+            _notes(report),
+        ],
+        css=_CSS,
+    )
 
 
 def _overview(report: CheckReport) -> str:
