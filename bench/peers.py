@@ -1434,7 +1434,9 @@ def gateway_ratios(rows: list[Row], seq_n: int) -> str:
 def _spread(ratios: list[float]) -> str:
     if len(ratios) < 2:
         return f"{ratios[0]:.3f}" if ratios else "-"
-    deciles = statistics.quantiles(ratios, n=10)
+    # Inclusive: with a few rounds the default method extrapolates past the smallest and
+    # largest ratio (below zero, even).
+    deciles = statistics.quantiles(ratios, n=10, method="inclusive")
     return f"{statistics.median(ratios):.3f} ({deciles[0]:.3f}-{deciles[-1]:.3f})"
 
 
