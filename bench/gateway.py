@@ -4,7 +4,7 @@ Run ``python bench/gateway.py`` for both parts, ``--part listing`` or ``--part m
 ``--quick`` for a smoke run. The CPU per call through the gateway is bench/peers.py's (its rows
 ending in ``-gateway``).
 
-Listing (``--servers`` 20, ``--tools`` 50, ``--samples`` 120, ``--rounds`` 6): three rows in
+Listing (``--servers`` 20, ``--tools`` 50, ``--samples`` 120, ``--rounds`` 6): five rows in
 interleaved rounds (the order rotating each round), each started once and listed once untimed
 first, so that every server has answered its first listing:
 
@@ -12,6 +12,8 @@ first, so that every server has answered its first listing:
   of 50 tools each;
 - ``proxy``: ``strictmcp proxy`` in front of one tools_server.py of all 1,000 tools (the same
   bytes to check, from one server);
+- ``gateway-no-lint``, ``proxy-no-lint``: the same with ``--listing-rules none`` (what the
+  listing stage's lint rules cost);
 - ``direct``: that server alone (the pipe and the bytes: the floor).
 
 The client is this process on raw pipes: one request line written with ``os.write``, the
