@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -155,25 +156,31 @@ def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def call_message(request_id: int, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-    params = {"name": TOOL, "arguments": ARGUMENTS if arguments is None else arguments}
+def call_message(
+    request_id: int, arguments: dict[str, Any] | None = None, tool: str = TOOL
+) -> dict[str, Any]:
+    params = {"name": tool, "arguments": ARGUMENTS if arguments is None else arguments}
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
-_CALL = (
-    '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"' + TOOL + '",'
-    '"arguments":' + _ARGUMENTS_JSON.replace("%", "%%") + "}}"
-)
 _MODERN_META = (
     ',"_meta":{"io.modelcontextprotocol/protocolVersion":"' + MODERN + '",'
     '"io.modelcontextprotocol/clientCapabilities":{}}'
 )
-_MODERN_CALL = _CALL[:-2] + _MODERN_META + "}}"
 
 
-def call_body(request_id: int, modern: bool) -> bytes:
-    """A prebuilt ``tools/call`` of the tool with ``ARGUMENTS`` (no trailing newline)."""
-    return ((_MODERN_CALL if modern else _CALL) % request_id).encode()
+@functools.cache
+def _call_template(tool: str, modern: bool) -> str:
+    call = (
+        '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"' + tool + '",'
+        '"arguments":' + _ARGUMENTS_JSON.replace("%", "%%") + "}}"
+    )
+    return call[:-2] + _MODERN_META + "}}" if modern else call
+
+
+def call_body(request_id: int, modern: bool, tool: str = TOOL) -> bytes:
+    """A prebuilt ``tools/call`` of ``tool`` with ``ARGUMENTS`` (no trailing newline)."""
+    return (_call_template(tool, modern) % request_id).encode()
 
 
 def initialize(request_id: str | int = "init") -> dict[str, Any]:
@@ -218,14 +225,17 @@ def free_port() -> int:
         return port
 
 
-def _proc_stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds user + system) of a live process, or None."""
+def _proc_stat(pid: int) -> tuple[int, float, float] | None:
+    """(parent pid, CPU seconds user + system, CPU seconds of its children that have ended
+    and been waited for) of a live process, or None."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / tick
+    return int(fields[1]), own, (int(fields[13]) + int(fields[14])) / tick
 
 
 def _is_echo(pid: int) -> bool:
@@ -238,14 +248,17 @@ def _is_echo(pid: int) -> bool:
 
 
 def tree_cpu(root: int) -> tuple[float, float]:
-    """CPU seconds of ``root`` and its live descendants, and of the echo servers among them."""
+    """CPU seconds of ``root`` and its live descendants, and of the echo servers among them.
+    The total counts the descendants that have ended too (FastMCP's multi-server proxy starts
+    a server for each call): their CPU is spent because of the peer, so it is the peer's."""
     parents: dict[int, int] = {}
     cpu: dict[int, float] = {}
+    ended: dict[int, float] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             stat = _proc_stat(int(entry))
             if stat is not None:
-                parents[int(entry)], cpu[int(entry)] = stat
+                parents[int(entry)], cpu[int(entry)], ended[int(entry)] = stat
     members = {root}
     grew = True
     while grew:
@@ -254,7 +267,7 @@ def tree_cpu(root: int) -> tuple[float, float]:
             if parent in members and pid not in members:
                 members.add(pid)
                 grew = True
-    total = sum(cpu.get(pid, 0.0) for pid in members)
+    total = sum(cpu.get(pid, 0.0) + ended.get(pid, 0.0) for pid in members)
     echo = sum(cpu.get(pid, 0.0) for pid in members if _is_echo(pid))
     return total, echo
 
@@ -305,7 +318,10 @@ def launch(
 
 
 class Client:
-    """What the rounds need from a connected peer."""
+    """What the rounds need from a connected peer; ``tool`` is the name it offers the echo
+    server's tool under (a gateway prefixes the server's name)."""
+
+    tool: str = TOOL
 
     def ask(self, message: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -366,7 +382,7 @@ class StdioClient(Client):
 
     def sequential(self, n: int) -> list[float]:
         ids = self.ids(n)
-        lines = [call_body(i, False) + b"\n" for i in ids]
+        lines = [call_body(i, False, self.tool) + b"\n" for i in ids]
         write, read, clock = self.write, self.read, time.perf_counter_ns
         times: list[float] = []
         answers: list[Any] = []
@@ -384,7 +400,7 @@ class StdioClient(Client):
 
     def pipelined(self, n: int) -> float:
         ids = self.ids(n)
-        lines = [call_body(i, False) + b"\n" for i in ids]
+        lines = [call_body(i, False, self.tool) + b"\n" for i in ids]
         write, read = self.write, self.read
         answers: list[Any] = []
         gc.disable()
@@ -557,7 +573,7 @@ class HttpClient(Client):
     def call_headers(self, message: dict[str, Any] | None) -> dict[str, str]:
         if not self.modern:
             return self.headers
-        headers = {**self.headers, "mcp-method": "tools/call", "mcp-name": TOOL}
+        headers = {**self.headers, "mcp-method": "tools/call", "mcp-name": self.tool}
         if message is not None and message.get("method") != "tools/call":
             del headers["mcp-name"]
             headers["mcp-method"] = message["method"]
@@ -586,7 +602,7 @@ class HttpClient(Client):
 
     def sequential(self, n: int) -> list[float]:
         ids = self.ids(n)
-        bodies = [call_body(i, self.modern) for i in ids]
+        bodies = [call_body(i, self.modern, self.tool) for i in ids]
         headers = self.call_headers(None)
         connection = self.connections[0]
 
@@ -612,7 +628,7 @@ class HttpClient(Client):
 
     def pipelined(self, n: int) -> float:
         ids = self.ids(n)
-        bodies = [call_body(i, self.modern) for i in ids]
+        bodies = [call_body(i, self.modern, self.tool) for i in ids]
         headers = self.call_headers(None)
         answers: list[Any] = [None] * n
 
@@ -722,11 +738,14 @@ def stdio_peer(
     argv: Callable[[Setup, str], list[str]],
     key: str,
     env: Callable[[], dict[str, str]] | None = None,
+    tool: str = TOOL,
 ) -> Callable[..., Any]:
     def start(setup: Setup, log: Path) -> tuple[Launched, Client]:
         environ = None if env is None else env()
         launched = launch(argv(setup, key), log, stdio=True, env=environ, cwd=setup.tmp)
-        return launched, StdioClient(launched)
+        client = StdioClient(launched)
+        client.tool = tool
+        return launched, client
 
     return start
 
@@ -739,6 +758,7 @@ def http_peer(
     modern: bool = False,
     announced: bool = False,
     env: Callable[[], dict[str, str]] | None = None,
+    tool: str = TOOL,
 ) -> Callable[..., Any]:
     def start(setup: Setup, log: Path) -> tuple[Launched, Client]:
         port = 0 if announced else free_port()
@@ -755,7 +775,9 @@ def http_peer(
             else:
                 wait_http(launched, port)
                 url = f"http://127.0.0.1:{port}{path}"
-            return launched, HttpClient(url, modern)
+            client = HttpClient(url, modern)
+            client.tool = tool
+            return launched, client
         except BaseException:
             launched.stop()
             raise
@@ -769,6 +791,30 @@ def contextforge_env() -> dict[str, str]:
 
 
 STRICTMCP = [sys.executable, "-m", "strictmcp.proxy"]
+GATEWAY = [sys.executable, "-m", "strictmcp", "gateway"]
+GATEWAY_SERVERS = ("one", "two", "three")
+"""The servers of each gateway row, every one the echo server; the calls go to the first."""
+
+
+def gateway_policy(directory: Path, servers: Sequence[tuple[str, Sequence[str]]]) -> Path:
+    """A policy file of one ``[[server]]`` table per (name, command) of ``servers``."""
+    path = directory / f"gateway-{secrets.token_hex(4)}.toml"
+    tables = [
+        f"[[server]]\nname = {json.dumps(name)}\ncommand = {json.dumps(list(command))}\n"
+        for name, command in servers
+    ]
+    path.write_text("\n".join(tables))
+    return path
+
+
+def _gateway_argv(setup: Setup, key: str) -> list[str]:
+    servers = [(name, setup.echo(key)) for name in GATEWAY_SERVERS]
+    return [*GATEWAY, "--policy", str(gateway_policy(setup.tmp, servers))]
+
+
+def _fastmcp_servers(setup: Setup, key: str) -> list[str]:
+    """The echo server's command once per gateway server, each after ``--``."""
+    return [arg for _ in GATEWAY_SERVERS for arg in ("--", *setup.echo(key))]
 
 
 def _venv_bin(name: str, program: str) -> str:
@@ -968,6 +1014,92 @@ def peer_specs() -> list[Spec]:
             ),
             of("contextforge"),
         ),
+        *gateway_specs(of),
+    ]
+
+
+def gateway_specs(of: Callable[[str], Callable[[Setup], str]]) -> list[Spec]:
+    """Many servers behind one endpoint (issue 22): three echo servers, every call to the first.
+    Each row's key is its single-server row's key plus ``-gateway``: :func:`gateway_ratios`
+    sets the two side by side."""
+    first = GATEWAY_SERVERS[0]
+    return [
+        Spec(
+            "stdio-strictmcp-gateway",
+            "stdio",
+            f"strictmcp `gateway`, {len(GATEWAY_SERVERS)} servers",
+            stdio_peer(_gateway_argv, "stdio-strictmcp-gateway", tool=f"{first}__{TOOL}"),
+            strictmcp_version,
+        ),
+        Spec(
+            "stdio-fastmcp-gateway",
+            "stdio",
+            f"FastMCP multi-server proxy (`create_proxy` of an MCPConfig), "
+            f"{len(GATEWAY_SERVERS)} servers",
+            stdio_peer(
+                lambda s, k: [
+                    str(venv_python("fastmcp")),
+                    str(LAUNCH / "fastmcp_proxy.py"),
+                    "stdio",
+                    *_fastmcp_servers(s, k),
+                ],
+                "stdio-fastmcp-gateway",
+                tool=f"{first}_{TOOL}",
+            ),
+            of("fastmcp"),
+        ),
+        Spec(
+            "http-strictmcp-gateway",
+            "HTTP",
+            f"strictmcp `gateway --listen`, session (2025-06-18), {len(GATEWAY_SERVERS)} servers",
+            http_peer(
+                lambda s, k, p: [*_gateway_argv(s, k), "--listen", "127.0.0.1:0"],
+                "http-strictmcp-gateway",
+                announced=True,
+                tool=f"{first}__{TOOL}",
+            ),
+            strictmcp_version,
+        ),
+        Spec(
+            "http-mcp-proxy-gateway",
+            "HTTP",
+            f"mcp-proxy named servers (`--named-server`), {len(GATEWAY_SERVERS)} servers",
+            http_peer(
+                lambda s, k, p: [
+                    _venv_bin("mcp-proxy", "mcp-proxy"),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(p),
+                    *[
+                        arg
+                        for name in GATEWAY_SERVERS
+                        for arg in ("--named-server", name, shlex.join(s.echo(k)))
+                    ],
+                ],
+                "http-mcp-proxy-gateway",
+                path=f"/servers/{first}/mcp",
+            ),
+            of("mcp-proxy"),
+        ),
+        Spec(
+            "http-fastmcp-gateway",
+            "HTTP",
+            f"FastMCP multi-server proxy (`create_proxy` of an MCPConfig, HTTP), "
+            f"{len(GATEWAY_SERVERS)} servers",
+            http_peer(
+                lambda s, k, p: [
+                    str(venv_python("fastmcp")),
+                    str(LAUNCH / "fastmcp_proxy.py"),
+                    "http",
+                    str(p),
+                    *_fastmcp_servers(s, k),
+                ],
+                "http-fastmcp-gateway",
+                tool=f"{first}_{TOOL}",
+            ),
+            of("fastmcp"),
+        ),
     ]
 
 
@@ -990,6 +1122,9 @@ class Row:
     cpu_echo: float = 0.0
     cpu_client: float = 0.0  # seconds of this process (the client) over the same batches
     calls: int = 0
+    #: Per round: the round's number and the proxy's CPU seconds (the tree less the echo
+    #: servers) over its batches.
+    proxy_cpu_rounds: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -1015,13 +1150,14 @@ def check_peer(row: Row, setup: Setup) -> None:
     assert client is not None
     listed = client.ask({"jsonrpc": "2.0", "id": "list", "method": "tools/list"})
     tools = (listed or {}).get("result", {}).get("tools", [])
-    if TOOL not in [tool.get("name") for tool in tools]:
-        raise WrongAnswer(f"tools/list lacks {TOOL}: {str(listed)[:150]}")
+    if client.tool not in [tool.get("name") for tool in tools]:
+        raise WrongAnswer(f"tools/list lacks {client.tool}: {str(listed)[:150]}")
     minimal = {"repository": "octo/hello", "title": "x"}
     unicode = {**ARGUMENTS, "title": "Crash on startup — 設定ファイルが空 🙃", "labels": []}
     for number, arguments in enumerate((ARGUMENTS, minimal, unicode)):
         request_id = 90_000_000 + number
-        wrong = intact(client.ask(call_message(request_id, arguments)), request_id, arguments)
+        answer = client.ask(call_message(request_id, arguments, client.tool))
+        wrong = intact(answer, request_id, arguments)
         if wrong is not None:
             raise WrongAnswer(wrong)
     if row.spec.key == "http-floor":
@@ -1029,8 +1165,8 @@ def check_peer(row: Row, setup: Setup) -> None:
     nonce = secrets.token_hex(4)
     invalid = {"repository": "octo/hello", "title": PROBE_TITLE, "priority": "urgent"}
     valid = {"repository": "octo/hello", "title": PROBE_TITLE, "priority": 1}
-    client.ask(call_message(91_000_000, {**invalid, "body": f"invalid {nonce}"}))
-    client.ask(call_message(91_000_001, {**valid, "body": f"valid {nonce}"}))
+    client.ask(call_message(91_000_000, {**invalid, "body": f"invalid {nonce}"}, client.tool))
+    client.ask(call_message(91_000_001, {**valid, "body": f"valid {nonce}"}, client.tool))
     time.sleep(0.2)
     log = setup.probe_log(row.spec.key)
     seen = log.read_text().splitlines() if log.exists() else []
@@ -1100,6 +1236,7 @@ def measure(rows: list[Row], rounds: int, seq_n: int, pipe_n: int) -> None:
             row.cpu_total += after[0] - before[0]
             row.cpu_echo += after[1] - before[1]
             row.calls += seq_n + pipe_n
+            row.proxy_cpu_rounds.append((index, (after[0] - before[0]) - (after[1] - before[1])))
         print(f"round {index + 1}/{rounds}: {time.perf_counter() - started:.1f} s", flush=True)
 
 
@@ -1199,6 +1336,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, tmp: Path) ->
     print(client_note(rows))
     if args.base:
         print(base_ratios(rows, seq_n))
+    print(gateway_ratios(rows, seq_n))
     if args.json is not None:
         numbers = {
             "mode": mode,
@@ -1223,6 +1361,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, tmp: Path) ->
                     "cpu_seconds_echo_server": row.cpu_echo,
                     "cpu_seconds_client": row.cpu_client,
                     "timed_calls": row.calls,
+                    "cpu_seconds_proxy_per_round": row.proxy_cpu_rounds,
                 }
                 for row in rows
             ],
@@ -1253,10 +1392,51 @@ def base_ratios(rows: list[Row], seq_n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def gateway_ratios(rows: list[Row], seq_n: int) -> str:
+    """Each gateway row against the same peer's single-server row of the run: the proxy's CPU
+    per call (the process tree less the echo servers) over all rounds, gateway over single,
+    then the median over rounds of each round's ratio (p10-p90: its spread; one clock tick
+    of ``/proc`` is 10 ms, a few percent of a round's figure), and the latency ratio."""
+    by_key = {row.spec.key: row for row in rows}
+    lines = [
+        "| gateway row | proxy CPU per call, gateway / single: all rounds | "
+        "per round, median (p10-p90) | median latency ratio (p10-p90) |",
+        "|---|--:|--:|--:|",
+    ]
+    for row in rows:
+        single = by_key.get(row.spec.key.removesuffix("-gateway"))
+        if not row.spec.key.endswith("-gateway") or single is None:
+            continue
+        if not (row.ok and single.ok and row.calls and single.calls):
+            continue
+        mine = sum(cpu for _, cpu in row.proxy_cpu_rounds) / row.calls
+        theirs = sum(cpu for _, cpu in single.proxy_cpu_rounds) / single.calls
+        per_call = row.calls / len(row.proxy_cpu_rounds)
+        single_rounds = dict(single.proxy_cpu_rounds)
+        rounds = [
+            (cpu / per_call) / (single_rounds[index] / per_call)
+            for index, cpu in row.proxy_cpu_rounds
+            if single_rounds.get(index)
+        ]
+        latencies = [
+            statistics.median(row.latencies[i : i + seq_n])
+            / statistics.median(single.latencies[i : i + seq_n])
+            for i in range(0, min(len(row.latencies), len(single.latencies)), seq_n)
+        ]
+        total = f"{mine / theirs:.3f}" if theirs else "-"
+        lines.append(
+            f"| {row.spec.key} / {single.spec.key} | {total} | {_spread(rounds)} | "
+            f"{_spread(latencies)} |"
+        )
+    return "\n".join(lines) + "\n" if len(lines) > 2 else ""
+
+
 def _spread(ratios: list[float]) -> str:
     if len(ratios) < 2:
         return f"{ratios[0]:.3f}" if ratios else "-"
-    deciles = statistics.quantiles(ratios, n=10)
+    # Inclusive: with a few rounds the default method extrapolates past the smallest and
+    # largest ratio (below zero, even).
+    deciles = statistics.quantiles(ratios, n=10, method="inclusive")
     return f"{statistics.median(ratios):.3f} ({deciles[0]:.3f}-{deciles[-1]:.3f})"
 
 
