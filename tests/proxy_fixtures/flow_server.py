@@ -4,24 +4,29 @@ Run as ``flow_server.py NAME DIR TOOL...``. It lists the tools named (any argume
 records every ``tools/call``, ``prompts/get`` and ``resources/read`` it is sent, as it got
 them, in ``DIR/NAME.calls.jsonl``: the ground truth of what reached it. A tool call is
 answered with the result in ``DIR/NAME.next.json`` (then removed) when there is one, else
-with ``NAME ran TOOL``. It offers the resource ``flow://NAME/data`` (``DIR/NAME.resource``'s
-text) and the prompt ``note`` (its argument ``text`` said back).
+with ``NAME ran TOOL``; with ``FLOW_SERVER_WAIT`` set, it waits for that file (the test plants
+the answer once it has seen the call arrive) for up to 30 s. It offers the resource
+``flow://NAME/data`` (``DIR/NAME.resource``'s text) and the prompt ``note`` (its argument
+``text`` said back).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 
-def main() -> None:
+def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_server.py
     """Serve stdin and stdout, one line at a time."""
     name, where, tools = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
     calls = where / f"{name}.calls.jsonl"
     planted = where / f"{name}.next.json"
     resource = where / f"{name}.resource"
     uri = f"flow://{name}/data"
+    wait = bool(os.environ.get("FLOW_SERVER_WAIT"))
 
     def send(request_id: object, result: dict[str, object]) -> None:
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
@@ -51,6 +56,10 @@ def main() -> None:
             listed = [{"name": tool, "inputSchema": schema} for tool in tools]
             send(request_id, {"tools": listed})
         elif method == "tools/call":
+            waited = 0
+            while wait and not planted.exists() and waited < 3000:
+                time.sleep(0.01)
+                waited += 1
             if planted.exists():
                 result = json.loads(planted.read_text(encoding="utf-8"))
                 planted.unlink()
