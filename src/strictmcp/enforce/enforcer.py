@@ -69,6 +69,7 @@ _RESULT_RULES = frozenset(
 _POLICY_STAGES: frozenset[Stage] = frozenset({"access", "rate", "policy"})
 # The requests naming a resource, whose server the gateway's routing says (FlowTracker.locate).
 _RESOURCE_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+_MAX_NAMES = 4096
 # For isinstance on the proxy's path: a decoded object is a dict, answered without the ABC.
 _MAPPING = (dict, Mapping)
 
@@ -138,6 +139,7 @@ class Enforcer:
         self._flags = policy.allow_subdivision_flags if policy is not None else ()
         #: The gateway's ``[[flow]]`` taints of this session (None: no flow rules).
         self.flows = FlowTracker(policy.flows) if policy is not None and policy.flows else None
+        self._servers_of: dict[str, str | None] = {}
 
     def check_call(
         self,
@@ -219,18 +221,18 @@ class Enforcer:
         Findings are reported at the ``flow`` stage, in the policy's mode for the tool."""
         flows = self.flows
         sink = self._flow_server(method, params)
-        if flows is None or sink is None or not isinstance(params, _MAPPING):
+        if flows is None or sink is None or flows.idle(sink, owner):
             return None, params
-        name = params.get("name") if method in ("tools/call", "prompts/get") else None
-        tool = name if isinstance(name, str) and method == "tools/call" else None
-        if method in ("tools/call", "prompts/get"):
+        named = method in ("tools/call", "prompts/get")
+        if named:
             flowed = flows.check(sink, params.get("arguments"), "/params/arguments", owner)
-            sent = {**params, "arguments": flowed.params}
         else:
             flowed = flows.check(sink, {"uri": params.get("uri")}, "/params", owner)
-            sent = {**params, **flowed.params}
         if flowed.action is None:
             return None, params
+        sent = {**params, "arguments": flowed.params} if named else {**params, **flowed.params}
+        name = params.get("name")
+        tool = name if isinstance(name, str) and method == "tools/call" else None
         mode = self._policy_mode(tool)
         acts = flowed.action != "audit"
         self.auditor.record(
@@ -266,7 +268,16 @@ class Enforcer:
         if policy is None or flows is None or not isinstance(params, _MAPPING):
             return None
         if method in ("tools/call", "prompts/get"):
-            return policy.server_of(params.get("name"))
+            name = params.get("name")
+            if not isinstance(name, str):
+                return None
+            # A name's server, asked twice per call: remembered, for the names in use.
+            if name in self._servers_of:
+                return self._servers_of[name]
+            if len(self._servers_of) >= _MAX_NAMES:
+                self._servers_of.clear()
+            server = self._servers_of[name] = policy.server_of(name)
+            return server
         uri = params.get("uri")
         if method in _RESOURCE_METHODS and isinstance(uri, str) and flows.locate is not None:
             return flows.locate(uri)

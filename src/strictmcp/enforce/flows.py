@@ -137,6 +137,9 @@ class FlowTracker:
         ]
         self._redacts = [rule for rule in rules if rule.action == "redact"]
         self._stores: OrderedDict[Hashable, _Store] = OrderedDict()
+        # By server name (the gateway's servers: a handful), what the globs say of each.
+        self._tainting: dict[str, bool] = {}
+        self._protected: dict[str, bool] = {}
 
     # --- taint ---------------------------------------------------------------------------------
 
@@ -144,10 +147,14 @@ class FlowTracker:
         """Taint what ``source`` answered (``result``: a result object) for ``owner`` (None:
         the session; a caller's key in a shared one); how many values were forgotten to make
         room (also added to :attr:`evicted`)."""
+        if not self.taints_from(source):
+            return 0
         store = self._store(owner)
         before = self.evicted
         budget = [_MAX_DECODED]
         for text in _strings(result, 0):
+            if len(text) < self._anchor:
+                continue
             for candidate, _, _ in _decodings(text, budget):
                 for kind, start, end in secrets_in(candidate, loose=True):
                     self._add(store, candidate[start:end], source, kind)
@@ -159,6 +166,25 @@ class FlowTracker:
                     if len(text) >= rule.min_length:
                         self._add(store, text, source, "sensitive")
         return self.evicted - before
+
+    def taints_from(self, source: str) -> bool:
+        """Whether what ``source`` returns is tainted: it is a ``from`` server of some rule,
+        or a ``to`` server of a ``redact`` rule (its own secrets are then no client's)."""
+        known = self._tainting.get(source)
+        if known is None:
+            known = self._tainting[source] = any(
+                fnmatchcase(source, glob) for rule in self.rules for glob in rule.sources
+            ) or self._protects(source)
+        return known
+
+    def _protects(self, sink: str) -> bool:
+        """Whether a ``redact`` rule protects ``sink`` (:data:`FlowCode.CLIENT_SECRET`)."""
+        known = self._protected.get(sink)
+        if known is None:
+            known = self._protected[sink] = any(
+                fnmatchcase(sink, glob) for rule in self._redacts for glob in rule.sinks
+            )
+        return known
 
     def _add(self, store: _Store, value: str, source: str, kind: str) -> None:
         if len(value) < self._anchor:
@@ -186,11 +212,17 @@ class FlowTracker:
 
     # --- check ---------------------------------------------------------------------------------
 
+    def idle(self, sink: str, owner: Hashable = None) -> bool:
+        """Whether nothing can be found in a request to ``sink`` for ``owner``: nothing is
+        tainted for it, and no ``redact`` rule protects ``sink`` (most calls: one look)."""
+        store = self._stores.get(owner) if self._stores else None
+        return (store is None or not store.taints) and not self._protects(sink)
+
     def check(self, sink: str, params: Any, pointer: str, owner: Hashable = None) -> Flowed:
         """The flows of ``params`` (a request's arguments, or params, at ``pointer`` in the
         message) about to go to ``sink``, for ``owner`` (as :meth:`taint` took it)."""
         store = self._stores.get(owner) if self._stores else None
-        protected = any(fnmatchcase(sink, g) for rule in self._redacts for g in rule.sinks)
+        protected = self._protects(sink)
         if (store is None or not store.taints) and not protected:
             return Flowed([], None, params)
         found: list[Violation] = []

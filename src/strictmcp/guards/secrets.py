@@ -109,6 +109,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
 )
 
+# Every secret holds one of these; no secret is shorter than a private key's armour or an AWS
+# key id (20 characters).
+_ANY_NEEDLE = re.compile("|".join(re.escape(n) for s in SECRET_PATTERNS for n in s.needles))
+_SHORTEST = 16
+
 
 @dataclass(frozen=True)
 class Redacted:
@@ -135,6 +140,8 @@ def redact(text: str) -> Redacted:
 def secrets_in(text: str, *, loose: bool = False) -> Iterator[tuple[str, int, int]]:
     """Each secret in ``text``: its kind and where the secret itself is (``text[start:end]``,
     without a label before it). ``loose``: the flow forms too (:attr:`SecretPattern.loose`)."""
+    if len(text) < _SHORTEST or not _ANY_NEEDLE.search(text):
+        return  # most text: one pass of one pattern, in C
     for secret in SECRET_PATTERNS:
         if not any(needle in text for needle in secret.needles):
             continue

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -120,7 +121,11 @@ class Policy:
         if not self.servers:
             return None
         separator = self.gateway.separator if self.gateway is not None else "__"
-        return server_of(tool, {server.name for server in self.servers}, separator)
+        return server_of(tool, self._server_names, separator)
+
+    @cached_property
+    def _server_names(self) -> frozenset[str]:
+        return frozenset(server.name for server in self.servers)
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
