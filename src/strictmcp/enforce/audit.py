@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import IO, Any, Literal
 
 from ..policy import Identity, Mode
+from ..policy.settings import server_of
 from ..protocol import Severity, Violation
 from ..schema import quote_name
 
@@ -30,11 +31,14 @@ message (a tool result, cleaned text, decoded arguments), or, at a stage in audi
 through as it came what enforce mode would have refused, withheld or replaced ("would
 deny", the one audit-mode word at every stage; see :func:`outcome`)."""
 
-Stage = Literal["message", "access", "rate", "arguments", "policy", "deep", "result", "listing"]
+Stage = Literal[
+    "message", "access", "rate", "arguments", "policy", "deep", "result", "listing", "flow"
+]
 """Which check found something: the message itself (envelope, method), the policy's access
 rules (may this identity call this tool), its rate limits, a ``tools/call``'s arguments
 against the ``inputSchema``, the policy's guards, the deep checks, a tool result against the
-``outputSchema``, or the tool definitions of a ``tools/list`` result."""
+``outputSchema``, the tool definitions of a ``tools/list`` result, or the gateway's flows
+(data read from one server on its way to another, ``[[flow]]``)."""
 
 
 def outcome(acts: bool, mode: Mode, action: Action = "refused") -> Action:
@@ -121,10 +125,7 @@ class Auditor:
 
     def server_of(self, tool: str | None) -> str | None:
         """The gateway's server ``tool`` belongs to, by its name; None outside a gateway."""
-        if tool is None or not self._servers:
-            return None
-        server, separator, _ = tool.partition(self._separator)
-        return server if separator and server in self._servers else None
+        return server_of(tool, self._servers, self._separator) if self._servers else None
 
     def in_mode(self, mode: Mode) -> Auditor:
         """This auditor, its sinks shared, for records made under ``mode``."""

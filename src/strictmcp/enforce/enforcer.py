@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 from ..guards.codes import GuardCode
@@ -40,6 +40,7 @@ from ..protocol.violations import under
 from ..schema import quote_name
 from .audit import Auditor, Stage, outcome
 from .dry_run import DryRun
+from .flows import FlowCode, FlowTracker
 from .hygiene import HygieneRule, clean_message, clean_request, clean_result
 from .limits import (
     RATE_LIMITED,
@@ -66,6 +67,9 @@ _RESULT_RULES = frozenset(
 )
 # The stages the policy's own mode governs too (a policy in audit mode refuses nothing).
 _POLICY_STAGES: frozenset[Stage] = frozenset({"access", "rate", "policy"})
+# The requests naming a resource, whose server the gateway's routing says (FlowTracker.locate).
+_RESOURCE_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+_MAX_NAMES = 4096
 # For isinstance on the proxy's path: a decoded object is a dict, answered without the ABC.
 _MAPPING = (dict, Mapping)
 
@@ -144,6 +148,9 @@ class Enforcer:
         #: (:attr:`~strictmcp.protocol.Decoded.plain`) need cleaning.
         self.redacts = policy is not None and any(rule.redact for rule in policy.results)
         self._flags = policy.allow_subdivision_flags if policy is not None else ()
+        #: The gateway's ``[[flow]]`` taints of this session (None: no flow rules).
+        self.flows = FlowTracker(policy.flows) if policy is not None and policy.flows else None
+        self._servers_of: dict[str, str | None] = {}
 
     def check_call(
         self,
@@ -188,6 +195,104 @@ class Enforcer:
         found = self.policy.check(name, arguments, identity=identity)
         blocked = self._report(name, "policy", found, bool(errors(found)), identity)
         return self._after(registry, name, verdict, found, blocked)
+
+    def taint(self, method: str | None, params: Any, result: Any, owner: Hashable = None) -> None:
+        """Taint what the gateway's server answered to ``method`` with ``params`` (a
+        ``tools/call``, ``prompts/get`` or ``resources/read``) for ``owner`` (None: the
+        session; a caller of a shared session), under the ``[[flow]]`` rules. A taint
+        forgotten to make room is reported (``flow-taint-evicted``)."""
+        flows = self.flows
+        source = self._flow_server(method, params)
+        if flows is None or source is None or not isinstance(result, _MAPPING):
+            return
+        evicted = flows.taint(source, result, owner)
+        if evicted:
+            message = f"{evicted} tainted values forgotten: the session keeps at most so many"
+            self.auditor.record(
+                [Violation(FlowCode.EVICTED, message, "", Severity.WARNING)],
+                direction="s2c",
+                method=method,
+                stage="flow",
+                action="allowed",
+            )
+
+    def check_flow(
+        self,
+        registry: ToolRegistry,
+        method: str | None,
+        params: Any,
+        *,
+        identity: Identity | None = None,
+        owner: Hashable = None,
+    ) -> tuple[CallCheck | None, Any]:
+        """The ``[[flow]]`` rules on a request about to go to a gateway's server (a
+        ``tools/call``'s arguments, a ``prompts/get``'s, a resource's URI): the refusal to
+        answer it with (an ``isError`` result for a tool call, else -32602), or None, and
+        the params to send (``params`` itself unless a ``redact`` rule replaced data).
+        Findings are reported at the ``flow`` stage, in the policy's mode for the tool."""
+        flows = self.flows
+        sink = self._flow_server(method, params)
+        if flows is None or sink is None or flows.idle(sink, owner):
+            return None, params
+        named = method in ("tools/call", "prompts/get")
+        if named:
+            flowed = flows.check(sink, params.get("arguments"), "/params/arguments", owner)
+        else:
+            flowed = flows.check(sink, {"uri": params.get("uri")}, "/params", owner)
+        if flowed.action is None:
+            return None, params
+        sent = {**params, "arguments": flowed.params} if named else {**params, **flowed.params}
+        name = params.get("name")
+        tool = name if isinstance(name, str) and method == "tools/call" else None
+        mode = self._policy_mode(tool)
+        acts = flowed.action != "audit"
+        self.auditor.record(
+            flowed.found,
+            direction="c2s",
+            method=method,
+            tool=tool,
+            stage="flow",
+            action=outcome(acts, mode, "replaced" if flowed.action == "redact" else "refused"),
+            identity=identity,
+            mode=mode,
+        )
+        if mode != "enforce" or not acts:
+            return None, params
+        if flowed.action == "redact":
+            return None, sent
+        listed = registry.get(tool) if tool is not None else None
+        if listed is not None and tool is not None:
+            refusal = refused_arguments(registry.revision, listed, tool, flowed.found)
+            return CallCheck(tuple(flowed.found), error_result=refusal, tool=listed), params
+        error = refused_request(method or "", flowed.found)
+        refused = CallCheck(
+            tuple(flowed.found),
+            jsonrpc_error=(error["code"], error["message"]),
+            jsonrpc_data=error["data"],
+        )
+        return refused, params
+
+    def _flow_server(self, method: str | None, params: Any) -> str | None:
+        """The gateway's server a request goes to (and its answer comes from): a tool's or
+        a prompt's by its name, a resource's as the gateway routes its URI."""
+        policy, flows = self.policy, self.flows
+        if policy is None or flows is None or not isinstance(params, _MAPPING):
+            return None
+        if method in ("tools/call", "prompts/get"):
+            name = params.get("name")
+            if not isinstance(name, str):
+                return None
+            # A name's server, asked twice per call: remembered, for the names in use.
+            if name in self._servers_of:
+                return self._servers_of[name]
+            if len(self._servers_of) >= _MAX_NAMES:
+                self._servers_of.clear()
+            server = self._servers_of[name] = policy.server_of(name)
+            return server
+        uri = params.get("uri")
+        if method in _RESOURCE_METHODS and isinstance(uri, str) and flows.locate is not None:
+            return flows.locate(uri)
+        return None
 
     def guards_request(self, method: str | None) -> bool:
         """Whether the policy has guards on ``method``, a request other than ``tools/call``

@@ -43,6 +43,8 @@ from .rules import (
 from .settings import (
     ASYMMETRIC_ALGORITHMS,
     AuthSettings,
+    FlowAction,
+    FlowRule,
     GatewaySettings,
     RateStoreSettings,
     ServerSettings,
@@ -61,6 +63,8 @@ __all__ = [
     "AccessRule",
     "AuthSettings",
     "DeepRule",
+    "FlowAction",
+    "FlowRule",
     "GatewaySettings",
     "GuardRule",
     "Hygiene",

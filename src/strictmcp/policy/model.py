@@ -7,6 +7,8 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,10 +34,12 @@ from .rules import (
 )
 from .settings import (
     AuthSettings,
+    FlowRule,
     GatewaySettings,
     RateStoreSettings,
     ServerSettings,
     UpstreamSettings,
+    server_of,
 )
 from .tables import TABLES, TOP_KEYS, TOP_OPTIONS, flags, mode
 
@@ -108,6 +112,20 @@ class Policy:
     gateway: GatewaySettings | None = None
     #: The top-level ``validate_tool``: whether the ``validate`` dry-run tool is offered.
     validate_tool: bool = True
+    #: The ``[[flow]]`` tables: data read from one gateway server on its way to another.
+    flows: tuple[FlowRule, ...] = ()
+
+    def server_of(self, tool: str | None) -> str | None:
+        """The ``[[server]]`` the tool or prompt ``tool`` belongs to, by its name; None
+        outside a gateway."""
+        if not self.servers:
+            return None
+        separator = self.gateway.separator if self.gateway is not None else "__"
+        return server_of(tool, self._server_names, separator)
+
+    @cached_property
+    def _server_names(self) -> frozenset[str]:
+        return frozenset(server.name for server in self.servers)
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
@@ -216,14 +234,10 @@ class Policy:
         """The mode the policy's stages run in for ``tool``: the ``mode`` of the gateway's
         ``[[server]]`` it belongs to (by its name, ``server`` + separator + ...), else the
         file's own."""
-        if tool is None or not self.servers:
-            return self.mode
-        separator = self.gateway.separator if self.gateway is not None else "__"
-        name, found, _ = tool.partition(separator)
-        if found:
-            for server in self.servers:
-                if server.name == name and server.mode is not None:
-                    return server.mode
+        name = self.server_of(tool)
+        for server in self.servers:
+            if server.name == name and server.mode is not None:
+                return server.mode
         return self.mode
 
     def any_enforced(self) -> bool:
@@ -303,6 +317,18 @@ def _coherent(policy: Policy) -> None:
         raise PolicyError(f"[[server]] names must be unique: {', '.join(twice)} given twice")
     if policy.gateway is not None and not policy.servers:
         raise PolicyError("[gateway] needs [[server]] tables to serve")
+    if policy.flows and not policy.servers:
+        raise PolicyError(
+            "[[flow]] needs [[server]] tables: flows are between the servers of "
+            "`strictmcp gateway` (the proxy has one server)"
+        )
+    for index, flow in enumerate(policy.flows, start=1):
+        for key, globs in (("from", flow.sources), ("to", flow.sinks)):
+            for glob in globs:
+                if not any(fnmatchcase(server, glob) for server in names):
+                    raise PolicyError(
+                        f"[[flow]] #{index}: {key} {glob!r} matches no [[server]] name"
+                    )
 
 
 async def _refused(violation: Violation) -> list[Violation]:

@@ -1,11 +1,12 @@
-"""The settings of the ``[auth]``, ``[upstream]``, ``[rate_store]``, ``[[server]]`` and
-``[gateway]`` tables, as plain data: ``strictmcp.identity``, ``strictmcp.enforce`` and the
-proxy read them; :mod:`.tables` declares their keys
-and builds them."""
+"""The settings of the ``[auth]``, ``[upstream]``, ``[rate_store]``, ``[[server]]``,
+``[gateway]`` and ``[[flow]]`` tables, as plain data: ``strictmcp.identity``,
+``strictmcp.enforce`` and the proxy read them; :mod:`.tables` declares their keys and builds
+them."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -126,6 +127,15 @@ SERVER_NAME = r"[A-Za-z0-9-]{1,32}"
 """A ``[[server]]`` name: letters, digits and ``-``, so that no name holds the separator."""
 
 
+def server_of(tool: str | None, servers: Collection[str], separator: str = "__") -> str | None:
+    """The gateway's server the tool or prompt ``tool`` (as the client names it, ``server`` +
+    ``separator`` + its own name) belongs to; None when its name names none of ``servers``."""
+    if tool is None:
+        return None
+    server, found, _ = tool.partition(separator)
+    return server if found and server in servers else None
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     """One ``[[server]]`` table: a server behind the gateway, spawned (``command``, with
@@ -184,3 +194,32 @@ class GatewaySettings:
     restart_max_delay: float = 30.0
     max_restarts: int = 10
     start_timeout: float = 30.0
+
+
+FlowAction = Literal["refuse", "audit", "redact"]
+
+
+@dataclass(frozen=True)
+class FlowRule:
+    """One ``[[flow]]`` table: what becomes of data read from a server matching
+    ``sources`` (globs over ``[[server]]`` names; the file's ``from``) when a later request
+    carries it to another server matching ``sinks`` (``to``). What is tainted: the secrets
+    the redaction patterns know, and the values at ``sensitive`` (JSON Pointers into a result,
+    ``*`` for any key or item) at least ``min_length`` characters long. ``action``: ``refuse``
+    the request, ``audit`` it (report, send on), or ``redact`` (send it on with the data
+    replaced)."""
+
+    sources: tuple[str, ...]
+    sinks: tuple[str, ...]
+    sensitive: tuple[str, ...] = ()
+    min_length: int = 8
+    action: FlowAction = "refuse"
+
+    def joins(self, source: str, sink: str) -> bool:
+        """Whether this rule is about data read from ``source`` reaching ``sink`` (never a
+        server writing back to itself)."""
+        return (
+            source != sink
+            and any(fnmatchcase(source, glob) for glob in self.sources)
+            and any(fnmatchcase(sink, glob) for glob in self.sinks)
+        )

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..guards.subdivisions import subdivision_flags
+from ..schema import from_fragment
 from .callers import AccessRule, Identity, RateLimit
 from .kinds import (
     DEEP_ENTRY,
@@ -32,6 +33,7 @@ from .settings import (
     ASYMMETRIC_ALGORITHMS,
     SERVER_NAME,
     AuthSettings,
+    FlowRule,
     GatewaySettings,
     RateStoreSettings,
     ServerSettings,
@@ -452,6 +454,43 @@ _GATEWAY = {
         doc="Seconds for each request the gateway makes of a server itself (handshake, listings).",
     ),
 }
+_FLOW = {
+    "from": Option(
+        str,
+        array=True,
+        required=True,
+        doc="Globs over `[[server]]` names: the servers whose results are tainted.",
+    ),
+    "to": Option(
+        str,
+        array=True,
+        required=True,
+        doc="Globs over `[[server]]` names: the servers tainted data may not reach.",
+    ),
+    "sensitive": Option(
+        str,
+        array=True,
+        default="`[]`",
+        doc=(
+            "JSON Pointers into a result (`/structuredContent/token`, `*` for any key or item) "
+            "whose values are tainted too, besides the secrets the redaction patterns know."
+        ),
+    ),
+    "min_length": Option(
+        int,
+        default="`8`",
+        doc="Values shorter than this many characters are never tainted (at least 4).",
+    ),
+    "action": Option(
+        str,
+        choices=("refuse", "audit", "redact"),
+        default='`"refuse"`',
+        doc=(
+            "`refuse` the request (`flow-cross-server`), `audit` it (reported, sent on), or "
+            "`redact` (sent on with the data replaced)."
+        ),
+    ),
+}
 _SEPARATOR = re.compile(r"[_.]{1,4}")
 _NAME = re.compile(SERVER_NAME)
 
@@ -617,6 +656,21 @@ def _gateway(where: str, entry: Any, context: Context) -> GatewaySettings:
     return settings
 
 
+def _flow(where: str, entry: Any, context: Context) -> FlowRule:
+    options = checked(where, entry, _FLOW)
+    for pointer in options.get("sensitive", ()):
+        if pointer and (not pointer.startswith("/") or from_fragment("#" + pointer) is None):
+            raise PolicyError(f"{where}: sensitive {pointer!r} is not a JSON Pointer")
+    if options.get("min_length", 8) < 4:
+        raise PolicyError(f"{where}: min_length must be at least 4")
+    return FlowRule(
+        sources=tuple(options.pop("from")),
+        sinks=tuple(options.pop("to")),
+        sensitive=tuple(options.pop("sensitive", ())),
+        **options,
+    )
+
+
 TABLES = (
     Table(
         "guard",
@@ -727,6 +781,15 @@ TABLES = (
         "How `strictmcp gateway` names its servers' tools and restarts them.",
         _GATEWAY,
         _gateway,
+    ),
+    Table(
+        "flow",
+        "flows",
+        "Data read from one of the gateway's servers on its way to another: refused, audited "
+        "or redacted.",
+        _FLOW,
+        _flow,
+        array=True,
     ),
 )
 """Every table of the policy file, in the order the reference page shows them."""

@@ -655,22 +655,34 @@ class Gateway:
         if not isinstance(uri, str):
             self._error(client_id, INVALID_PARAMS, "The request names no resource URI")
             return None
-        owner = self._resources.get(uri)
-        if owner is not None:
-            return owner
-        matching = [m for m in self._members if any(p.fullmatch(uri) for p in m.templates)]
-        if len(matching) == 1:
-            return matching[0]
-        if matching:
-            names = ", ".join(repr(m.name) for m in matching)
+        owners = self._owners(uri)
+        if len(owners) == 1:
+            return owners[0]
+        if owners:
+            names = ", ".join(repr(m.name) for m in owners)
             text = f"The resource URI matches templates of several servers ({names}); refused"
             self._error(client_id, INVALID_PARAMS, text)
             return None
-        serving = [m for m in self._members if m.ready and m.has("resources")]
-        if len(serving) == 1:
-            return serving[0]  # the one server there is to ask
         self._error(client_id, -32002, "Resource not found (strictmcp gateway)")
         return None
+
+    def _owners(self, uri: str) -> list[_Member]:
+        """The servers ``uri`` may be routed to: the one that listed it, else those whose
+        templates match it, else the one server with resources."""
+        owner = self._resources.get(uri)
+        if owner is not None:
+            return [owner]
+        matching = [m for m in self._members if any(p.fullmatch(uri) for p in m.templates)]
+        if matching:
+            return matching
+        serving = [m for m in self._members if m.ready and m.has("resources")]
+        return serving if len(serving) == 1 else []  # the one server there is to ask
+
+    def resource_server(self, uri: str) -> str | None:
+        """The name of the server a request for ``uri`` goes to now (None: none, or several):
+        the ``[[flow]]`` rules' source of a resource's contents, and its destination."""
+        owners = self._owners(uri)
+        return owners[0].name if len(owners) == 1 else None
 
     def _complete(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -960,6 +972,8 @@ def reach_gateway(
             return await reached[server.name](session)
 
         gateway = Gateway(policy.servers, settings, server_upstream, session.auditor.say)
+        if session.enforcer.flows is not None:
+            session.enforcer.flows.locate = gateway.resource_server
         await gateway.start()
         return gateway
 

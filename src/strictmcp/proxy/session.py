@@ -440,24 +440,48 @@ class ProxySession:
             if guarded is not None:
                 return guarded
         if call is None or tool is None or message.id is None:
+            flow, forward = self._flowed(message, caller)
+            if flow is not None:
+                return _Item(reply=self._answered(_refusal(message, flow)))
             if message.kind == "request" and message.id is not None:
                 self._waiting[message.id] = (message.method or "", caller)
-            return _Item(forward=message.raw, changed=rewritten)
+            return _Item(forward=forward, changed=rewritten or forward is not message.raw)
         decision = self.enforcer.check_call(
             self.conversation.tools, tool, params.get("arguments"), call, identity=caller
         )
-        if decision.error_result is not None:
-            reply = _result(message, decision.error_result)
-        elif decision.jsonrpc_error is not None:
-            code, text = decision.jsonrpc_error
-            reply = error_response(message.id, code, text, decision.jsonrpc_data)
+        flow, forward = self._flowed(message, caller) if decision.allowed else (None, message.raw)
+        decision, rewritten = flow or decision, rewritten or forward is not message.raw
+        if not decision.allowed:
+            reply = _refusal(message, decision)
         elif self.enforcer.awaits(tool):
             deep = self._deep(message, tool, params.get("arguments"), decision, caller)
-            return _Item(forward=message.raw, changed=rewritten, deep=deep)
+            return _Item(forward=forward, changed=rewritten, deep=deep)
         else:
             self._waiting[message.id] = ("tools/call", caller)
-            return _Item(forward=message.raw, changed=rewritten)
+            return _Item(forward=forward, changed=rewritten)
         return _Item(reply=self._answered(reply))
+
+    def _flowed(
+        self, message: Message, caller: Identity | None
+    ) -> tuple[CallCheck | None, dict[str, Any]]:
+        """The gateway's ``[[flow]]`` rules on a request to one of its servers: the refusal,
+        or None, and the request to send (its data replaced where a rule redacts)."""
+        if self.enforcer.flows is None or message.kind != "request" or message.id is None:
+            return None, message.raw
+        params = message.params or {}
+        refused, sent = self.enforcer.check_flow(
+            self.conversation.tools,
+            message.method,
+            params,
+            identity=caller,
+            owner=self._flow_owner(caller),
+        )
+        return refused, message.raw if sent is params else {**message.raw, "params": sent}
+
+    def _flow_owner(self, caller: Identity | None) -> Any:
+        """Whose taints a message is about: the session's (None), or in a shared session,
+        which has no session of the client's, its caller's."""
+        return _principal(caller) if self._shared else None
 
     def _guarded(
         self, message: Message, params: dict[str, Any], caller: Identity | None
@@ -556,6 +580,9 @@ class ProxySession:
             cleaned = self._cleaned(message, request, decoded.plain)
             if cleaned is not None:
                 item = _Item(forward=cleaned, changed=True)
+        if self.enforcer.flows is not None and request is not None and item.forward is not None:
+            owner = self._flow_owner(forwarded[1] if forwarded is not None else None)
+            self.enforcer.taint(request.method, request.params, item.forward.get("result"), owner)
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
@@ -905,6 +932,15 @@ def _names_unknown_task(found: list[Violation]) -> bool:
 def _tool_index(pointer: str) -> int | None:
     head = pointer[len(_TOOLS) :].split("/", 1)[0]
     return int(head) if pointer.startswith(_TOOLS) and head.isdigit() else None
+
+
+def _refusal(request: Message, decision: CallCheck) -> dict[str, Any]:
+    """The answer to ``request`` that ``decision`` refuses: its ``isError`` result, or its
+    JSON-RPC error."""
+    if decision.error_result is not None:
+        return _result(request, decision.error_result)
+    code, text = decision.jsonrpc_error or (UPSTREAM_INVALID, "Refused (strictmcp proxy)")
+    return error_response(request.id, code, text, decision.jsonrpc_data)
 
 
 def _result(request: Message, result: dict[str, Any]) -> dict[str, Any]:

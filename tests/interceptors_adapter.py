@@ -1,0 +1,204 @@
+"""The adapter of the MCP interceptors extension's conformance suite for ``strictmcp gateway``
+(``conformance/ADAPTER.md`` of ``modelcontextprotocol/experimental-ext-interceptors``; the
+fixtures and their commit: tests/interceptors_conformance/README.md).
+
+Each fixture step is replayed through a real gateway over streamable HTTP, its servers the
+recording fixture server (tests/proxy_fixtures/flow_server.py) under the names the suite's
+``server_of`` gives its tools (``read_file`` is the filesystem's, ``write_query`` sqlite's):
+
+- ``createSession(interceptors)``: a policy whose ``[[flow]]`` binds the security behaviours
+  (``cross-boundary-guard`` as ``action = "refuse"``, ``secretless-redactor`` as
+  ``action = "redact"``, which composed with the guard wins: the secret is stripped, the call
+  allowed), and a gateway process serving it. Each ``sessionId`` is an MCP session of its own.
+- ``chain`` of a request: the ``tools/call`` is sent; ``allow`` iff it reached the server (its
+  own record says so), and ``finalPayload`` is what the server got. The server holds its answer
+  until the response step plants it.
+- ``chain`` of a response: the payload is what the server answers the held call with;
+  ``allow`` iff the client got it (not an ``isError`` replacement), ``finalPayload`` what it got.
+
+``list`` and ``invoke`` (the suite's protocol fixtures) are for the interceptors issue to add:
+the gateway does not speak ``interceptors/list`` yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from test_proxy_http import Process, answer, handshake, in_session, request
+
+FIXTURES = Path(__file__).resolve().parent / "interceptors_conformance"
+SERVER = Path(__file__).resolve().parent / "proxy_fixtures" / "flow_server.py"
+#: The suite's server_of roster (conformance/adapters/python/.../security/server_of.py).
+TOOL_SERVER = {
+    "read_file": "filesystem",
+    "write_file": "filesystem",
+    "read_query": "sqlite",
+    "write_query": "sqlite",
+}
+_ACTIONS = {"cross-boundary-guard": "refuse", "secretless-redactor": "redact"}
+_STRICTNESS = ("refuse", "redact")  # a redactor composed with the guard strips first: redact wins
+_SECONDS = 30.0
+
+
+@dataclass
+class ChainOutcome:
+    """What ``chain`` answers: ``allow`` or ``deny``, and the payload after the chain."""
+
+    decision: str
+    final_payload: Any
+
+
+class GatewaySession:
+    """One ``createSession``: a gateway process and its MCP sessions, by ``sessionId``."""
+
+    def __init__(self, workspace: Path, interceptors: list[dict[str, Any]]) -> None:
+        actions = {_ACTIONS[i["behavior"]] for i in interceptors if i["behavior"] in _ACTIONS}
+        self.action = max(actions, key=_STRICTNESS.index) if actions else None
+        self.workspace = workspace
+        self._process: Process | None = None
+        self._http: httpx2.AsyncClient | None = None
+        self._sessions: dict[str | None, dict[str, str]] = {}
+        self._ids = iter(range(1, 1_000_000))
+        self._held: asyncio.Task[httpx2.Response] | None = None
+        self._held_server: str | None = None
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> GatewaySession:
+        servers = sorted(set(TOOL_SERVER.values()))
+        tables = []
+        for server in servers:
+            tools = [tool for tool, owner in TOOL_SERVER.items() if owner == server]
+            command = [sys.executable, str(SERVER), server, str(self.workspace), *tools]
+            tables.append(
+                f'[[server]]\nname = "{server}"\ncommand = {json.dumps(command)}\n'
+                'env = { FLOW_SERVER_WAIT = "1" }\n'
+            )
+        if self.action is not None:
+            tables.append(f'[[flow]]\nfrom = ["*"]\nto = ["*"]\naction = "{self.action}"\n')
+        policy = self.workspace / "gateway.toml"
+        policy.write_text("\n".join(tables), encoding="utf-8")
+        args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+        self._process = Process([*args, "--listen", "127.0.0.1:0"], self.workspace, "stderr")
+        self._stack.callback(self._process.stop)
+        self.url = self._process.wait_for("listening on").rsplit(" ", 1)[1]
+        self._http = await self._stack.enter_async_context(httpx2.AsyncClient(timeout=_SECONDS))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._held is not None:
+            self._release(None)
+            await asyncio.wait_for(self._held, _SECONDS)
+        await self._stack.aclose()
+
+    async def chain(
+        self, event: str, phase: str, payload: Any, session_id: str | None
+    ) -> ChainOutcome:
+        """One lifecycle event of the fixture through the gateway."""
+        assert event == "tools/call", event
+        if phase == "response":
+            return await self._respond(payload)
+        if self._held is not None:  # a call no response step answers: answered plainly
+            self._release(None)
+            await asyncio.wait_for(self._held, _SECONDS)
+        return await self._call(payload, session_id)
+
+    async def _call(self, payload: dict[str, Any], session_id: str | None) -> ChainOutcome:
+        assert self._http is not None
+        headers = await self._session(session_id)
+        own = payload["name"]
+        server = TOOL_SERVER[own]
+        public = {**payload, "name": f"{server}__{own}"}
+        before = len(self._calls(server))
+        message = request("tools/call", next(self._ids), public)
+        sent = asyncio.ensure_future(self._http.post(self.url, json=message, headers=headers))
+        arrived = await self._until(lambda: len(self._calls(server)) > before or sent.done())
+        if not arrived or len(self._calls(server)) == before:
+            await asyncio.wait_for(sent, _SECONDS)
+            return ChainOutcome("deny", None)  # answered by the gateway, never sent on
+        self._held, self._held_server = sent, server
+        got = self._calls(server)[-1]["params"]
+        return ChainOutcome("allow", {"name": got["name"], "arguments": got.get("arguments")})
+
+    async def _respond(self, payload: dict[str, Any]) -> ChainOutcome:
+        assert self._held is not None, "a response step follows a request that reached a server"
+        self._release(payload)
+        response = await asyncio.wait_for(self._held, _SECONDS)
+        self._held = None
+        result = answer(response)["result"]
+        if result.get("isError") and not payload.get("isError"):
+            return ChainOutcome("deny", result)
+        return ChainOutcome("allow", result)
+
+    def _release(self, payload: dict[str, Any] | None) -> None:
+        """Plant the held call's answer (None: the server's own)."""
+        assert self._held_server is not None
+        planted = payload or {"content": [{"type": "text", "text": "done"}]}
+        target = self.workspace / f"{self._held_server}.next.json"
+        target.write_text(json.dumps(planted), encoding="utf-8")
+
+    async def _session(self, session_id: str | None) -> dict[str, str]:
+        headers = self._sessions.get(session_id)
+        if headers is None:
+            assert self._http is not None
+            headers = in_session(await handshake(self._http, self.url))
+            listed = request("tools/list", next(self._ids))
+            await self._http.post(self.url, json=listed, headers=headers)
+            self._sessions[session_id] = headers
+        return headers
+
+    def _calls(self, server: str) -> list[dict[str, Any]]:
+        record = self.workspace / f"{server}.calls.jsonl"
+        if not record.exists():
+            return []
+        return [json.loads(line) for line in record.read_text().splitlines() if line]
+
+    @staticmethod
+    async def _until(done: Callable[[], bool]) -> bool:
+        for _ in range(int(_SECONDS / 0.01)):
+            if done():
+                return True
+            await asyncio.sleep(0.01)
+        return False
+
+
+def canonical(value: Any) -> str:
+    """RFC 8785 (JCS) for the values the fixtures hold: sorted keys, no whitespace."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def scrub(value: Any, volatile: list[str]) -> Any:
+    if isinstance(value, list):
+        return [scrub(item, volatile) for item in value]
+    if isinstance(value, dict):
+        return {k: scrub(v, volatile) for k, v in value.items() if k not in volatile}
+    return value
+
+
+async def replay(fixture: dict[str, Any], workspace: Path) -> list[str]:
+    """Replay one behaviour fixture (ADAPTER.md's algorithm); the failed steps' details."""
+    failures = []
+    async with GatewaySession(workspace, fixture["interceptors"]) as session:
+        for index, step in enumerate(fixture["steps"]):
+            # "chain" is the newest vocabulary; "apply" the name the suite used before.
+            assert step["op"] in ("chain", "apply"), step["op"]
+            context = step.get("context") or {}
+            outcome = await session.chain(
+                step["event"], step["phase"], step["payload"], context.get("sessionId")
+            )
+            expect = step["expect"]
+            final = canonical(scrub(outcome.final_payload, fixture["volatile"]))
+            if outcome.decision != expect["decision"]:
+                failures.append(f"step {index}: {outcome.decision} for {expect['decision']}")
+            forbids, requires = expect.get("forbids", ()), expect.get("requires", ())
+            failures += [f"step {index}: holds {s!r}" for s in forbids if s in final]
+            failures += [f"step {index}: lacks {s!r}" for s in requires if s not in final]
+    return failures

@@ -1,0 +1,92 @@
+"""A line-level MCP server for the gateway's flow tests: a source or a sink of data.
+
+Run as ``flow_server.py NAME DIR TOOL...``. It lists the tools named (any arguments), and
+records every ``tools/call``, ``prompts/get`` and ``resources/read`` it is sent, as it got
+them, in ``DIR/NAME.calls.jsonl``: the ground truth of what reached it. A tool call is
+answered with the result in ``DIR/NAME.next.json`` (then removed) when there is one, else
+with ``NAME ran TOOL``; with ``FLOW_SERVER_WAIT`` set, it waits for that file (the test plants
+the answer once it has seen the call arrive) for up to 30 s. It offers the resource
+``flow://NAME/data`` (``DIR/NAME.resource``'s text) and the prompt ``note`` (its argument
+``text`` said back).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_server.py
+    """Serve stdin and stdout, one line at a time."""
+    name, where, tools = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+    calls = where / f"{name}.calls.jsonl"
+    planted = where / f"{name}.next.json"
+    resource = where / f"{name}.resource"
+    uri = f"flow://{name}/data"
+    wait = bool(os.environ.get("FLOW_SERVER_WAIT"))
+
+    def send(request_id: object, result: dict[str, object]) -> None:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
+        sys.stdout.flush()
+
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if method is None or request_id is None:
+            continue
+        params = message.get("params") or {}
+        if method in ("tools/call", "prompts/get", "resources/read"):
+            with calls.open("a", encoding="utf-8") as log:
+                log.write(json.dumps({"method": method, "params": params}) + "\n")
+        if method == "initialize":
+            capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
+            send(
+                request_id,
+                {
+                    "protocolVersion": params["protocolVersion"],
+                    "capabilities": capabilities,
+                    "serverInfo": {"name": name, "version": "1"},
+                },
+            )
+        elif method == "tools/list":
+            schema = {"type": "object"}
+            listed = [{"name": tool, "inputSchema": schema} for tool in tools]
+            send(request_id, {"tools": listed})
+        elif method == "tools/call":
+            waited = 0
+            while wait and not planted.exists() and waited < 3000:
+                time.sleep(0.01)
+                waited += 1
+            if planted.exists():
+                result = json.loads(planted.read_text(encoding="utf-8"))
+                planted.unlink()
+            else:
+                result = {"content": [{"type": "text", "text": f"{name} ran {params['name']}"}]}
+            send(request_id, result)
+        elif method == "resources/list":
+            send(request_id, {"resources": [{"uri": uri, "name": "data"}]})
+        elif method == "resources/templates/list":
+            send(request_id, {"resourceTemplates": []})
+        elif method == "resources/read":
+            text = resource.read_text(encoding="utf-8") if resource.exists() else ""
+            send(request_id, {"contents": [{"uri": params["uri"], "text": text}]})
+        elif method == "prompts/list":
+            argument = {"name": "text", "required": False}
+            send(request_id, {"prompts": [{"name": "note", "arguments": [argument]}]})
+        elif method == "prompts/get":
+            text = (params.get("arguments") or {}).get("text", "")
+            content = {"type": "text", "text": f"{name} notes: {text}"}
+            send(request_id, {"messages": [{"role": "user", "content": content}]})
+        else:
+            error = {"code": -32601, "message": "Method not found"}
+            out = {"jsonrpc": "2.0", "id": request_id, "error": error}
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

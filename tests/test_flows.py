@@ -1,0 +1,494 @@
+"""``[[flow]]``: data read from one gateway server, on its way to another.
+
+The tracker alone (``enforce/flows.py``: every encoding, write-back, eviction, redaction), then
+the real gateway: npm ``server-filesystem`` reads a file holding a planted key and the
+recording fixture server (tests/proxy_fixtures/flow_server.py) or npm ``server-everything``
+is the sink, over stdio and streamable HTTP; what reached the sink is read from its own record.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from strictmcp.enforce import Auditor, Enforcer
+from strictmcp.enforce.flows import FlowTracker
+from strictmcp.guards.secrets import redact
+from strictmcp.policy import FlowRule, Policy, PolicyError
+from strictmcp.protocol import LATEST, ToolRegistry
+from test_gateway import gateway_session, run, server_table, write_policy
+from test_proxy_http import (  # noqa: F401 - a fixture
+    Process,
+    answer,
+    handshake,
+    in_session,
+    processes,
+    request,
+)
+from test_proxy_third_party import everything_command, filesystem_command, text_of
+
+SERVER = Path(__file__).resolve().parent / "proxy_fixtures" / "flow_server.py"
+# A planted AWS key of the real format, and a GitHub token of it.
+AWS = "AKIA5MZXN8QRF3WBY6OE"
+GITHUB = "ghp_" + "Zq9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+RULE = FlowRule(sources=("files",), sinks=("*",))
+
+
+def result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def tracked(*rules: FlowRule, **options: Any) -> FlowTracker:
+    tracker = FlowTracker(rules or (RULE,), **options)
+    tracker.taint("files", result(f"AWS_ACCESS_KEY_ID={AWS}\nGITHUB_TOKEN={GITHUB}\n"))
+    return tracker
+
+
+# --- the tracker ------------------------------------------------------------------------------
+
+
+def _b64(text: str, prefix: str = "") -> str:
+    return base64.b64encode((prefix + text).encode()).decode()
+
+
+ENCODED: dict[str, Callable[[str], str]] = {
+    "verbatim": lambda s: s,
+    "inside sql": lambda s: f"INSERT INTO notes (body) VALUES ('{s}')",
+    "glued to text": lambda s: f"x{s}y",
+    "base64": _b64,
+    "base64 offset 1": lambda s: _b64(s, "a"),
+    "base64 offset 2": lambda s: _b64(s, "ab"),
+    "base64 unpadded": lambda s: _b64(s, "a").rstrip("="),
+    "base64 misaligned in a run": lambda s: "QQ" + _b64(s),
+    "base64 url-safe": lambda s: base64.urlsafe_b64encode(b"\xfb\xff" + s.encode()).decode(),
+    "hex lower": lambda s: s.encode().hex(),
+    "hex upper": lambda s: s.encode().hex().upper(),
+    "hex misaligned": lambda s: "f" + s.encode().hex(),
+    "percent": lambda s: quote(s, safe=""),
+    "percent, partly": lambda s: s[:5] + quote(s[5:], safe=""),
+    "base64 in a url": lambda s: "https://x.example/?q=" + quote(_b64(s), safe=""),
+}
+
+
+@pytest.mark.parametrize("encoding", list(ENCODED))
+@pytest.mark.parametrize("secret", [AWS, GITHUB])
+def test_tainted_data_is_found_in_every_encoding(encoding: str, secret: str) -> None:
+    tracker = tracked()
+    sent = {"nested": [{"body": ENCODED[encoding](secret)}]}
+    flowed = tracker.check("sink", sent, "/params/arguments")
+    assert flowed.action == "refuse"
+    assert [v.pointer for v in flowed.found] == ["/params/arguments/nested/0/body"]
+    message = str(flowed.found[0])
+    assert "'files'" in message
+    assert "'sink'" in message
+    assert secret not in message
+    assert flowed.found[0].code == "flow-cross-server"
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        AWS[:-1],  # a part is not the value
+        AWS.lower(),
+        "AKIA5MZXN8QRF3WBY6OX",  # another key of the same shape
+        "the weather in Paris",
+        _b64(AWS[:-2]),
+    ],
+)
+def test_other_data_passes(sent: str) -> None:
+    assert tracked().check("sink", {"q": sent}, "/a").action is None
+
+
+def test_writing_back_to_the_source_is_no_flow() -> None:
+    tracker = tracked(FlowRule(sources=("files", "sink"), sinks=("*",)))
+    assert tracker.check("files", {"q": AWS}, "/a").action is None
+    # The same value read from the sink too: the sink has it already.
+    tracker.taint("sink", result(AWS))
+    assert tracker.check("sink", {"q": AWS}, "/a").action is None
+    assert tracker.check("other", {"q": AWS}, "/a").action == "refuse"
+
+
+def test_a_value_seen_before_any_read_is_no_flow() -> None:
+    tracker = FlowTracker((RULE,))
+    assert tracker.check("sink", {"q": AWS}, "/a").action is None
+    tracker.taint("files", result("nothing secret here"))
+    assert tracker.check("sink", {"q": AWS}, "/a").action is None
+
+
+def test_taints_belong_to_their_owner() -> None:
+    tracker = FlowTracker((RULE,))
+    tracker.taint("files", result(AWS), owner=("alice", None))
+    assert tracker.check("sink", {"q": AWS}, "/a", owner=("alice", None)).action == "refuse"
+    assert tracker.check("sink", {"q": AWS}, "/a", owner=("bob", None)).action is None
+    assert tracker.check("sink", {"q": AWS}, "/a").action is None
+
+
+def test_rules_choose_the_pairs_and_the_strictest_action_wins() -> None:
+    rules = (
+        FlowRule(sources=("files",), sinks=("mail",), action="audit"),
+        FlowRule(sources=("f*",), sinks=("mail", "db"), action="redact"),
+        FlowRule(sources=("files",), sinks=("db",)),
+    )
+    tracker = tracked(*rules)
+    assert tracker.check("mail", {"q": AWS}, "/a").action == "redact"
+    assert tracker.check("db", {"q": AWS}, "/a").action == "refuse"
+    assert tracker.check("web", {"q": AWS}, "/a").action is None
+
+
+def test_sensitive_pointers_taint_their_values_from_min_length() -> None:
+    rule = FlowRule(
+        sources=("crm",), sinks=("*",), sensitive=("/structuredContent/people/*/email",)
+    )
+    tracker = FlowTracker((rule,))
+    people = [{"email": "ada@example.com"}, {"email": "b@x.io"}]
+    tracker.taint("crm", {"content": [], "structuredContent": {"people": people}})
+    assert tracker.check("mail", {"to": "ada@example.com"}, "/a").action == "refuse"
+    assert tracker.check("mail", {"to": "write to ada@example.com"}, "/a").action == "refuse"
+    # Shorter than min_length (8): never tainted.
+    assert tracker.check("mail", {"to": "b@x.io"}, "/a").action is None
+    # A server the rule's `from` does not name taints nothing at its pointers.
+    other = FlowTracker((rule,))
+    other.taint("files", {"content": [], "structuredContent": {"people": people}})
+    assert other.check("mail", {"to": "ada@example.com"}, "/a").action is None
+
+
+def test_resource_contents_blobs_and_prompt_messages_are_tainted() -> None:
+    tracker = FlowTracker((RULE,))
+    blob = base64.b64encode(f"key: {AWS}".encode()).decode()
+    tracker.taint("files", {"contents": [{"uri": "file:///k", "blob": blob}]})
+    assert tracker.check("sink", {"q": AWS}, "/a").action == "refuse"
+    tracker = FlowTracker((RULE,))
+    message = {"role": "user", "content": {"type": "text", "text": GITHUB}}
+    tracker.taint("files", {"messages": [message]})
+    assert tracker.check("sink", {"q": GITHUB}, "/a").action == "refuse"
+
+
+def test_at_the_bound_the_oldest_taint_is_evicted_and_counted() -> None:
+    tracker = FlowTracker((RULE,), max_taints=2)
+    keys = [f"AKIA{index:016d}" for index in range(3)]
+    evicted = [tracker.taint("files", result(key)) for key in keys]
+    assert evicted == [0, 0, 1]
+    assert tracker.evicted == 1
+    assert tracker.check("sink", {"q": keys[0]}, "/a").action is None
+    assert tracker.check("sink", {"q": keys[1]}, "/a").action == "refuse"
+    assert tracker.check("sink", {"q": keys[2]}, "/a").action == "refuse"
+
+
+def test_redact_replaces_the_data_and_keeps_the_rest() -> None:
+    tracker = tracked(FlowRule(sources=("files",), sinks=("*",), action="redact"))
+    sent = {"query": f"INSERT INTO t VALUES ('{AWS}', 'keep me')", "n": 3, "b64": _b64(GITHUB)}
+    flowed = tracker.check("sink", sent, "/params/arguments")
+    assert flowed.action == "redact"
+    out = json.dumps(flowed.params)
+    assert AWS not in out
+    assert _b64(GITHUB) not in out
+    assert "keep me" in out
+    assert flowed.params["n"] == 3
+    assert "[redacted: data of 'files']" in flowed.params["query"]
+    # Written back to its source, it is left as it is.
+    assert tracker.check("files", sent, "/a").params is sent
+
+
+def test_redact_also_replaces_secrets_no_server_returned() -> None:
+    stripe = "sk_live_" + "4eC7aRm9Kx2bNw5pQj8sYdTu"
+    tracker = FlowTracker((FlowRule(sources=("files",), sinks=("db",), action="redact"),))
+    flowed = tracker.check("db", {"q": f"VALUES ('{stripe}')"}, "/a")
+    assert flowed.found[0].code == "flow-client-secret"
+    assert stripe not in json.dumps(flowed.params)
+    # Only toward the servers a redact rule protects.
+    assert tracker.check("web", {"q": stripe}, "/a").action is None
+    refusing = FlowTracker((RULE,))
+    assert refusing.check("db", {"q": stripe}, "/a").action is None
+
+
+def test_what_is_kept_is_digests_never_values() -> None:
+    tracker = tracked()
+    kept = repr(vars(tracker)) + repr(tracker._stores)
+    assert AWS not in kept
+    assert GITHUB not in kept
+    assert AWS.encode() not in b"".join(tracker._stores[None].taints)
+
+
+# --- the detectors ------------------------------------------------------------------------------
+
+NEW_KINDS = {
+    "stripe-secret-key": "sk_live_" + "4eC7aRm9Kx2bNw5pQj8sYdTu",
+    "slack-token": "xoxb-" + "1234567890-0987654321-AbCdEfGhIjKlMnOp",
+    "slack-webhook": "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "gitlab-token": "glpat-" + "abcdefghij0123456789",
+    "npm-token": "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+}
+
+
+@pytest.mark.parametrize("kind", list(NEW_KINDS))
+def test_the_new_secret_kinds_are_redacted_and_tainted(kind: str) -> None:
+    secret = NEW_KINDS[kind]
+    assert redact(f"x {secret} y").found == {kind: 1}
+    tracker = FlowTracker((RULE,))
+    tracker.taint("files", result(f"value: {secret}"))
+    assert tracker.check("sink", {"q": secret}, "/a").action == "refuse"
+
+
+@pytest.mark.parametrize(
+    "short", ["ghp_Xa2bC3dEf4gH5iJk6Lm7nN8oP", "sk_live_4eC7aRm9Kx2bNw5pQj8sYd"]
+)
+def test_shorter_fixture_tokens_taint_but_are_never_redacted_from_results(short: str) -> None:
+    assert redact(short).found == {}
+    tracker = FlowTracker((RULE,))
+    tracker.taint("files", result(short))
+    assert tracker.check("sink", {"q": short}, "/a").action == "refuse"
+
+
+# --- the policy ---------------------------------------------------------------------------------
+
+_SERVERS = [{"name": "files", "command": ["x"]}, {"name": "sink", "command": ["y"]}]
+
+
+@pytest.mark.parametrize(
+    ("flow", "said"),
+    [
+        ({"from": ["files"]}, "missing options: to"),
+        ({"from": ["files"], "to": ["nowhere"]}, "to 'nowhere' matches no [[server]] name"),
+        ({"from": ["files"], "to": ["*"], "action": "block"}, "action must be one of"),
+        ({"from": ["files"], "to": ["*"], "sensitive": ["token"]}, "is not a JSON Pointer"),
+        ({"from": ["files"], "to": ["*"], "min_length": 2}, "min_length must be at least 4"),
+    ],
+)
+def test_flow_tables_are_checked(flow: dict[str, Any], said: str) -> None:
+    with pytest.raises(PolicyError, match="flow") as raised:
+        Policy.from_dict({"server": _SERVERS, "flow": [flow]})
+    assert said in str(raised.value)
+
+
+def test_a_flow_table_needs_the_gateway() -> None:
+    with pytest.raises(PolicyError, match=r"\[\[flow\]\] needs \[\[server\]\] tables"):
+        Policy.from_dict({"flow": [{"from": ["a"], "to": ["b"]}]})
+
+
+def test_the_enforcer_reports_flows_at_their_stage_without_values(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    policy = Policy.from_dict(
+        {"server": _SERVERS, "flow": [{"from": ["files"], "to": ["sink"], "action": "audit"}]}
+    )
+    with log.open("w") as sink:
+        auditor = Auditor(sink, servers=frozenset({"files", "sink"}))
+        enforcer = Enforcer(policy=policy, auditor=auditor)
+        enforcer.taint("tools/call", {"name": "files__read"}, result(AWS))
+        refused, sent = enforcer.check_flow(
+            ToolRegistry(LATEST), "tools/call", {"name": "sink__write", "arguments": {"q": AWS}}
+        )
+    assert refused is None
+    assert sent["arguments"] == {"q": AWS}
+    record = json.loads(log.read_text())
+    assert record["stage"] == "flow"
+    assert record["action"] == "allowed"
+    assert record["code"] == "flow-cross-server"
+    assert record["server"] == "sink"
+    assert AWS not in log.read_text()
+
+
+# --- through the gateway ------------------------------------------------------------------------
+
+
+def flow_server(name: str, where: Path, *tools: str) -> list[str]:
+    return [sys.executable, str(SERVER), name, str(where), *tools]
+
+
+def calls_of(where: Path, name: str) -> list[dict[str, Any]]:
+    record = where / f"{name}.calls.jsonl"
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def _planted(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / ".env").write_text(f"AWS_ACCESS_KEY_ID={AWS}\nREGION=eu-west-1\n", encoding="utf-8")
+    return root
+
+
+def _policy(tmp_path: Path, action: str = "refuse", *more: str) -> Path:
+    root = _planted(tmp_path)
+    flow = f'[[flow]]\nfrom = ["files"]\nto = ["*"]\naction = "{action}"\n'
+    return write_policy(
+        tmp_path,
+        server_table("files", filesystem_command(root)),
+        server_table("sink", flow_server("sink", tmp_path, "write_query")),
+        server_table("everything", everything_command()),
+        flow,
+        *more,
+    )
+
+
+def test_a_key_read_from_the_filesystem_never_reaches_another_server(tmp_path: Path) -> None:
+    policy = _policy(tmp_path)
+    env = str(tmp_path / "root" / ".env")
+    base64_key = _b64(AWS)
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            # Before the read: the same value is no flow (no-prior-read).
+            early = await session.call_tool("sink__write_query", {"query": f"x {AWS}"})
+            assert not early.is_error
+            read = await session.call_tool("files__read_text_file", {"path": env})
+            assert AWS in text_of(read)
+            for query in (f"INSERT INTO t VALUES ('{AWS}')", base64_key, AWS.encode().hex()):
+                refused = await session.call_tool("sink__write_query", {"query": query})
+                assert refused.is_error
+                said = text_of(refused)
+                assert "'files'" in said
+                assert "'sink'" in said
+                assert AWS not in said
+            echoed = await session.call_tool("everything__echo", {"message": AWS})
+            assert echoed.is_error
+            assert AWS not in text_of(echoed)
+            # Writing it back to the filesystem is allowed.
+            back = str(tmp_path / "root" / "copy.txt")
+            written = await session.call_tool("files__write_file", {"path": back, "content": AWS})
+            assert not written.is_error
+            fine = await session.call_tool("sink__write_query", {"query": "SELECT 1"})
+            assert not fine.is_error
+
+    run(test)
+    # The ground truth: the sink got the early call and the clean one, never the key.
+    got = [call["params"]["arguments"]["query"] for call in calls_of(tmp_path, "sink")]
+    assert got == [f"x {AWS}", "SELECT 1"]
+    assert (tmp_path / "root" / "copy.txt").read_text() == AWS
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "flow-cross-server" in stderr
+    assert AWS not in stderr
+
+
+def test_redact_sends_the_call_without_the_key(tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "redact")
+    env = str(tmp_path / "root" / ".env")
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            await session.call_tool("files__read_text_file", {"path": env})
+            sent = await session.call_tool("sink__write_query", {"query": f"VALUES ('{AWS}', 1)"})
+            assert not sent.is_error
+
+    run(test)
+    [call] = calls_of(tmp_path, "sink")
+    query = call["params"]["arguments"]["query"]
+    assert AWS not in query
+    assert query == "VALUES ('[redacted: data of 'files']', 1)"
+
+
+def test_audit_reports_and_sends_on(tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "audit")
+    env = str(tmp_path / "root" / ".env")
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", "--audit-log", str(tmp_path / "audit.jsonl")
+        ) as session:
+            await session.call_tool("files__read_text_file", {"path": env})
+            sent = await session.call_tool("sink__write_query", {"query": AWS})
+            assert not sent.is_error
+
+    run(test)
+    assert [c["params"]["arguments"]["query"] for c in calls_of(tmp_path, "sink")] == [AWS]
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    flows = [r for r in records if r["stage"] == "flow"]
+    assert [(r["code"], r["action"], r["server"]) for r in flows] == [
+        ("flow-cross-server", "allowed", "sink")
+    ]
+
+
+def test_resources_and_prompts_carry_taint_and_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "vault.resource").write_text(f"token={GITHUB}", encoding="utf-8")
+    flow = '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n'
+    policy = write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "noop")),
+        server_table("sink", flow_server("sink", tmp_path, "write_query")),
+        flow,
+    )
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            await session.list_resources()  # how the gateway learns which server has a URI
+            read = await session.read_resource("flow://vault/data")
+            assert GITHUB in json.dumps(read.model_dump())
+            refused = await session.call_tool("sink__write_query", {"query": GITHUB})
+            assert refused.is_error
+            with pytest.raises(Exception, match="flow-cross-server"):
+                await session.get_prompt("sink__note", {"text": GITHUB})
+            # The vault's own prompt may hear it back.
+            await session.get_prompt("vault__note", {"text": GITHUB})
+
+    run(test)
+    assert calls_of(tmp_path, "sink") == []
+
+
+def test_http_sessions_keep_their_own_taints(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    policy = _policy(tmp_path)
+    env = str(tmp_path / "root" / ".env")
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    process = Process([*args, "--listen", "127.0.0.1:0"], tmp_path, "stderr")
+    processes.append(process)
+    url = process.wait_for("listening on").rsplit(" ", 1)[1]
+
+    async def test() -> None:
+        async with (
+            streamable_http_client(url) as (read_a, write_a),
+            ClientSession(read_a, write_a) as alice,
+            streamable_http_client(url) as (read_b, write_b),
+            ClientSession(read_b, write_b) as bob,
+        ):
+            await alice.initialize()
+            await bob.initialize()
+            await alice.call_tool("files__read_text_file", {"path": env})
+            assert (await alice.call_tool("sink__write_query", {"query": AWS})).is_error
+            # Bob never read it in his session: his call is his own.
+            assert not (await bob.call_tool("sink__write_query", {"query": AWS})).is_error
+
+    run(test)
+    assert [c["params"]["arguments"]["query"] for c in calls_of(tmp_path, "sink")] == [AWS]
+
+
+def test_http_raw_session_refusal_is_an_is_error_result(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    policy = _policy(tmp_path)
+    env = str(tmp_path / "root" / ".env")
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    process = Process([*args, "--listen", "127.0.0.1:0"], tmp_path, "stderr")
+    processes.append(process)
+    url = process.wait_for("listening on").rsplit(" ", 1)[1]
+
+    async def test() -> None:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            session_id = await handshake(http, url)
+            headers = in_session(session_id)
+            listed = await http.post(url, json=request("tools/list", 1), headers=headers)
+            assert answer(listed)["result"]["tools"]
+            reading = {"name": "files__read_text_file", "arguments": {"path": env}}
+            read = request("tools/call", 2, reading)
+            assert AWS in json.dumps(answer(await http.post(url, json=read, headers=headers)))
+            writing = {"name": "sink__write_query", "arguments": {"query": AWS}}
+            call = request("tools/call", 3, writing)
+            refused = answer(await http.post(url, json=call, headers=headers))
+            assert refused["result"]["isError"] is True
+            assert AWS not in json.dumps(refused)
+            assert "flow-cross-server" in json.dumps(refused)
+
+    run(test)
+    assert calls_of(tmp_path, "sink") == []
