@@ -14,6 +14,7 @@ from ..policy import (
     Identity,
     Mode,
     Policy,
+    ToolOffer,
     ToolRule,
 )
 from ..protocol import (
@@ -88,6 +89,9 @@ class Enforcer:
     awaited, first thing in :meth:`check_deep` (:meth:`awaits` says when). Calls are
     checked in two steps: :meth:`check_call` (schema and policy) is synchronous, for a
     proxy's hot path; :meth:`check_deep` awaits the shared limits and the deep checks.
+    ``offer`` says which tools are offered at all (by default what the policy's top-level
+    ``tools`` and ``exclude_tools`` offer): in every mode, the others are left out of
+    listings and their calls, real or dry run, answered as calls of unknown tools.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
     extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
@@ -107,6 +111,7 @@ class Enforcer:
         listing: Sequence[LintRule] | None = None,
         pins: PinFile | None = None,
         limiter: Limiter | None = None,
+        offer: ToolOffer | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
@@ -118,6 +123,8 @@ class Enforcer:
         # Pinned prompts withheld from the latest listing that named them, likewise.
         self._withheld_prompts: dict[str, tuple[Violation, ...]] = {}
         self.policy = policy
+        #: The tools offered; the others are not listed and are unknown to every caller.
+        self.offer = offer if offer is not None else (policy.offer if policy else ToolOffer())
         self.deep = deep
         self.strict = strict
         self.mode = mode
@@ -153,7 +160,12 @@ class Enforcer:
         :class:`~strictmcp.protocol.Conversation` checks every call it observes); else the
         call is checked here. The policy sees ``arguments`` only when they are an object.
         Decided afresh on every call: nothing is remembered from one identity to the next.
+        A tool not offered is unknown to every caller, whatever the mode.
         """
+        if not self.offer.offers(name):
+            unknown = unknown_tool(registry, name)
+            self._report(name, "arguments", unknown.violations, True, identity, "enforce")
+            return unknown
         if not self._permitted(name, identity):
             return unknown_tool(registry, name)
         withheld = self._withheld.get(name) if self.enforcing else None
@@ -353,7 +365,7 @@ class Enforcer:
         """The listed ``tools`` as the client gets them: with ``inline_refs`` on for a tool,
         its schemas' local references inlined (a schema that cannot be, left as it is and
         reported). The same list when nothing is rewritten, and always in ``audit`` mode."""
-        if self.policy is None or not self.policy.tools or not self.enforcing:
+        if self.policy is None or not self.policy.tool_rules or not self.enforcing:
             return tools
         out = []
         for index, tool in enumerate(tools):
@@ -593,10 +605,11 @@ class Enforcer:
         return DryRun(registry, self, identity)
 
     def visible(self, tools: list[Any], identity: Identity | None) -> list[Any]:
-        """The tool definitions of a ``tools/list`` result that ``identity`` may call: the
-        others are not shown to it (all are, in audit mode)."""
+        """The tool definitions of a ``tools/list`` result that are offered and that
+        ``identity`` may call: the others are not shown to it (in audit mode, every tool
+        offered is)."""
         if not self._enforces_access():
-            return tools
+            return tools if self.offer.everything else self.offer.listed(tools)
         return [
             tool
             for tool in tools
@@ -613,9 +626,11 @@ class Enforcer:
         return self._enforces_access()
 
     def shows(self, name: str, identity: Identity | None) -> bool:
-        """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if the access
-        rules let it call the tool (always, in audit mode)."""
-        return not self._enforces_access() or self._allows(identity, name)
+        """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if it is
+        offered and the access rules let it call the tool (in audit mode, if offered)."""
+        return self.offer.offers(name) and (
+            not self._enforces_access() or self._allows(identity, name)
+        )
 
     async def rehearse(
         self,
@@ -630,7 +645,9 @@ class Enforcer:
         to it. Guard findings that would not refuse the call (the policy, or this enforcer,
         in audit mode) are warnings; so are the deep checks' own warnings. A tool withheld
         from the listing is refused whatever the arguments, as its calls are."""
-        if self._enforces_access() and not self._allows(identity, name):
+        if not self.offer.offers(name) or (
+            self._enforces_access() and not self._allows(identity, name)
+        ):
             return list(unknown_tool(registry, name).violations)
         withheld = self._withheld.get(name) if self.enforcing else None
         if withheld is not None:

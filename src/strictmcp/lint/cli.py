@@ -93,7 +93,10 @@ unknown rule code, bad policy, credentials that cannot be read or that the serve
     "--policy",
     "policy_file",
     type=click.Path(dir_okay=False),
-    help="TOML guard policy: arguments it guards are not reported as unguarded.",
+    help=(
+        "TOML guard policy: arguments it guards are not reported as unguarded, and tools its "
+        "top-level tools/exclude_tools do not offer are not linted."
+    ),
 )
 @click.option(
     "--revision",
@@ -164,7 +167,9 @@ def lint(
     auth = _auth(url, header, bearer_env, policy)
     source = _source(target, command, url, asked, timeout, auth)
     chosen = asked or source.revision or LATEST
-    report = lint_tools(source.tools, revision=chosen, policy=policy, rules=rules)
+    # What the policy does not offer no client sees: nothing of it to lint.
+    tools = policy.offer.listed(source.tools) if policy is not None else source.tools
+    report = lint_tools(tools, revision=chosen, policy=policy, rules=rules)
     with _destination(output) as stream:
         _emit(report, source, fmt, stream)
     sys.exit(EXIT_FINDINGS if report.fails(Severity(fail_on)) else EXIT_CLEAN)

@@ -43,9 +43,11 @@ from .rules import (
 from .settings import (
     ASYMMETRIC_ALGORITHMS,
     AuthSettings,
+    EndpointSettings,
     GatewaySettings,
     RateStoreSettings,
     ServerSettings,
+    ToolOffer,
     UpstreamSettings,
 )
 from .urls import is_loopback, redis_url_problem
@@ -61,6 +63,7 @@ __all__ = [
     "AccessRule",
     "AuthSettings",
     "DeepRule",
+    "EndpointSettings",
     "GatewaySettings",
     "GuardRule",
     "Hygiene",
@@ -72,6 +75,7 @@ __all__ = [
     "RateStoreSettings",
     "ResultRule",
     "ServerSettings",
+    "ToolOffer",
     "ToolRule",
     "UpstreamSettings",
     "guard_kinds",
