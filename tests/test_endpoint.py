@@ -10,6 +10,7 @@ the official SDK's client over stdio and streamable HTTP, and real tokens of npm
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -210,7 +211,10 @@ def test_the_proxy_offers_what_the_top_level_keys_say(tmp_path: Path, mode: str)
 async def _stdio(args: list[str], errlog: Path) -> AsyncIterator[ClientSession]:
     """The official client over stdio with ``strictmcp ARGS``."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "strictmcp", *args], cwd=str(errlog.parent)
+        command=sys.executable,
+        args=["-m", "strictmcp", *args],
+        cwd=str(errlog.parent),
+        env=dict(os.environ),
     )
     with errlog.open("a", encoding="utf-8") as err:
         async with (
