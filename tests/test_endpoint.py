@@ -27,8 +27,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from auth_support import AuthorizationServer
 from strictmcp.cli import main as strictmcp_main
-from strictmcp.policy import Policy, PolicyError
-from test_gateway import fixture, run, server_table, write_policy
+from strictmcp.policy import Policy, PolicyError, ToolOffer
+from test_gateway import fixture, gateway_session, run, server_table, write_policy
 from test_proxy_auth import (  # noqa: F401 - launch and provider are fixtures
     Caller,
     Launch,
@@ -65,8 +65,8 @@ def _listen(
     """``strictmcp COMMAND --listen`` with a policy of ``tables``: each endpoint's URL by its
     path (as announced, the main one first), and the process."""
     policy = write_policy(tmp_path, *tables)
-    started = [sys.executable, "-m", "strictmcp", command, "--policy", str(policy)]
-    process = Process([*started, "--listen", "127.0.0.1:0", *args], tmp_path, "stderr")
+    argv = [sys.executable, "-m", "strictmcp", command, "--policy", str(policy)]
+    process = Process([*argv, "--listen", "127.0.0.1:0", *args], tmp_path, "stderr")
     started.append(process)
     count = 1 + len(Policy.load(policy).endpoints)
     urls = [process.wait_for("listening on").rsplit(" ", 1)[1] for _ in range(count)]
@@ -205,6 +205,41 @@ def test_the_proxy_offers_what_the_top_level_keys_say(tmp_path: Path, mode: str)
 
     run(test)
     assert _CRASHED not in errlog.read_text(encoding="utf-8")
+
+
+def test_the_top_level_keys_match_the_gateways_namespaced_names(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path,
+        'exclude_tools = ["*__crash", "b__*"]\n',
+        server_table("a", fixture("a")),
+        server_table("b", fixture("b")),
+    )
+    errlog = tmp_path / "stderr.log"
+
+    async def test() -> None:
+        async with gateway_session(policy, errlog) as session:
+            names = await _names(session)
+            assert names == ["a__ask", "a__echo", "a__env", "a__grow", "a__log", "validate"]
+            for tool in ("a__crash", "b__echo", "b__crash"):
+                await _not_offered(session, tool)
+            assert text_of(await session.call_tool("a__echo", {"text": "hi"})) == "a: hi"
+
+    run(test)
+    assert _CRASHED not in errlog.read_text(encoding="utf-8")
+
+
+def test_an_offer_within_another_offers_what_both_do() -> None:
+    top = ToolOffer.of(["read_*", "search"], ["read_secret"])
+    endpoint = ToolOffer.of(["read_*"])
+    both = top.within(endpoint)
+    names = ("read_a", "read_secret", "search", "write")
+    assert [name for name in names if both.offers(name)] == ["read_a"]
+    assert [name for name in names if top.offers(name)] == ["read_a", "search"]
+    assert not ToolOffer.of([]).offers("read_a")  # tools = [] offers nothing
+    assert ToolOffer().everything
+    assert not endpoint.everything
+    listed = [{"name": "read_a"}, {"name": "write"}, {"title": "nameless"}, "not a tool"]
+    assert both.listed(listed) == [{"name": "read_a"}, {"title": "nameless"}, "not a tool"]
 
 
 @asynccontextmanager
