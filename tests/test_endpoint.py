@@ -405,29 +405,29 @@ def test_endpoints_that_cannot_be_served_stop_the_command(
 
 def test_lint_and_check_leave_out_what_the_policy_does_not_offer(tmp_path: Path) -> None:
     hidden = "\u200b"
+    anything = {"type": "object"}
     tools = {
         "tools": [
-            {"name": "shown", "description": f"Shown{hidden}.", "inputSchema": {"type": "object"}},
-            {
-                "name": "hidden",
-                "description": f"Hid{hidden}den.",
-                "inputSchema": {"type": "object"},
-            },
+            {"name": "hidden", "description": f"Hid{hidden}den.", "inputSchema": anything},
+            {"name": "shown", "description": f"Shown{hidden}.", "inputSchema": anything},
         ]
     }
     listing = tmp_path / "tools.json"
-    listing.write_text(json.dumps(tools), encoding="utf-8")
+    listing.write_text(json.dumps(tools, indent=2), encoding="utf-8")
     policy = write_policy(tmp_path, 'exclude_tools = ["hid*"]\n')
 
-    def linted(*args: str) -> set[str]:
+    def linted(*args: str) -> dict[str, int]:
+        """Each tool with a finding, and the line of the file it is on."""
         result = CliRunner().invoke(
             strictmcp_main, ["lint", "--format", "json", "--select", "SMT401", *args, str(listing)]
         )
         assert result.exit_code in (0, 1), result.output
-        return {finding["tool"] for finding in json.loads(result.output)["findings"]}
+        return {f["tool"]: f["line"] for f in json.loads(result.output)["findings"]}
 
-    assert linted() == {"shown", "hidden"}
-    assert linted("--policy", str(policy)) == {"shown"}
+    everything = linted()
+    assert set(everything) == {"shown", "hidden"}
+    # The tool left out is not linted; the one kept is still found where it is in the file.
+    assert linted("--policy", str(policy)) == {"shown": everything["shown"]}
     offered = write_policy(tmp_path, 'tools = ["e*"]\n')
     check = [sys.executable, "-m", "strictmcp", "check", "--format", "json", "--cases", "1"]
     done = subprocess.run(

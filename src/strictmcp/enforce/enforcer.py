@@ -124,7 +124,9 @@ class Enforcer:
         self._withheld_prompts: dict[str, tuple[Violation, ...]] = {}
         self.policy = policy
         #: The tools offered; the others are not listed and are unknown to every caller.
-        self.offer = offer if offer is not None else (policy.offer if policy else ToolOffer())
+        if offer is None:
+            offer = policy.offer if policy is not None else ToolOffer()
+        self.offer = offer
         self.deep = deep
         self.strict = strict
         self.mode = mode

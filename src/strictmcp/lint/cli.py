@@ -7,6 +7,7 @@ import sys
 import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NoReturn
 from urllib.parse import quote
@@ -167,9 +168,8 @@ def lint(
     auth = _auth(url, header, bearer_env, policy)
     source = _source(target, command, url, asked, timeout, auth)
     chosen = asked or source.revision or LATEST
-    # What the policy does not offer no client sees: nothing of it to lint.
-    tools = policy.offer.listed(source.tools) if policy is not None else source.tools
-    report = lint_tools(tools, revision=chosen, policy=policy, rules=rules)
+    source = _offered(source, policy)
+    report = lint_tools(source.tools, revision=chosen, policy=policy, rules=rules)
     with _destination(output) as stream:
         _emit(report, source, fmt, stream)
     sys.exit(EXIT_FINDINGS if report.fails(Severity(fail_on)) else EXIT_CLEAN)
@@ -186,6 +186,16 @@ def _policy(path: str | None) -> Policy | None:
         return Policy.load(path)
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
+
+
+def _offered(source: ToolSource, policy: Policy | None) -> ToolSource:
+    """``source`` without the tools the policy does not offer (no client sees them: nothing
+    of them to lint), each tool kept with its place in the file."""
+    if policy is None or policy.offer.everything:
+        return source
+    kept = [index for index, tool in enumerate(source.tools) if policy.offer.keeps(tool)]
+    prefixes = [source.prefixes[index] for index in kept] if source.prefixes else []
+    return replace(source, tools=[source.tools[index] for index in kept], prefixes=prefixes)
 
 
 def _source(

@@ -155,16 +155,15 @@ class ToolOffer:
         """What this and ``other`` both offer."""
         return ToolOffer(self.tools + other.tools, self.exclude_tools + other.exclude_tools)
 
+    def keeps(self, tool: Any) -> bool:
+        """Whether a listed tool definition stays in the listing: it is offered, or it has
+        no name (for the checks that refuse it to see it)."""
+        name = tool.get("name") if isinstance(tool, dict) else None
+        return not isinstance(name, str) or self.offers(name)
+
     def listed(self, tools: Sequence[Any]) -> list[Any]:
-        """The tool definitions of a listing that are offered; one without a name is kept,
-        for the checks that refuse it to see it."""
-        return [
-            tool
-            for tool in tools
-            if not isinstance(tool, dict)
-            or not isinstance(tool.get("name"), str)
-            or self.offers(tool["name"])
-        ]
+        """The tool definitions of a listing that stay in it (:meth:`keeps`)."""
+        return [tool for tool in tools if self.keeps(tool)]
 
 
 SERVER_NAME = r"[A-Za-z0-9-]{1,32}"
