@@ -38,6 +38,8 @@ demo: install  ## set up and run strictmcp on the bundled examples
 	@# The main job: the validating proxy in front of a bundled server; one valid call goes
 	@# through, one invalid call is answered by the proxy and never reaches the server.
 	$(BIN)/python examples/proxy/demo.py
+	@# One gateway for both bundled servers: their tools side by side, one guard over both.
+	$(BIN)/python examples/gateway/gateway_demo.py
 	$(BIN)/strictmcp schema check $(EXAMPLE)/search-tool.input-schema.json
 	$(BIN)/strictmcp schema validate $(EXAMPLE)/search-tool.input-schema.json $(EXAMPLE)/good-call.json
 	@# The second call is meant to be refused: exit status 1 is the expected outcome.
@@ -70,8 +72,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# `make demo` runs `strictmcp check`, which needs the [check] extra; `make install-test` gets
+# every extra through [test].
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[check]'
 	touch $@
 
 $(TEST_STAMP): $(BIN)/python pyproject.toml

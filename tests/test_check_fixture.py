@@ -130,7 +130,17 @@ def test_text_format_and_tool_selection() -> None:
 
 def test_sarif_merges_lint_and_check() -> None:
     result = check(
-        *CASES, "--call", "--format", "sarif", "--tool", "extra_args", "--", *SLOPPY, "--faults"
+        *CASES,
+        "--call",
+        "--format",
+        "sarif",
+        "--tool",
+        "extra_args",
+        "--select",
+        "ALL",
+        "--",
+        *SLOPPY,
+        "--faults",
     )
     assert result.exit_code == 1
     log = json.loads(result.stdout)

@@ -200,7 +200,13 @@ def test_installed_console_script() -> None:
 def test_proxy_help_shows_a_client_configuration_snippet() -> None:
     code, out = run("proxy", "--help")
     assert code == 0
-    assert '"mcpServers"' in out
-    assert '"command": "strictmcp"' in out
+    snippet, _ = json.JSONDecoder().raw_decode(out[out.index('{\n      "mcpServers"') :])
+    (server,) = snippet["mcpServers"].values()
+    # Assistants start servers from /: the command and every file it is given are absolute.
+    assert Path(server["command"]).is_absolute()
+    assert Path(server["command"]).name == "strictmcp"
+    files = [arg for arg in server["args"] if "/" in arg or arg.endswith((".toml", ".jsonl"))]
+    assert len(files) >= 3
+    assert all(arg.startswith(("/", "@")) for arg in files), files
     code, out = run("--help")
     assert "strictmcp proxy -- COMMAND" in out

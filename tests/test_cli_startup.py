@@ -95,9 +95,15 @@ NOT_FOR_THE_PROXY = (
     "mcp_types.methods",
     "mcp_types._v2025_11_25",
     "mcp_types._v2026_07_28",
+    "croniter",
+    "httpx2",
+    "psycopg",
+    "redis",
+    "jwt",
 )
 """What the stdio proxy with no SQL guard in its policy has no use for before its first
-message: another leaf's dependencies, the SQL guard's parsers, the HTTP server, and every
+message: another leaf's dependencies, the SQL guard's parsers, the HTTP server and client
+(the reach check imports it when it checks), the cron parser (likewise), the extras, and every
 revision's models (imported when a message of that revision is checked)."""
 
 

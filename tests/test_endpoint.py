@@ -422,7 +422,7 @@ def test_lint_and_check_leave_out_what_the_policy_does_not_offer(tmp_path: Path)
             strictmcp_main, ["lint", "--format", "json", "--select", "SMT401", *args, str(listing)]
         )
         assert result.exit_code in (0, 1), result.output
-        return {f["tool"]: f["line"] for f in json.loads(result.output)["findings"]}
+        return {f["tool"]: f["line"] for f in json.loads(result.stdout)["findings"]}
 
     everything = linted()
     assert set(everything) == {"shown", "hidden"}

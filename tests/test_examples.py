@@ -28,6 +28,22 @@ def test_proxy_demo_lets_the_good_call_through_and_keeps_the_bad_one_out() -> No
     assert "refused" in run.stderr
 
 
+def test_gateway_demo_serves_both_servers_and_keeps_the_escape_out() -> None:
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLES / "gateway" / "gateway_demo.py")],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    tools = "tools through the gateway: weather__get_weather, scheduler__schedule_job, validate"
+    assert tools in run.stdout
+    assert "scheduler -> job 1 scheduled" in run.stdout
+    assert "[path-outside-roots] (isError)" in run.stdout
+    assert 'strictmcp gateway: c2s tools/call "scheduler__schedule_job" refused' in run.stderr
+
+
 def test_scheduler_demo_finds_every_planted_deep_fault() -> None:
     run = subprocess.run(
         [sys.executable, str(SCHEDULER / "scheduler_demo.py")],

@@ -24,7 +24,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from test_proxy_http import Process, processes  # noqa: F401 - processes is a fixture
+from test_proxy_http import Process, processes, sdk_http_server  # noqa: F401 - a fixture
 from test_proxy_third_party import (
     everything_command,
     filesystem_command,
@@ -140,13 +140,19 @@ async def _use_three_servers(session: ClientSession, root: Path) -> None:
 def test_three_real_servers_behind_one_stdio_gateway(tmp_path: Path) -> None:
     policy = _third_party_policy(tmp_path)
     errlog = tmp_path / "stderr.log"
+    audit_log = tmp_path / "audit.jsonl"
 
     async def test() -> None:
-        async with gateway_session(policy, errlog) as session:
+        async with gateway_session(policy, errlog, "--audit-log", str(audit_log)) as session:
             await _use_three_servers(session, tmp_path / "root")
 
     run(test)
+    records = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    refused = [r for r in records if r["action"] == "refused"]
+    assert refused
+    assert {(r["tool"], r["server"]) for r in refused} == {("files__read_text_file", "files")}
     said = errlog.read_text(encoding="utf-8")
+    assert 'strictmcp gateway: c2s tools/call "files__read_text_file" refused' in said
     assert "refused" in said
     assert "files__read_text_file" in said
     # Each server's stderr reaches ours after its name.
@@ -395,7 +401,7 @@ def test_offered_tools_and_env_from(tmp_path: Path) -> None:
             names = sorted(tool.name for tool in (await session.list_tools()).tools)
             assert names == ["a__echo", "a__env"]  # no validate tool, no crash, no ask
             env = await session.call_tool("a__env", {})
-            assert text_of(env) == "plain=plain secret=s3cret"
+            assert text_of(env) == "plain=plain secret=s3cret seen="
             # Not offered: answered as an unknown tool, as the spec has servers answer one.
             with pytest.raises(MCPError) as raised:
                 await session.call_tool("a__crash", {})
@@ -452,3 +458,208 @@ def test_the_proxy_refuses_server_tables(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "are for `strictmcp gateway`" in done.stderr
+
+
+def test_a_servers_own_lock_file_pins_only_its_tools(tmp_path: Path) -> None:
+    lock = tmp_path / "a.lock.json"
+    pinned = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "pin", "--lock", str(lock), "--", *fixture("a")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    # The lock file holds the server's own names, as `strictmcp pin -- SERVER` wrote them.
+    assert '"echo"' in lock.read_text()
+    assert "a__echo" not in lock.read_text()
+    policy = write_policy(
+        tmp_path,
+        server_table("a", fixture("a"), pin=_toml(lock.name)),
+        server_table("b", fixture("b")),
+    )
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", message_handler=on_message
+        ) as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert {"a__echo", "b__echo"} <= names
+            # A tool that appeared since pinning is withheld on the pinned server only.
+            await session.call_tool("a__grow", {})
+            await session.call_tool("b__grow", {})
+            await changed.wait()
+            after = {tool.name for tool in (await session.list_tools()).tools}
+            assert "b__extra" in after
+            assert "a__extra" not in after
+            assert "a__echo" in after
+
+    run(test)
+    assert "was not listed when the tools were pinned" in (tmp_path / "stderr.log").read_text()
+
+
+def test_pins_per_server_and_pin_together_are_refused(tmp_path: Path) -> None:
+    lock = tmp_path / "a.lock.json"
+    lock.write_text("{}")
+    policy = write_policy(tmp_path, server_table("a", fixture("a"), pin=_toml(str(lock))))
+    args = ["-m", "strictmcp", "gateway", "--policy", str(policy), "--pin", str(lock)]
+    done = subprocess.run(
+        [sys.executable, *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "name their own lock files; give either" in done.stderr
+
+
+def test_an_http_upstream_beside_a_stdio_one_with_its_own_credentials(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    url = sdk_http_server(tmp_path, processes)
+    policy = write_policy(
+        tmp_path,
+        server_table("local", fixture("local")),
+        '[[server]]\nname = "remote"\n'
+        f"url = {_toml(url)}\n"
+        'upstream = { bearer_env = "STRICTMCP_TEST_UPSTREAM_TOKEN" }\n',
+    )
+    os.environ["STRICTMCP_TEST_UPSTREAM_TOKEN"] = "gateway-own-token"
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert {"local__echo", "remote__echo", "remote__read_file"} <= names
+            remote = await session.call_tool("remote__echo", {"text": "over http"})
+            local = await session.call_tool("local__echo", {"text": "over stdio"})
+            assert "over http" in text_of(remote)
+            assert text_of(local) == "local: over stdio"
+
+    try:
+        run(test)
+    finally:
+        del os.environ["STRICTMCP_TEST_UPSTREAM_TOKEN"]
+    calls = [json.loads(line) for line in (tmp_path / "calls").read_text().splitlines()]
+    assert [call["name"] for call in calls] == ["echo"]  # its own name, not the gateway's
+    sent = (tmp_path / "calls.authorization").read_text().splitlines()
+    assert sent
+    assert set(sent) == {json.dumps("Bearer gateway-own-token")}
+
+
+def test_tasks_of_two_servers_with_the_same_ids_are_told_apart(tmp_path: Path) -> None:
+    server = Path(__file__).resolve().parent / "proxy_fixtures" / "task_server.py"
+    policy = write_policy(
+        tmp_path,
+        server_table("a", [sys.executable, str(server), str(tmp_path / "a-calls")]),
+        server_table("b", [sys.executable, str(server), str(tmp_path / "b-calls")]),
+    )
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    gateway = Process(args, tmp_path, "stdout", stdin=True)
+    asked = iter(range(1, 100))
+
+    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        request_id = next(asked)
+        gateway.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            reply: dict[str, Any] = json.loads(gateway.next_line())
+            if reply.get("id") == request_id:
+                return reply
+
+    try:
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        capabilities = ask("initialize", init)["result"]["capabilities"]
+        assert capabilities["tasks"]["requests"]["tools"]["call"] == {}
+        gateway.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ask("tools/list", {})
+        created = {
+            name: ask("tools/call", {"name": f"{name}__report", "arguments": {}, "task": {}})
+            for name in ("a", "b")
+        }
+        ids = {name: reply["result"]["task"]["taskId"] for name, reply in created.items()}
+        # Both servers call theirs task-1: the client sees each under its server's name.
+        assert ids == {"a": "a__task-1", "b": "b__task-1"}
+        status = ask("tasks/get", {"taskId": "b__task-1"})["result"]
+        assert status["taskId"] == "b__task-1"
+        assert status["status"] == "completed"
+        final = ask("tasks/result", {"taskId": "a__task-1"})["result"]
+        assert final["structuredContent"] == {"total": 3}
+        assert final["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": "a__task-1"}
+        unknown = ask("tasks/get", {"taskId": "c__task-1"})
+        assert unknown["error"]["code"] == -32602
+    finally:
+        gateway.stop()
+    a_calls = [json.loads(line) for line in (tmp_path / "a-calls").read_text().splitlines()]
+    b_calls = [json.loads(line) for line in (tmp_path / "b-calls").read_text().splitlines()]
+    # Each server was asked about its own task, by its own id.
+    assert ("tasks/result", "task-1") in [(c["method"], c["params"].get("taskId")) for c in a_calls]
+    assert ("tasks/get", "task-1") in [(c["method"], c["params"].get("taskId")) for c in b_calls]
+    assert "tasks/get" not in [c["method"] for c in a_calls]
+
+
+def test_a_server_in_audit_mode_reports_what_another_refuses(tmp_path: Path) -> None:
+    audit_log = tmp_path / "audit.jsonl"
+    guard = '[[guard]]\ntool = "*__echo"\nargument = "/text"\nkind = "schema"\n'
+    policy = write_policy(
+        tmp_path,
+        server_table("trial", fixture("trial"), mode='"audit"'),
+        server_table("live", fixture("live")),
+        guard + "schema = { maxLength = 3 }\n",
+    )
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", "--audit-log", str(audit_log)
+        ) as session:
+            await session.list_tools()
+            trial = await session.call_tool("trial__echo", {"text": "too long"})
+            live = await session.call_tool("live__echo", {"text": "too long"})
+            assert text_of(trial) == "trial: too long"  # reported, and it went through
+            assert live.is_error
+            assert "live: too long" not in text_of(live)
+
+    run(test)
+    records = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    actions = {(r["server"], r["action"], r["mode"]) for r in records if r["stage"] == "policy"}
+    assert actions == {("trial", "would deny", "audit"), ("live", "refused", "enforce")}
+
+
+def test_no_server_sees_the_secrets_env_from_reads(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path,
+        server_table("a", fixture("a"), env_from='{ GW_SECRET = "STRICTMCP_TEST_A" }'),
+        server_table("b", fixture("b"), env_from='{ GW_SECRET = "STRICTMCP_TEST_B" }'),
+        server_table("c", fixture("c")),
+    )
+    os.environ.update(STRICTMCP_TEST_A="for-a", STRICTMCP_TEST_B="for-b", STRICTMCP_TEST_X="x")
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            seen = {
+                name: text_of(await session.call_tool(f"{name}__env", {}))
+                for name in ("a", "b", "c")
+            }
+            # Each gets its own under the name it expects, and no server the others' (nor
+            # its own under the gateway's name); what env_from does not name passes as ever.
+            assert seen == {
+                "a": "plain=None secret=for-a seen=STRICTMCP_TEST_X",
+                "b": "plain=None secret=for-b seen=STRICTMCP_TEST_X",
+                "c": "plain=None secret=None seen=STRICTMCP_TEST_X",
+            }
+
+    try:
+        run(test)
+    finally:
+        for name in ("STRICTMCP_TEST_A", "STRICTMCP_TEST_B", "STRICTMCP_TEST_X"):
+            del os.environ[name]

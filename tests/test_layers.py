@@ -1,7 +1,7 @@
 """strictmcp's layers, bottom up, each importing only those below it.
 
-``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy file) < lint's rules <
-``connect`` (the transport) <
+``extras`` and ``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy file) <
+lint's rules < ``connect`` (the transport) <
 ``identity`` (verified access tokens) < ``enforce`` < the leaves (``proxy``, ``check``,
 ``integrations`` and lint's command side) < the command line (``cli``, ``__main__``). Leaves
 never import each other. Every import counts:
@@ -22,6 +22,8 @@ SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 
 LEAF = 8
 LAYERS = {
+    # The extras and their one error, for every layer that imports an optional dependency.
+    "extras": 0,
     "schema": 0,
     "protocol": 1,
     "guards": 2,
@@ -35,6 +37,7 @@ LAYERS = {
     "integrations": LEAF,
     "policy_cmd": LEAF,
     "pin": LEAF,
+    "install": LEAF,
     "cli": 9,
     "__main__": 9,
 }

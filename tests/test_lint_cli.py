@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from strictmcp.cli import main
 from strictmcp.connect.tool_source import server_label
 from strictmcp.lint import RULES
 from strictmcp.schema import compile_schema
+from test_proxy_third_party import everything_command, filesystem_command
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "lint"
@@ -39,7 +41,9 @@ def run(*args: str, stdin: str | None = None) -> tuple[int, str]:
 
 
 def run_json(*args: str) -> tuple[int, Obj]:
-    code, out = run("--format", "json", *args)
+    # Standard output alone: warnings (tools a --policy hides) go to standard error.
+    result = CliRunner().invoke(main, ["lint", "--format", "json", *args])
+    code, out = result.exit_code, result.stdout
     document = json.loads(out)
     assert isinstance(document, dict)
     return code, document
@@ -467,3 +471,31 @@ def test_rules_listing_marks_the_default_selection() -> None:
     assert marked == [rule.code for rule in RULES if rule.default]
     _, listing = run("--format", "json", "rules")
     assert [r["code"] for r in json.loads(listing) if r["default"]] == marked
+
+
+def test_the_readmes_lint_figures_are_what_lint_prints_on_the_real_servers(
+    tmp_path: Path,
+) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    said = re.search(
+        r"On server-everything the default run\s+reports (\d+) findings? instead of (\d+), "
+        r"on server-filesystem (\d+) instead of (\d+)\.",
+        readme,
+    )
+    assert said is not None, "the README no longer gives lint's figures on the real servers"
+
+    def count(command: list[str], *selection: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-m", "strictmcp", "lint", *selection, "--format", "json", *command],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        return len(json.loads(done.stdout)["findings"])
+
+    everything = ["--", *everything_command()]
+    filesystem = ["--", *filesystem_command(tmp_path)]
+    printed = [count(everything), count(everything, "--select", "ALL")]
+    printed += [count(filesystem), count(filesystem, "--select", "ALL")]
+    assert printed == [int(figure) for figure in said.groups()]

@@ -8,12 +8,15 @@ instead; tests/test_cli.py holds each summary there equal to its command's own h
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 import click
 
 from . import __version__
+from .extras import MissingExtra
 
 
 def _schema() -> click.Command:
@@ -58,6 +61,12 @@ def _policy() -> click.Command:
     return policy
 
 
+def _install() -> click.Command:
+    from .install.cli import install  # noqa: PLC0415 - only when it runs
+
+    return install
+
+
 def _pin() -> click.Command:
     from .pin.cli import pin  # noqa: PLC0415 - only when it runs
 
@@ -96,6 +105,11 @@ _SUBCOMMANDS = {
         " [ARGS]` for a stdio server, `strictmcp check --url URL` for an HTTP one.",
         _check,
     ),
+    "install": _Subcommand(
+        "Put strictmcp in front of every MCP server of an assistant (Claude Desktop, Claude"
+        " Code, Cursor, VS Code, Windsurf, or --client-config FILE).",
+        _install,
+    ),
     "policy": _Subcommand("Write and check policy files (docs/policy.md).", _policy),
     "pin": _Subcommand(
         "Pin the tools of an MCP server: each definition (name, title, description, schemas,"
@@ -117,9 +131,19 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = self.commands.get(cmd_name)
         if command is None and cmd_name in _SUBCOMMANDS:
-            command = _SUBCOMMANDS[cmd_name].load()
+            try:
+                command = _SUBCOMMANDS[cmd_name].load()
+            except MissingExtra as error:
+                _missing(cmd_name, error)
             self.add_command(command, cmd_name)
         return command
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except MissingExtra as error:
+            # A feature the command's options or policy asked for, found missing as it starts.
+            _missing(ctx.invoked_subcommand or "", error)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # A stand-in command with the summary as its help, so that click shortens it to the
@@ -133,6 +157,12 @@ class _LazyGroup(click.Group):
             formatter.write_dl(
                 [(name, stand_in.get_short_help_str(limit)) for name, stand_in in rows]
             )
+
+
+def _missing(command: str, error: MissingExtra) -> NoReturn:
+    """One line naming the extra to install (docs/cli.md: a configuration error, status 2)."""
+    click.echo(f"strictmcp {command}: {error}", err=True)
+    sys.exit(2)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

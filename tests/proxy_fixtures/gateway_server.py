@@ -1,7 +1,8 @@
 """A line-level MCP server for the gateway's tests, one of several behind one gateway.
 
 Run as ``gateway_server.py NAME [MODE]``. Its tools: ``echo`` (says NAME and the text),
-``env`` (the variables ``GW_PLAIN`` and ``GW_SECRET`` it was given), ``crash`` (exits at once,
+``env`` (the variables ``GW_PLAIN`` and ``GW_SECRET`` it was given, and the names of
+those it sees starting ``STRICTMCP_TEST_``), ``crash`` (exits at once,
 status 3, after a line on stderr), ``ask`` (asks the client for a sampling message with the
 id ``"s-1"``, which every such server uses, and answers with the client's text), ``grow``
 (adds the tool ``extra`` and says the list changed), ``log`` (a log message from the logger
@@ -76,7 +77,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
                 result(request_id, f"{name}: {text}")
             elif tool == "env":
                 plain, secret = os.environ.get("GW_PLAIN"), os.environ.get("GW_SECRET")
-                result(request_id, f"plain={plain} secret={secret}")
+                seen = sorted(name for name in os.environ if name.startswith("STRICTMCP_TEST_"))
+                result(request_id, f"plain={plain} secret={secret} seen={','.join(seen)}")
             elif tool == "crash":
                 print(f"{name} is crashing now", file=sys.stderr, flush=True)
                 sys.exit(3)

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from hypothesis.configuration import set_hypothesis_home_dir
 
 from ..connect.client import EXIT_CANNOT_START, ClientError, failure_text, open_client
 from ..connect.command_line import credential_options
+from ..extras import needs
+from ..identity.command import CredentialsProblem, command_auth
 from ..lint.model import printable
+from ..lint.selection import chosen_rules, selector_options
 from ..policy import Policy, PolicyError
 from ..protocol import Revision
 from .redact import redact_argv, redact_url
@@ -27,6 +29,9 @@ from .runner import CheckOptions, run_check
 
 if TYPE_CHECKING:
     import httpx2
+
+with needs("check"):
+    from hypothesis.configuration import set_hypothesis_home_dir
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 _RENDERERS: dict[str, Callable[[CheckReport], str]] = {
@@ -98,7 +103,8 @@ class _Progress:
     "--tool",
     "tools",
     multiple=True,
-    help="Check only this tool (repeatable; default: every tool listed).",
+    help="Check only this tool (repeatable; default: every tool listed); lint reports only its "
+    "findings too.",
 )
 @click.option(
     "--policy",
@@ -108,6 +114,7 @@ class _Progress:
     "and deep checks, which the server (or the proxy in front of it) must refuse, and tools "
     "its top-level tools/exclude_tools do not offer are not checked.",
 )
+@selector_options
 @click.option("--url", help="A streamable HTTP server, instead of a command.")
 @click.option(
     "--revision",
@@ -131,6 +138,9 @@ def check(
     call: bool,
     tools: tuple[str, ...],
     policy_file: str | None,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
     url: str | None,
     revision: str | None,
     timeout: float,
@@ -142,6 +152,7 @@ def check(
     for a stdio server, `strictmcp check --url URL` for an HTTP one."""
     if bool(command) == bool(url):
         raise click.UsageError("give either -- COMMAND [ARGS...] or --url URL")
+    lint_rules = chosen_rules(select, extend_select, ignore)
     try:
         policy = Policy.load(policy_file) if policy_file is not None else None
     except PolicyError as error:
@@ -161,7 +172,14 @@ def check(
         per_kind=per_kind,
         selected=tools,
     )
-    options = CheckOptions(per_kind=per_kind, seed=seed, call=call, tools=tools, policy=policy)
+    options = CheckOptions(
+        per_kind=per_kind,
+        seed=seed,
+        call=call,
+        tools=tools,
+        policy=policy,
+        lint_rules=lint_rules,
+    )
     _hypothesis_home()
     try:
         asyncio.run(_run(report, options, list(command) or None, url, revision, timeout, auth))
@@ -199,15 +217,9 @@ async def _run(
 def _auth(
     url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
 ) -> httpx2.Auth | None:
-    """The credentials for ``--url``; nothing to import for a stdio server."""
-    if url is None and not header and bearer_env is None:
-        return None
-    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
-
-    upstream = policy.upstream if policy is not None else None
     try:
-        return command_credentials(header, bearer_env, upstream, url=url)
-    except CredentialsError as error:
+        return command_auth(url, header, bearer_env, policy.upstream if policy else None)
+    except CredentialsProblem as error:
         _fail(str(error))
 
 

@@ -16,13 +16,15 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
-from hypothesis import strategies as st
-from hypothesis.errors import HypothesisWarning
-
+from ..extras import needs
 from ..schema import Validator
 from ..schema.jsonio import JSONInputError, load_json
 from .isolation import isolated
+
+with needs("check"):
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+    from hypothesis import strategies as st
+    from hypothesis.errors import HypothesisWarning
 
 _OPEN_ENDED = frozenset(
     {
@@ -110,7 +112,8 @@ def _generate(
 ) -> Generated:
     # Imported on first use: the import builds Hypothesis's Unicode tables and caches them on
     # disk, and the CLI first says where (not in the working directory).
-    from hypothesis_jsonschema import from_schema  # noqa: PLC0415
+    with needs("check"):
+        from hypothesis_jsonschema import from_schema  # noqa: PLC0415
 
     try:
         strategy = from_schema(schema)

@@ -12,8 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hypothesis.internal.conjecture.providers import CONSTANTS_CACHE, HypothesisProvider
-from hypothesis.internal.constants_ast import Constants
+from ..extras import needs
+
+with needs("check"):
+    from hypothesis.internal.conjecture.providers import CONSTANTS_CACHE, HypothesisProvider
+    from hypothesis.internal.constants_ast import Constants
 
 
 @contextmanager

@@ -155,6 +155,7 @@ class CheckReport:
             "lint": {
                 "ran": self.lint.ran,
                 "note": self.lint.note,
+                "rules": self.lint.rules,
                 "findings": self.lint.findings,
             },
             "verdict": self.verdict,

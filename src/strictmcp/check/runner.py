@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from ..connect.client import ClientError, McpClient, Outcome, Success, TransportFailure
 from ..guards.validation import CAPABILITY, PREFERRED_NAME
+from ..lint.model import LintRule
 from ..policy import Policy
 from ..protocol import ToolRegistry, check_result
 from ..protocol.tasks import declares_tasks, task_support
@@ -50,10 +51,11 @@ class Progress(Protocol):
 class CheckOptions:
     """What to run: ``per_kind`` cases of each kind per tool, from ``seed``.
 
-    ``tools`` limits the run to those names (all tools when empty); ``call`` really calls
-    them; ``policy`` goes to lint, its guards and deep checks get planted faults
-    (:mod:`strictmcp.check.plant`), and the tools its top-level ``tools`` and
-    ``exclude_tools`` do not offer are neither checked nor linted.
+    ``tools`` limits the run, and lint's findings, to those names (all tools when empty);
+    ``call`` really calls them; ``policy`` goes to lint, its guards and deep checks get
+    planted faults (:mod:`strictmcp.check.plant`), and the tools its top-level ``tools`` and
+    ``exclude_tools`` do not offer are neither checked nor linted. ``lint_rules`` are the
+    rules lint runs (``strictmcp lint``'s default selection when None).
     """
 
     per_kind: int = 20
@@ -61,6 +63,7 @@ class CheckOptions:
     call: bool = False
     tools: tuple[str, ...] = ()
     policy: Policy | None = None
+    lint_rules: tuple[LintRule, ...] | None = None
 
 
 async def run_check(
@@ -121,7 +124,14 @@ async def run_check(
     linted = [tool for tool in tools if tool.get("name") != report.validate_tool]
     if options.policy is not None:
         linted = options.policy.offer.listed(linted)
-    report.lint = lint(linted, client.revision, options.policy, runner.results)
+    report.lint = lint(
+        linted,
+        client.revision,
+        options.policy,
+        runner.results,
+        rules=options.lint_rules,
+        only=options.tools,
+    )
     return report
 
 

@@ -15,7 +15,7 @@ import contextlib
 import os
 import sys
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
@@ -184,11 +184,12 @@ async def start_process(
     keep_stderr: bool = False,
     label: str | None = None,
     env: Mapping[str, str] | None = None,
+    unset: Collection[str] = (),
 ) -> ServerProcess:
     """Spawn ``command`` on pipes; ``max_size`` bounds one line of its output in bytes, its
     stderr is ours unless ``keep_stderr`` (kept) or ``label`` (each line passed on after
-    it, and kept). ``env`` is set on top of our environment. OSError when the command cannot
-    be run."""
+    it, and kept). Its environment is ours without ``unset``, with ``env`` on top. OSError
+    when the command cannot be run."""
     if not command:
         raise ValueError("the server command is empty")
     lines = Lines(max_size + 2)  # the message and its line ending
@@ -199,9 +200,14 @@ async def start_process(
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE if stderr is not None else None,
-        env={**os.environ, **env} if env else None,
+        env=_environment(env or {}, unset) if env or unset else None,
     )
     return process
+
+
+def _environment(env: Mapping[str, str], unset: Collection[str]) -> dict[str, str]:
+    kept = {name: value for name, value in os.environ.items() if name not in unset}
+    return {**kept, **env}
 
 
 async def stopped(process: ServerProcess) -> int:
@@ -237,10 +243,11 @@ class ProcessUpstream:
         keep_stderr: bool = False,
         label: str | None = None,
         env: Mapping[str, str] | None = None,
+        unset: Collection[str] = (),
     ) -> ProcessUpstream:
         """Spawn ``command`` (see :func:`start_process`); OSError when it cannot be."""
         process = await start_process(
-            command, max_size=max_size, keep_stderr=keep_stderr, label=label, env=env
+            command, max_size=max_size, keep_stderr=keep_stderr, label=label, env=env, unset=unset
         )
         return cls(process)
 

@@ -44,6 +44,7 @@ asks of the user or the model. Two opt-in rewrites per tool (:mod:`.rewrites`):
 from .audit import AUDIT_LOGGER, Action, Auditor, Stage, audit_records, outcome
 from .dry_run import DryRun, DryRunResult
 from .enforcer import Enforcer
+from .hidden import HiddenTool, hidden_tools
 from .limits import (
     RATE_LIMITED,
     Limiter,
@@ -64,6 +65,7 @@ __all__ = [
     "DryRun",
     "DryRunResult",
     "Enforcer",
+    "HiddenTool",
     "Limiter",
     "LintCode",
     "PinError",
@@ -74,6 +76,7 @@ __all__ = [
     "Stage",
     "StoreUnavailable",
     "audit_records",
+    "hidden_tools",
     "limiter_for",
     "listing_rules",
     "outcome",

@@ -57,11 +57,12 @@ def audit_records(
     mode: Mode,
     time: str,
     identity: Identity | None = None,
+    server: str | None = None,
 ) -> list[dict[str, Any]]:
     """The audit record of each violation: ``{time, direction, method, tool, stage, action,
     mode, code, severity, pointer}``, ``identity`` (``{subject, clientId}``, never a token)
-    when the caller is known, and ``issues`` (``[{code, pointer}]``) for a schema
-    violation."""
+    when the caller is known, ``server`` (the gateway's server the tool belongs to) when
+    there is one, and ``issues`` (``[{code, pointer}]``) for a schema violation."""
     records = []
     for violation in violations:
         record: dict[str, Any] = {
@@ -78,6 +79,8 @@ def audit_records(
         }
         if identity is not None:
             record["identity"] = identity.audit()
+        if server is not None:
+            record["server"] = server
         if violation.issues:
             record["issues"] = [
                 {"code": i.code.value, "pointer": violation.pointer + i.instance_path}
@@ -104,11 +107,24 @@ class Auditor:
         stderr: IO[str] | None = None,
         logger: logging.Logger | None = None,
         mode: Mode = "enforce",
+        command: str = "proxy",
+        servers: frozenset[str] = frozenset(),
+        separator: str = "__",
     ) -> None:
         self.mode = mode
         self._log = log
         self._stderr = stderr
         self._logger = logger
+        self._command = command
+        self._servers = servers
+        self._separator = separator
+
+    def server_of(self, tool: str | None) -> str | None:
+        """The gateway's server ``tool`` belongs to, by its name; None outside a gateway."""
+        if tool is None or not self._servers:
+            return None
+        server, separator, _ = tool.partition(self._separator)
+        return server if separator and server in self._servers else None
 
     def in_mode(self, mode: Mode) -> Auditor:
         """This auditor, its sinks shared, for records made under ``mode``."""
@@ -147,6 +163,7 @@ class Auditor:
                 mode=self.mode if mode is None else mode,
                 time=now,
                 identity=identity,
+                server=self.server_of(tool),
             )
             if self._log is not None:
                 self._log.write("".join(json.dumps(r) + "\n" for r in records))
@@ -177,7 +194,7 @@ class Auditor:
     def say(self, text: str) -> None:
         """One line for the operator on stderr, when there is one."""
         if self._stderr is not None:
-            print(f"strictmcp proxy: {text}", file=self._stderr, flush=True)
+            print(f"strictmcp {self._command}: {text}", file=self._stderr, flush=True)
 
 
 def _what(method: str | None, tool: str | None) -> str:

@@ -243,6 +243,10 @@ class Enforcer:
         """The names of the tools withheld from their latest listing, whose calls are refused."""
         return frozenset(self._withheld)
 
+    def withheld_because(self, name: str) -> tuple[Violation, ...]:
+        """Why the tool ``name`` is withheld (its error-level findings); empty when it is not."""
+        return self._withheld.get(name, ())
+
     def check_listing(
         self,
         tools: Sequence[Any],
@@ -425,7 +429,7 @@ class Enforcer:
             )
             found += declared
             # The policy's deep checks follow its mode too; the tool author's, the enforcer's.
-            mode = self._policy_mode()
+            mode = self._policy_mode(name)
             blocked = self._report(name, "deep", declared, bool(errors(declared)), identity, mode)
         if self.deep is not None:
             written = await self.deep.run(name, arguments, real_call=True)
@@ -610,7 +614,7 @@ class Enforcer:
         """The tool definitions of a ``tools/list`` result that are offered and that
         ``identity`` may call: the others are not shown to it (in audit mode, every tool
         offered is)."""
-        if not self._enforces_access():
+        if not self._enforces_access(None):
             return tools if self.offer.everything else self.offer.listed(tools)
         return [
             tool
@@ -625,13 +629,13 @@ class Enforcer:
         """Whether a ``tools/list`` is shaped by who asked (:meth:`visible` leaves out what
         the caller may not call): such a listing is the caller's alone, never to be cached
         for another (:func:`~strictmcp.protocol.wire.for_caller_alone`)."""
-        return self._enforces_access()
+        return self._enforces_access(None)
 
     def shows(self, name: str, identity: Identity | None) -> bool:
         """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if it is
         offered and the access rules let it call the tool (in audit mode, if offered)."""
         return self.offer.offers(name) and (
-            not self._enforces_access() or self._allows(identity, name)
+            not self._enforces_access(name) or self._allows(identity, name)
         )
 
     async def rehearse(
@@ -648,7 +652,7 @@ class Enforcer:
         in audit mode) are warnings; so are the deep checks' own warnings. A tool withheld
         from the listing is refused whatever the arguments, as its calls are."""
         if not self.offer.offers(name) or (
-            self._enforces_access() and not self._allows(identity, name)
+            self._enforces_access(name) and not self._allows(identity, name)
         ):
             return list(unknown_tool(registry, name).violations)
         withheld = self._withheld.get(name) if self.enforcing else None
@@ -659,7 +663,7 @@ class Enforcer:
         if not verdict.allowed or not isinstance(arguments, _MAPPING):
             return violations
         if self.policy is not None:
-            refusing = self._policy_mode() == "enforce"
+            refusing = self._policy_mode(name) == "enforce"
             found = self.policy.check(name, arguments, identity=identity)
             violations += found if refusing and bool(errors(found)) else _as_warnings(found)
             declared = await self.policy.check_deep(name, arguments, identity=identity)
@@ -671,20 +675,26 @@ class Enforcer:
         # A deep path or sql check starts with the guard a [[guard]] entry may also run.
         return list(dict.fromkeys(violations))
 
-    def _enforces_access(self) -> bool:
-        """Whether access rules hide tools and refuse calls (not in audit mode)."""
+    def _enforces_access(self, tool: str | None) -> bool:
+        """Whether access rules hide ``tool`` and refuse its calls (not in audit mode); for
+        None, whether they may hide any tool."""
         policy = self.policy
-        return policy is not None and bool(policy.access) and self._policy_mode() == "enforce"
+        if policy is None or not policy.access:
+            return False
+        if tool is None:
+            return self.enforcing and policy.any_enforced()
+        return self._policy_mode(tool) == "enforce"
 
     def _allows(self, identity: Identity | None, name: str) -> bool:
         return self.policy is None or self.policy.allows(identity, name)
 
-    def _policy_mode(self) -> Mode:
-        """The mode the policy's stages run in: audit when the enforcer's or the policy's is."""
+    def _policy_mode(self, tool: str | None = None) -> Mode:
+        """The mode the policy's stages run in for ``tool``: audit when the enforcer's or
+        the policy's for that tool (its gateway server's ``mode``) is."""
         policy = self.policy
         return (
             "enforce"
-            if self.enforcing and (policy is None or policy.mode == "enforce")
+            if self.enforcing and (policy is None or policy.mode_for(tool) == "enforce")
             else "audit"
         )
 
@@ -793,7 +803,7 @@ class Enforcer:
         having run in ``mode`` (by default the stage's own: the policy's stages follow the
         policy's mode too); whether they refuse it."""
         if mode is None:
-            mode = self._policy_mode() if stage in _POLICY_STAGES else self.mode
+            mode = self._policy_mode(name) if stage in _POLICY_STAGES else self.mode
         self.auditor.record(
             violations,
             direction="c2s",

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from ..extras import needs
 from ..policy import Identity, Policy, RateLimit, RateStoreSettings
 
 MAX_BUCKETS = 100_000
@@ -126,9 +127,10 @@ class SharedRateLimiter:
         self, limits: tuple[RateLimit, ...], settings: RateStoreSettings, url: str
     ) -> None:
         # Imported here: only a policy with a [rate_store] needs the client.
-        from redis.asyncio import Redis  # noqa: PLC0415
-        from redis.asyncio.retry import Retry  # noqa: PLC0415
-        from redis.backoff import NoBackoff  # noqa: PLC0415
+        with needs("redis"):
+            from redis.asyncio import Redis  # noqa: PLC0415
+            from redis.asyncio.retry import Retry  # noqa: PLC0415
+            from redis.backoff import NoBackoff  # noqa: PLC0415
 
         self.limits = limits
         self.fails_open = settings.on_unavailable == "open"
@@ -153,7 +155,8 @@ class SharedRateLimiter:
         """As :meth:`RateLimiter.take`, counted in Redis: None when the call may go on, else
         the whole seconds until it may. Raises :class:`StoreUnavailable` when Redis cannot
         be asked within the timeout."""
-        from redis.exceptions import RedisError  # noqa: PLC0415
+        with needs("redis"):
+            from redis.exceptions import RedisError  # noqa: PLC0415
 
         keys: list[str] = []
         args: list[float] = []

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -147,10 +147,36 @@ Pins = Mapping[str, tuple[str, dict[str, Any]]]
 @dataclass(frozen=True)
 class PinFile:
     """A lock file: the pinned definition and digest of each tool, by name, and of each
-    prompt (None: prompts are not pinned)."""
+    prompt (None: prompts are not pinned). ``tool_scope`` and ``prompt_scope`` are the name
+    prefixes the pins judge (None: every name); a name outside them is neither new nor
+    changed (the gateway's servers that have no lock file of their own)."""
 
     tools: Pins
     prompts: Pins | None = None
+    tool_scope: tuple[str, ...] | None = None
+    prompt_scope: tuple[str, ...] | None = None
+
+    @classmethod
+    def merged(
+        cls, parts: Sequence[tuple[str, PinFile]], rename: Callable[[str, str], str]
+    ) -> PinFile:
+        """One lock file from several servers' (``(server, pins)``), each name renamed as
+        ``rename(server, name)`` gives it and its digest made anew for that name, judging
+        only the names of those servers."""
+        tools: dict[str, tuple[str, dict[str, Any]]] = {}
+        prompts: dict[str, tuple[str, dict[str, Any]]] = {}
+        prompt_servers = []
+        for server, pins in parts:
+            tools.update(_renamed(pins.tools, server, rename, PINNED_FIELDS))
+            if pins.prompts is not None:
+                prompts.update(_renamed(pins.prompts, server, rename, PROMPT_FIELDS))
+                prompt_servers.append(server)
+        return cls(
+            dict(sorted(tools.items())),
+            dict(sorted(prompts.items())) if prompt_servers else None,
+            tool_scope=tuple(rename(server, "") for server, _ in parts),
+            prompt_scope=tuple(rename(server, "") for server in prompt_servers),
+        )
 
     @classmethod
     def from_tools(cls, tools: Sequence[Any], prompts: Sequence[Any] | None = None) -> PinFile:
@@ -212,12 +238,14 @@ class PinFile:
     def check(self, tool: Any, pointer: str) -> list[Violation]:
         """What is wrong with a listed ``tool`` against its pin (``pointer`` locates it in the
         message): nothing when its digest matches; never a value from the definition."""
+        if not _judged(tool, self.tool_scope):
+            return []
         return _check(self.tools, "tool", PINNED_FIELDS, tool, pointer)
 
     def check_prompt(self, prompt: Any, pointer: str) -> list[Violation]:
         """What is wrong with a listed ``prompt`` against its pin, as :meth:`check` says of a
         tool; nothing when prompts are not pinned."""
-        if self.prompts is None:
+        if self.prompts is None or not _judged(prompt, self.prompt_scope):
             return []
         return _check(self.prompts, "prompt", PROMPT_FIELDS, prompt, pointer)
 
@@ -230,6 +258,22 @@ class PinFile:
         if self.prompts is not None and listed.prompts is not None:
             changes += _changes(self.prompts, listed.prompts, "prompt", PROMPT_FIELDS)
         return changes
+
+
+def _judged(definition: Any, scope: tuple[str, ...] | None) -> bool:
+    name = definition.get("name") if isinstance(definition, Mapping) else None
+    return scope is None or not isinstance(name, str) or name.startswith(scope)
+
+
+def _renamed(
+    pins: Pins, server: str, rename: Callable[[str, str], str], fields: Sequence[str]
+) -> Pins:
+    renamed = {}
+    for name, (_, definition) in pins.items():
+        public = rename(server, name)
+        moved = {**definition, "name": public}
+        renamed[public] = (tool_digest(moved, fields), pinned_definition(moved, fields))
+    return renamed
 
 
 def _pinned(definitions: Sequence[Any], entity: str, fields: Sequence[str]) -> Pins:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import quote
 
+from ..extras import needs, require
 from ..protocol import Severity
 from .base import GuardFinding, not_a_string
 from .codes import GuardCode
@@ -95,6 +96,10 @@ class SqlDatabaseCheck:
             raise ValueError("statement_timeout_ms and connect_timeout must be positive")
         if self.max_rows is not None and self.max_rows < 0:
             raise ValueError("max_rows must not be negative")
+        if self.database == "postgres":
+            # When the policy loads, not at the first call: a check that cannot run must
+            # stop the proxy from starting, not refuse every call later.
+            require("postgres")
 
     def check(self, value: Any) -> list[GuardFinding]:
         """Every finding about the query ``value``; never raises."""
@@ -153,7 +158,8 @@ class SqlDatabaseCheck:
 
 def _postgres(check: SqlDatabaseCheck, dsn: str, query: str) -> list[GuardFinding]:
     """Plan ``query`` on PostgreSQL in a read-only transaction, then roll it back."""
-    import psycopg  # noqa: PLC0415 - only deployments with a PostgreSQL check need the driver
+    with needs("postgres"):
+        import psycopg  # noqa: PLC0415 - only deployments with a PostgreSQL check need it
 
     try:
         connection = psycopg.connect(dsn, connect_timeout=check.connect_timeout)

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urljoin
 
-import httpx2
-
 from ..protocol import Severity
 from .base import GuardFinding, not_a_string
 from .codes import GuardCode
@@ -56,6 +54,10 @@ class UrlReachCheck:
         findings = self.guard.check(value)
         if not self.reachable or _refused(findings):
             return findings
+        # Imported at the first check, not with the policy: the proxy's first answer waits for
+        # every module the policy imports.
+        import httpx2  # noqa: PLC0415
+
         timeout = self.request_timeout_ms / 1000
         with httpx2.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
             url = value

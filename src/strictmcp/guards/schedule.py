@@ -12,8 +12,6 @@ from datetime import datetime, timedelta, timezone
 from itertools import pairwise
 from typing import Any, ClassVar
 
-from croniter import CroniterError, croniter
-
 from ..protocol import Severity
 from .base import GuardFinding, not_a_string
 from .codes import GuardCode
@@ -55,6 +53,10 @@ class CronCheck:
         """Every finding about the cron expression ``value``."""
         if not isinstance(value, str):
             return not_a_string(value, self.kind)
+        # Imported at the first check, not with the policy: the proxy's first answer waits for
+        # every module the policy imports.
+        from croniter import CroniterError, croniter  # noqa: PLC0415
+
         now = self.clock()
         try:
             runs = croniter(value, now)

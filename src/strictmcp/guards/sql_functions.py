@@ -25,6 +25,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ..extras import needs
+
 __all__ = [
     "LISTED_DIALECTS",
     "POSTGRES_EXCLUDED",
@@ -151,7 +153,8 @@ def postgres_file(connection: Any) -> str:
 
 def _main() -> int:
     """Writes ``postgres.txt`` to standard output from the server ``STRICTMCP_PG_DSN`` names."""
-    import psycopg  # noqa: PLC0415 - only the generator connects
+    with needs("postgres"):
+        import psycopg  # noqa: PLC0415 - only the generator connects
 
     dsn = os.environ.get("STRICTMCP_PG_DSN")
     if not dsn:

@@ -14,15 +14,22 @@ gives. Toward the upstream the proxy uses credentials of its own (:class:`Upstre
 the client's token.
 """
 
-from .jwks import Jwks, KeySet
-from .tokens import TokenError, TokenVerifier
-from .upstream import (
-    Credentials,
-    CredentialsError,
-    UpstreamAuth,
-    command_credentials,
-    command_headers,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import TokenError
+    from .jwks import Jwks, KeySet
+    from .tokens import TokenVerifier
+    from .upstream import (
+        Credentials,
+        CredentialsError,
+        UpstreamAuth,
+        command_credentials,
+        command_headers,
+    )
 
 __all__ = [
     "Credentials",
@@ -35,3 +42,25 @@ __all__ = [
     "command_credentials",
     "command_headers",
 ]
+
+_MODULES = {
+    "Credentials": "upstream",
+    "CredentialsError": "upstream",
+    "command_credentials": "upstream",
+    "command_headers": "upstream",
+    "Jwks": "jwks",
+    "KeySet": "jwks",
+    "TokenError": "errors",
+    "TokenVerifier": "tokens",
+    "UpstreamAuth": "upstream",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Each name is imported from its module on first use: verifying tokens needs the [auth]
+    # extra (PyJWT), and the proxy's own upstream credentials and HTTP answers do not.
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -16,8 +16,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jwt import PyJWK
-from jwt.exceptions import PyJWKError, PyJWTError
+from ..extras import needs
+
+with needs("auth"):
+    from jwt import PyJWK
+    from jwt.exceptions import PyJWKError, PyJWTError
 
 MAX_JWKS_BYTES = 256 * 1024
 """The largest JWKS document read; a real one is a few kilobytes."""

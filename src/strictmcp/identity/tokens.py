@@ -12,20 +12,24 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-import jwt
-from jwt.exceptions import (
-    ExpiredSignatureError,
-    ImmatureSignatureError,
-    InvalidAudienceError,
-    InvalidIssuerError,
-    InvalidSignatureError,
-    MissingRequiredClaimError,
-    PyJWTError,
-)
 
+from ..extras import needs
 from ..policy import AuthSettings, Identity
+from .errors import TokenError
 from .jwks import MAX_JWKS_BYTES, Jwks, KeysUnavailable, Load
 from .upstream import secret
+
+with needs("auth"):
+    import jwt
+    from jwt.exceptions import (
+        ExpiredSignatureError,
+        ImmatureSignatureError,
+        InvalidAudienceError,
+        InvalidIssuerError,
+        InvalidSignatureError,
+        MissingRequiredClaimError,
+        PyJWTError,
+    )
 
 _INTROSPECTED_SECONDS = 60.0
 """The longest an introspection answer is trusted: a token revoked at the authorization
@@ -40,20 +44,6 @@ _JWS = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _CACHED = 4096
 """Verified tokens remembered, so that a client's next call with the same token costs a hash."""
 _FETCH_SECONDS = 10.0
-
-
-class TokenError(Exception):
-    """A token refused: ``code`` is stable (``token-missing``, ``token-malformed``,
-    ``token-too-large``, ``token-algorithm``, ``token-key-unknown``, ``token-signature``,
-    ``token-expired``, ``token-not-yet-valid``, ``token-issuer``, ``token-audience``,
-    ``token-claims``, ``token-inactive``, and ``token-keys-unavailable`` and
-    ``token-introspection-unavailable`` when the issuer cannot be asked), ``description``
-    says why in words fit for the client and never quotes the token."""
-
-    def __init__(self, code: str, description: str) -> None:
-        super().__init__(f"{description} [{code}]")
-        self.code = code
-        self.description = description
 
 
 class TokenVerifier:

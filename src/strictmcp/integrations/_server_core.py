@@ -50,11 +50,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.shared.exceptions import MCPError
-
 from ..enforce import AUDIT_LOGGER, Auditor, Enforcer, PinFile, outcome
 from ..enforce import listing_rules as enforce_listing_rules
+from ..extras import needs
 from ..guards.deep import DeepValidators
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..policy import Identity, Mode, Policy
@@ -68,6 +66,10 @@ from ..protocol.tasks import (
     unknown_task,
 )
 from ..protocol.violations import under
+
+with needs("mcp"):
+    from mcp.server.auth.middleware.auth_context import get_access_token
+    from mcp.shared.exceptions import MCPError
 
 _log = logging.getLogger(__name__)
 

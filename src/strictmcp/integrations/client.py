@@ -39,16 +39,19 @@ import anyio
 import anyio.lowlevel
 import httpx2
 import mcp_types as types
-from mcp import Client, ClientSession, StdioServerParameters
-from mcp.client import IncomingMessage, Transport
-from mcp.client.session import MessageHandlerFnT
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
 
 from ..connect.paging import MAX_PAGES, follow_pages
+from ..extras import needs
 from ..protocol import Revision, Rule, ToolRegistry, Violation, check_result, errors
 from ..schema import Limits, quote_name
+
+with needs("mcp"):
+    from mcp import Client, ClientSession, StdioServerParameters
+    from mcp.client import IncomingMessage, Transport
+    from mcp.client.session import MessageHandlerFnT
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
 
 logger = logging.getLogger(__name__)
 

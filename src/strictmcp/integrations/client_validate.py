@@ -18,13 +18,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import mcp_types as types
-from mcp import ClientSession, MCPError
 from pydantic import ValidationError
 
 from ..enforce import Enforcer
+from ..extras import needs
 from ..guards.validation import CAPABILITY, OUTPUT_SCHEMA
 from ..schema import compile_schema, quote_name
 from .client import StrictClientSession, fetch_tool_registry
+
+with needs("mcp"):
+    from mcp import ClientSession, MCPError
 
 # Issues of a malformed answer named in its warning; the rest are counted.
 _ISSUES_SHOWN = 3

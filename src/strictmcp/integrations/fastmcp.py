@@ -47,15 +47,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
-from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.tools.base import InputRequiredToolResult, Tool, ToolResult
-from fastmcp.utilities.versions import dedupe_with_versions
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from ..extras import needs
 from ..protocol import LATEST, task_id_of
 from ..protocol.tasks import created_task
 from ._server_core import Listing, ServerCore, ServerOptions
+
+with needs("fastmcp"):
+    from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+    from fastmcp.tools.base import InputRequiredToolResult, Tool, ToolResult
+    from fastmcp.utilities.versions import dedupe_with_versions
 
 __all__ = ["StrictMiddleware"]
 

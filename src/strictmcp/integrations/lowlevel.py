@@ -38,19 +38,22 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 import mcp_types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.extension import Extension, compose_tool_call_handler
-from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from ..connect.paging import follow_pages
+from ..extras import needs
 from ..protocol import task_id_of
 from ..protocol.tasks import created_task
 from ..protocol.wire import for_caller_alone
 from ._server_core import ServerCore, ServerOptions
+
+with needs("mcp"):
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from mcp.server.extension import Extension, compose_tool_call_handler
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
 __all__ = ["protect"]
 

@@ -31,12 +31,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import MCPServer
 from typing_extensions import Unpack
 
+from ..extras import needs
 from ._server_core import ServerCore, ServerOptions
 from .lowlevel import ListingMiddleware, ToolCallInterceptor, ToolSource
+
+with needs("mcp"):
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.mcpserver import MCPServer
 
 __all__ = ["StrictExtension"]
 

@@ -17,14 +17,18 @@ import click
 from ..connect.client import failure_text
 from ..connect.command_line import ServerCommand, credential_options, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
+from ..enforce import hidden_tools
+from ..identity.command import CredentialsProblem, command_auth
 from ..policy import Policy, PolicyError
 from ..protocol import LATEST, Revision, Severity
+from ..schema import quote_name
 from .engine import lint_tools
 from .locate import PointerIndex
 from .model import LintFinding, render_json
 from .report import LintReport, render_text
-from .rules import RULES, UnknownRuleError, find_rule, select_rules
+from .rules import RULES, UnknownRuleError, find_rule
 from .sarif import to_sarif
+from .selection import chosen_rules, selector_options
 
 if TYPE_CHECKING:
     import httpx2
@@ -65,24 +69,7 @@ unknown rule code, bad policy, credentials that cannot be read or that the serve
     show_default=True,
     help="Text grouped by tool, one JSON document, or SARIF 2.1.0 (GitHub code scanning).",
 )
-@click.option(
-    "--select",
-    multiple=True,
-    metavar="CODES",
-    help=(
-        "Only these rules: codes or code prefixes, comma-separated (SMT1,SMT301), ALL, or "
-        "DEFAULT. Default: the rules a user must act on (`strictmcp lint rules` marks them)."
-    ),
-)
-@click.option(
-    "--extend-select",
-    multiple=True,
-    metavar="CODES",
-    help="Run these rules too (codes or prefixes), on top of --select or the default.",
-)
-@click.option(
-    "--ignore", multiple=True, metavar="CODES", help="Skip these rules (codes or prefixes)."
-)
+@selector_options
 @click.option(
     "--fail-on",
     type=click.Choice([level.value for level in Severity]),
@@ -157,12 +144,7 @@ def lint(
     sources = sum(1 for given in (target, command, url) if given)
     if sources != 1:
         raise click.UsageError("give exactly one of TOOLS.json, -- COMMAND [ARGS...] or --url")
-    try:
-        rules = select_rules(
-            _split(select) if select else None, _split(ignore), extend=_split(extend_select)
-        )
-    except UnknownRuleError as error:
-        raise click.UsageError(str(error)) from None
+    rules = chosen_rules(select, extend_select, ignore)
     policy = _policy(policy_file)
     asked = Revision(revision) if revision else None
     auth = _auth(url, header, bearer_env, policy)
@@ -170,13 +152,11 @@ def lint(
     chosen = asked or source.revision or LATEST
     source = _offered(source, policy)
     report = lint_tools(source.tools, revision=chosen, policy=policy, rules=rules)
+    if policy is not None:
+        _warn_hidden(policy, source, chosen)
     with _destination(output) as stream:
         _emit(report, source, fmt, stream)
     sys.exit(EXIT_FINDINGS if report.fails(Severity(fail_on)) else EXIT_CLEAN)
-
-
-def _split(values: tuple[str, ...]) -> list[str]:
-    return [part for value in values for part in value.split(",") if part.strip()]
 
 
 def _policy(path: str | None) -> Policy | None:
@@ -198,6 +178,21 @@ def _offered(source: ToolSource, policy: Policy | None) -> ToolSource:
     return replace(source, tools=[source.tools[index] for index in kept], prefixes=prefixes)
 
 
+def _warn_hidden(policy: Policy, source: ToolSource, revision: Revision) -> None:
+    """A warning on stderr for each tool the policy keeps from clients: linted here, it is
+    never offered through the proxy."""
+    try:
+        hidden = hidden_tools(policy, source.tools, revision)
+    except UnknownRuleError as error:
+        raise click.UsageError(f"--policy [listing] rules: {error}") from None
+    for tool in hidden:
+        click.echo(
+            f"strictmcp lint: warning: the policy hides tool {quote_name(tool.name)} from "
+            f"every client ({tool.why}): it is linted here, but will not be offered",
+            err=True,
+        )
+
+
 def _source(
     target: str | None,
     command: tuple[str, ...],
@@ -215,15 +210,9 @@ def _source(
 def _auth(
     url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
 ) -> httpx2.Auth | None:
-    """The credentials for ``--url``; nothing to import for a file or a stdio server."""
-    if url is None and not header and bearer_env is None:
-        return None
-    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
-
-    upstream = policy.upstream if policy is not None else None
     try:
-        return command_credentials(header, bearer_env, upstream, url=url)
-    except CredentialsError as error:
+        return command_auth(url, header, bearer_env, policy.upstream if policy else None)
+    except CredentialsProblem as error:
         _fail(str(error))
 
 

@@ -25,8 +25,8 @@ The JSON form (``--format json``) is stable; new keys may be added, none removed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import click
@@ -49,6 +49,11 @@ class LintReport:
     tools: tuple[str | None, ...]
     revision: Revision
     rules: tuple[LintRule, ...]
+
+    def about(self, names: Collection[str]) -> LintReport:
+        """This report with only the findings about the tools named ``names``."""
+        kept = tuple(f for f in self.findings if f.tool is not None and f.tool in names)
+        return replace(self, findings=kept)
 
     def counts(self) -> dict[str, int]:
         """Findings per severity, every severity present."""

@@ -15,6 +15,7 @@ from ..connect.client import failure_text
 from ..connect.command_line import ServerCommand, credential_options, server_command
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
 from ..enforce.pins import PinChange, PinError, PinFile, Pins
+from ..identity.command import CredentialsProblem, command_auth
 
 if TYPE_CHECKING:
     import httpx2
@@ -143,14 +144,9 @@ def _source(
 
 
 def _auth(url: str | None, header: tuple[str, ...], bearer_env: str | None) -> httpx2.Auth | None:
-    """The credentials for ``--url``; nothing to import for a file or a stdio server."""
-    if url is None and not header and bearer_env is None:
-        return None
-    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
-
     try:
-        return command_credentials(header, bearer_env, None, url=url)
-    except CredentialsError as error:
+        return command_auth(url, header, bearer_env, None)
+    except CredentialsProblem as error:
         _fail(str(error))
 
 

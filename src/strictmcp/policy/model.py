@@ -223,8 +223,26 @@ class Policy:
         return any(rule.on_calls and rule.applies_to(tool) for rule in self.deep)
 
     def blocks(self, violations: list[Violation]) -> bool:
-        """Whether these findings refuse the call under this policy's mode."""
+        """Whether these findings refuse the request under this policy's mode."""
         return self.mode == "enforce" and any(v.severity is Severity.ERROR for v in violations)
+
+    def mode_for(self, tool: str | None) -> Mode:
+        """The mode the policy's stages run in for ``tool``: the ``mode`` of the gateway's
+        ``[[server]]`` it belongs to (by its name, ``server`` + separator + ...), else the
+        file's own."""
+        if tool is None or not self.servers:
+            return self.mode
+        separator = self.gateway.separator if self.gateway is not None else "__"
+        name, found, _ = tool.partition(separator)
+        if found:
+            for server in self.servers:
+                if server.name == name and server.mode is not None:
+                    return server.mode
+        return self.mode
+
+    def any_enforced(self) -> bool:
+        """Whether the policy's stages enforce for some tool (the file's mode, or a server's)."""
+        return self.mode == "enforce" or any(s.mode == "enforce" for s in self.servers)
 
     def covers(self, tool: str, argument: str) -> bool:
         """Whether some rule guards this argument pointer of this tool (for lint)."""

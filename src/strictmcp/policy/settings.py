@@ -176,7 +176,9 @@ class ServerSettings:
     ``env`` and the variables ``env_from`` copies from the gateway's own environment) or
     reached over streamable HTTP (``url``, with the gateway's own ``upstream``
     credentials). ``tools`` (globs; None: all) and ``exclude_tools`` say which of its tools
-    are offered, by the server's own names."""
+    are offered, by the server's own names; ``pin`` is a lock file of ``strictmcp pin``
+    holding them too; ``mode`` the mode of the policy's stages for its tools (None: the
+    file's)."""
 
     name: str
     command: tuple[str, ...] | None = None
@@ -186,6 +188,8 @@ class ServerSettings:
     upstream: UpstreamSettings | None = None
     tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
+    pin: str | None = None
+    mode: Literal["enforce", "audit"] | None = None
 
     @cached_property
     def offer(self) -> ToolOffer:

@@ -414,6 +414,21 @@ _SERVER = {
         default="`[]`",
         doc="Globs of its tools not offered: not listed, their calls answered as unknown tools.",
     ),
+    "mode": Option(
+        str,
+        choices=("enforce", "audit"),
+        doc=(
+            "The mode of the policy's stages (guards, deep checks, access, rate limits) for "
+            "this server's tools; default: the file's `mode`."
+        ),
+    ),
+    "pin": Option(
+        str,
+        doc=(
+            "A lock file written by `strictmcp pin -- COMMAND` for this server: its own names, "
+            "unchanged; only this server's tools (and prompts) are judged by it."
+        ),
+    ),
 }
 _GATEWAY = {
     "separator": Option(
@@ -620,6 +635,8 @@ def _server(where: str, entry: Any, context: Context) -> ServerSettings:
     for key in ("env", "env_from"):
         if key in options:
             options[key] = tuple(sorted(options[key].items()))
+    if "pin" in options and context.base is not None:
+        options["pin"] = str(context.base / options["pin"])
     return ServerSettings(**options)
 
 

@@ -13,6 +13,7 @@ import click
 from ..connect.client import failure_text
 from ..connect.command_line import credential_options
 from ..connect.tool_source import ToolSource, ToolSourceError, read_tools
+from ..identity.command import CredentialsProblem, command_auth
 from ..lint.model import printable
 from ..policy import Policy, PolicyError
 from ..protocol import LATEST
@@ -101,6 +102,7 @@ def init(
         source.revision or LATEST,
         server=source.name,
         root=os.path.realpath(root or os.getcwd()),
+        hints=_hints(source, command, url),
     )
     if output is None:
         click.echo(text, nl=False)
@@ -148,6 +150,13 @@ def check(
     sys.exit(EXIT_PROBLEMS if problems else EXIT_CLEAN)
 
 
+def _hints(source: ToolSource, command: tuple[str, ...], url: str | None) -> list[str]:
+    """What may name the server's database: its command line or URL, and its name."""
+    info = source.server_info or {}
+    named = [info.get(key) for key in ("name", "title")]
+    return [*command, *([url] if url else []), *(name for name in named if isinstance(name, str))]
+
+
 def _tools(
     tools_file: str | None,
     command: tuple[str, ...],
@@ -167,15 +176,9 @@ def _tools(
 def _auth(
     url: str | None, header: tuple[str, ...], bearer_env: str | None, policy: Policy | None
 ) -> httpx2.Auth | None:
-    """The credentials for ``--url``; nothing to import for a file or a stdio server."""
-    if url is None and not header and bearer_env is None:
-        return None
-    from ..identity import CredentialsError, command_credentials  # noqa: PLC0415 - HTTP only
-
-    upstream = policy.upstream if policy is not None else None
     try:
-        return command_credentials(header, bearer_env, upstream, url=url)
-    except CredentialsError as error:
+        return command_auth(url, header, bearer_env, policy.upstream if policy else None)
+    except CredentialsProblem as error:
         _fail(str(error))
 
 

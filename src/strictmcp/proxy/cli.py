@@ -50,13 +50,15 @@ if TYPE_CHECKING:
 
 _EPILOG = """\b
 In an MCP client's configuration (Claude Desktop, VS Code and others), put strictmcp in
-front of the server's own command:
+front of the server's own command, every path absolute (assistants start servers from /;
+`command -v strictmcp` gives the command's):
 \b
   {
     "mcpServers": {
       "files": {
-        "command": "strictmcp",
-        "args": ["proxy", "--policy", "policy.toml", "--audit-log", "audit.jsonl",
+        "command": "/home/me/.local/bin/strictmcp",
+        "args": ["proxy", "--policy", "/home/me/mcp/policy.toml",
+                 "--audit-log", "/home/me/mcp/audit.jsonl",
                  "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
       }
     }
@@ -64,7 +66,7 @@ front of the server's own command:
 \b
 Over HTTP (--listen), the client is given the proxy's URL instead:
 \b
-  strictmcp proxy --listen 127.0.0.1:8000 -- python server.py
+  strictmcp proxy --listen 127.0.0.1:8000 -- python /home/me/mcp/server.py
   {
     "mcpServers": {
       "files": { "type": "http", "url": "http://127.0.0.1:8000/mcp" }
@@ -389,11 +391,7 @@ def _serve(
     _standard_streams(listening=address is not None)
     policy = _policy(options, address, upstream, gateway=gateway)
     listing = _listing(options["listing_rules"], policy)
-    pin_file = options["pin_file"]
-    try:
-        pins = PinFile.load(pin_file) if pin_file is not None else None
-    except PinError as error:
-        raise click.UsageError(f"--pin: {error} [{error.code}]") from None
+    pins = _pins(options["pin_file"], policy, gateway=gateway)
     validate_tool = not options["no_validate_tool"] and (policy is None or policy.validate_tool)
     # One for every session: an identity's calls count together, whichever session they use.
     try:
@@ -406,7 +404,7 @@ def _serve(
 
         def new_session(offer: ToolOffer | None = None) -> ProxySession:
             return ProxySession(
-                Auditor(log, stderr=sys.stderr),
+                _auditor(log, policy, gateway=gateway),
                 policy=policy,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=options["strict"],
@@ -566,6 +564,38 @@ def _listening(
             _exit_usage(str(error))
         sys.exit(status)
     return served(None)
+
+
+def _pins(pin_file: str | None, policy: Policy | None, *, gateway: bool) -> PinFile | None:
+    """The lock file ``--pin`` names, or the gateway's servers' own lock files as one."""
+    if gateway and policy is not None and any(s.pin for s in policy.servers):
+        if pin_file is not None:
+            raise click.UsageError(
+                "--pin: the policy's [[server]] tables name their own lock files; give either"
+            )
+        from .gateway import gateway_pins  # noqa: PLC0415
+
+        try:
+            return gateway_pins(policy)
+        except PinError as error:
+            raise click.UsageError(f"--policy: [[server]] pin: {error} [{error.code}]") from None
+    try:
+        return PinFile.load(pin_file) if pin_file is not None else None
+    except PinError as error:
+        raise click.UsageError(f"--pin: {error} [{error.code}]") from None
+
+
+def _auditor(log: IO[str] | None, policy: Policy | None, *, gateway: bool) -> Auditor:
+    """A session's auditor: its records name the gateway's server of a tool."""
+    if not gateway or policy is None:
+        return Auditor(log, stderr=sys.stderr)
+    return Auditor(
+        log,
+        stderr=sys.stderr,
+        command="gateway",
+        servers=frozenset(server.name for server in policy.servers),
+        separator=policy.gateway.separator if policy.gateway else "__",
+    )
 
 
 def _policy(

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
@@ -52,8 +53,10 @@ from .. import __version__
 from ..connect.lines import line_of
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import UPSTREAM_CLOSED, Upstream
+from ..enforce import PinFile
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
 from ..protocol.jsonrpc import error_response
+from ..protocol.tasks import RELATED_TASK, UNKNOWN_TASK, UNKNOWN_TASK_TEXT, task_id_of
 from ..protocol.wire import HANDSHAKE_VERSIONS
 from ..schema.messages import quote_name
 from .session import ProxySession
@@ -68,7 +71,7 @@ _PORTABLE = re.compile(r"[^A-Za-z0-9_-]")
 _PORTABLE_LENGTH = 64
 _NEWEST_HANDSHAKE = max(HANDSHAKE_VERSIONS)
 _MAX_PAGES = 100
-_ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions"})
+_ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", "tasks"})
 _NOTHING: Any = object()
 
 
@@ -536,6 +539,9 @@ class Gateway:
                     )
                     continue
                 kept.append(item)
+        elif key == "tasks":
+            rename = functools.partial(public_task, member.name, self._separator)
+            kept = [_with_task_id(t, rename) if isinstance(t, dict) else t for t in items]
         else:
             member.templates = []
             for item in items:
@@ -546,14 +552,12 @@ class Gateway:
         return kept
 
     def _public(self, member: _Member, own: str) -> str:
-        """The name the client sees for ``member``'s tool or prompt ``own``: shortened on
-        the wire (with a hash of the full name) where it would not be portable."""
-        full = f"{member.name}{self._separator}{own}"
-        if len(full) <= _PORTABLE_LENGTH and not _PORTABLE.search(full):
-            return full
-        digest = hashlib.sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        public = _PORTABLE.sub("_", full)[: _PORTABLE_LENGTH - 9] + "_" + digest
-        self._once(f"{quote_name(full)} is offered as {public!r} (not a portable tool name)")
+        """The name the client sees for ``member``'s tool or prompt ``own`` (said once when
+        it had to be shortened)."""
+        public = public_name(member.name, own, self._separator)
+        if public != f"{member.name}{self._separator}{own}":
+            full = quote_name(f"{member.name}{self._separator}{own}")
+            self._once(f"{full} is offered as {public!r} (not a portable tool name)")
         return public
 
     def _once(self, text: str) -> None:
@@ -677,7 +681,11 @@ class Gateway:
                 call.answer.set_result(message)
             return
         self._by_client.pop(call.client_id, None)
-        self._to_client(line_of({**message, "id": call.client_id}))
+        message = {**message, "id": call.client_id}
+        result = message.get("result")
+        if isinstance(result, dict):
+            message["result"] = self._tasks_public(member, result, top=True)
+        self._to_client(line_of(message))
 
     def _server_request(self, member: _Member, message: dict[str, Any]) -> None:
         if message["method"] == "ping":
@@ -685,6 +693,11 @@ class Gateway:
             return
         gid = next(self._ids)
         self._asked[gid] = (member, message["id"])
+        params = message.get("params")
+        if isinstance(params, dict):
+            # Only the task it is about is the server's: a taskId in a server's tasks/get
+            # names a task of the client's.
+            message = {**message, "params": self._tasks_public(member, params, top=False)}
         self._to_client(line_of({**message, "id": gid}))
 
     def _server_notification(self, member: _Member, message: dict[str, Any]) -> None:
@@ -702,7 +715,46 @@ class Gateway:
             gid = mine[0]
             del self._asked[gid]
             message = {**message, "params": {**params, "requestId": gid}}
+        elif isinstance(params, dict):
+            message = {**message, "params": self._tasks_public(member, params, top=True)}
         self._to_client(line_of(message))
+
+    # --- tasks (2025-11-25) ---------------------------------------------------------------------
+
+    def _tasks_public(self, member: _Member, body: dict[str, Any], *, top: bool) -> dict[str, Any]:
+        """``body`` (a result, or a notification's params) with each of ``member``'s task ids
+        named as the client sees them, ``server`` + separator + id, so that two servers' ids
+        never meet and a request naming one is routed by it; with ``top``, the body's own
+        ``taskId``, its ``task``'s and its ``tasks``' too, else only the related task."""
+        public = functools.partial(public_task, member.name, self._separator)
+        if top:
+            body = _with_task_id(body, public)
+            task = body.get("task")
+            if isinstance(task, dict):
+                body = {**body, "task": _with_task_id(task, public)}
+            tasks = body.get("tasks")
+            if isinstance(tasks, list):
+                named = [_with_task_id(t, public) if isinstance(t, dict) else t for t in tasks]
+                body = {**body, "tasks": named}
+        meta = body.get("_meta")
+        related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and isinstance(related, dict):
+            body = {**body, "_meta": {**meta, RELATED_TASK: _with_task_id(related, public)}}
+        return body
+
+    def _by_task(self, message: dict[str, Any]) -> None:
+        """A request naming a task: to the server whose task it is, with its own id."""
+        params = message.get("params")
+        task_id = task_id_of(params) if isinstance(params, dict) else None
+        server, separator, own = (task_id or "").partition(self._separator)
+        member = self._by_name.get(server)
+        if member is None or not separator or not own or not isinstance(params, dict):
+            self._error(message["id"], UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
+            return
+        self._forward(member, message, {**params, "taskId": own})
+
+    def _tasks_list(self, message: dict[str, Any]) -> None:
+        self._listing(message, "tasks", "tasks")
 
     # --- helpers --------------------------------------------------------------------------------
 
@@ -732,8 +784,44 @@ _CLIENT_REQUESTS: dict[str, Callable[[Gateway, dict[str, Any]], None]] = {
     "resources/unsubscribe": Gateway._by_uri,
     "completion/complete": Gateway._complete,
     "logging/setLevel": Gateway._set_level,
+    "tasks/get": Gateway._by_task,
+    "tasks/result": Gateway._by_task,
+    "tasks/cancel": Gateway._by_task,
+    "tasks/list": Gateway._tasks_list,
 }
 """What the gateway does with each client request, by method; any other is refused."""
+
+
+def public_name(server: str, own: str, separator: str = "__") -> str:
+    """The name a client sees for the tool or prompt ``own`` of ``server``: the two joined
+    by ``separator``, shortened on the wire (cut, then ``_`` and eight hex digits of the full
+    name's SHA-256) where that would be longer than 64 characters or hold a character
+    outside ``A-Za-z0-9_-``."""
+    full = f"{server}{separator}{own}"
+    if len(full) <= _PORTABLE_LENGTH and not _PORTABLE.search(full):
+        return full
+    digest = hashlib.sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return _PORTABLE.sub("_", full)[: _PORTABLE_LENGTH - 9] + "_" + digest
+
+
+def public_task(server: str, separator: str, task_id: str) -> str:
+    """The id a client sees for ``server``'s task ``task_id``."""
+    return f"{server}{separator}{task_id}"
+
+
+def _with_task_id(body: dict[str, Any], rename: Callable[[str], str]) -> dict[str, Any]:
+    task_id = body.get("taskId")
+    return {**body, "taskId": rename(task_id)} if isinstance(task_id, str) else body
+
+
+def gateway_pins(policy: Policy) -> PinFile | None:
+    """The lock files of the policy's ``[[server]]`` tables (``pin``) as one, by the names
+    the client sees; None when no server has one. :class:`PinError` when one cannot be read."""
+    separator = (policy.gateway or GatewaySettings()).separator
+    parts = [(s.name, PinFile.load(s.pin)) for s in policy.servers if s.pin is not None]
+    if not parts:
+        return None
+    return PinFile.merged(parts, lambda server, own: public_name(server, own, separator))
 
 
 def _cancelled(request_id: int, reason: str) -> dict[str, Any]:
@@ -817,11 +905,19 @@ def reach_gateway(
             except CredentialsError as error:
                 raise PolicyError(f"[[server]] {server.name!r} upstream: {error}") from None
 
+    # The variables env_from reads are the gateway's secrets for one server each: no server
+    # inherits them, each is given only its own, under the names it expects.
+    sources = frozenset(source for s in policy.servers for _, source in s.env_from)
+
     async def reach(session: ProxySession) -> Upstream:
         async def server_upstream(server: ServerSettings) -> Upstream:
             if server.command is not None:
                 return await ProcessUpstream.start(
-                    server.command, max_size=max_size, label=server.name, env=server.environment()
+                    server.command,
+                    max_size=max_size,
+                    label=server.name,
+                    env=server.environment(),
+                    unset=sources,
                 )
             return await reached[server.name](session)
 

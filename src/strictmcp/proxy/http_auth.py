@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..identity import TokenError, TokenVerifier
+from ..identity.errors import TokenError
 from ..policy import Identity
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from ..identity.tokens import TokenVerifier
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 _JSON = b"application/json"
@@ -56,6 +60,8 @@ class Gate:
         settings = self.verifier.settings
         origin = urlsplit(settings.resource)
         resource = f"{origin.scheme}://{origin.netloc}{path}"
+        from ..identity.tokens import TokenVerifier  # noqa: PLC0415 - the [auth] extra's
+
         verifier = TokenVerifier(replace(settings, resource=resource), keys=self.verifier.keys)
         return Gate(verifier)
 

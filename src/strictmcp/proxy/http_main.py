@@ -21,7 +21,7 @@ import httpx2
 
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
-from ..identity import TokenVerifier, UpstreamAuth
+from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .http_auth import Gate
 from .http_connections import listening_socket
@@ -72,7 +72,10 @@ def upstreams(
 
 def gate(auth: AuthSettings) -> Gate:
     """The protected-resource step for ``auth``; :class:`~strictmcp.identity.CredentialsError`
-    at once when the introspection secret it names cannot be read."""
+    at once when the introspection secret it names cannot be read; MissingExtra without the
+    [auth] extra."""
+    from ..identity.tokens import TokenVerifier  # noqa: PLC0415 - the [auth] extra's
+
     return Gate(TokenVerifier(auth))
 
 

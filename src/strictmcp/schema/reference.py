@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..extras import needs
 from .backend import CompileOptions, RawIssue, ValidationTimeout
 from .codes import SchemaErrorCode
 from .dialects import Dialect
@@ -25,12 +26,8 @@ _clock = threading.local()
 
 
 def _load() -> Any:
-    try:
+    with needs("reference"):
         import jsonschema  # noqa: PLC0415 - an optional extra, imported only when chosen
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "the reference backend needs python-jsonschema: pip install 'strictmcp[reference]'"
-        ) from error
     return jsonschema
 
 
