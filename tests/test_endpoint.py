@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from auth_support import AuthorizationServer
 from strictmcp.cli import main as strictmcp_main
+from strictmcp.enforce import Enforcer
 from strictmcp.policy import Policy, PolicyError, ToolOffer
 from test_gateway import fixture, gateway_session, run, server_table, write_policy
 from test_proxy_auth import (  # noqa: F401 - launch and provider are fixtures
@@ -450,3 +451,17 @@ def test_lint_and_check_leave_out_what_the_policy_does_not_offer(tmp_path: Path)
     )
     assert asked.returncode == 2
     assert "the policy does not offer the tool crash" in asked.stderr
+
+
+def test_a_reloaded_policy_offers_what_it_says_within_the_endpoints_offer() -> None:
+    first = Policy.from_dict({"exclude_tools": ["write"]})
+    enforcer = Enforcer(policy=first, offer=ToolOffer.of(["read", "write", "delete"]))
+    assert [n for n in ("read", "write", "delete", "list") if enforcer.offer.offers(n)] == [
+        "read",
+        "delete",
+    ]
+    enforcer.use(Policy.from_dict({"exclude_tools": ["delete"]}), None)
+    assert [n for n in ("read", "write", "delete", "list") if enforcer.offer.offers(n)] == [
+        "read",
+        "write",
+    ]

@@ -216,3 +216,16 @@ def test_a_planted_violation_is_caught(module: str, source: str, imported: str) 
 )
 def test_imports_downwards_are_allowed(module: str, source: str, is_package: bool) -> None:
     assert offences(module, source, "allowed.py", is_package=is_package) == []
+
+
+def test_the_architecture_page_draws_every_layer() -> None:
+    """docs/architecture.md's diagram names every package of :data:`LAYERS`: a layer added
+    without it would leave a newcomer's map wrong."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+    diagram = page.split("```text\n", 1)[1].split("```", 1)[0]
+    missing = [
+        name
+        for name in LAYERS
+        if name not in ("__main__",) and f"{name}/" not in diagram and f"{name}.py" not in diagram
+    ]
+    assert not missing, f"docs/architecture.md's diagram lacks: {missing}"

@@ -86,6 +86,15 @@ class Server:
                 "capabilities": server,
                 "serverInfo": {"name": "tasks", "version": "1"},
             }
+        if method == "server/discover" and modern:
+            # What a server of the stateless revision must implement, and the proxy asks it.
+            return "result", {
+                **complete,
+                "supportedVersions": [MODERN],
+                "capabilities": {"tools": {}, "extensions": {EXTENSION: {}}},
+                "ttlMs": 0,
+                "cacheScope": "public",
+            }
         if method == "tools/list":
             extra = {"ttlMs": 0, "cacheScope": "private"} if modern else {}
             return "result", {"tools": TOOLS, **complete, **extra}

@@ -191,6 +191,15 @@ class Auditor:
             what = _what(method, tool)
             self.say(f"{direction} {what} {action}: " + "; ".join(str(v) for v in found))
 
+    def event(self, event: str, **fields: str) -> None:
+        """One record in the audit log of something the proxy did besides judging a
+        message (``{time, event, ...fields}``: a policy reloaded, with its digests)."""
+        if self._log is None:
+            return
+        now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        self._log.write(json.dumps({"time": now, "event": event, **fields}) + "\n")
+        self._log.flush()
+
     def say(self, text: str) -> None:
         """One line for the operator on stderr, when there is one."""
         if self._stderr is not None:

@@ -89,9 +89,9 @@ class Enforcer:
     awaited, first thing in :meth:`check_deep` (:meth:`awaits` says when). Calls are
     checked in two steps: :meth:`check_call` (schema and policy) is synchronous, for a
     proxy's hot path; :meth:`check_deep` awaits the shared limits and the deep checks.
-    ``offer`` says which tools are offered at all (by default what the policy's top-level
-    ``tools`` and ``exclude_tools`` offer): in every mode, the others are left out of
-    listings and their calls, real or dry run, answered as calls of unknown tools.
+    Only the tools the policy's top-level ``tools`` and ``exclude_tools`` offer, narrowed by
+    ``offer`` (an ``[[endpoint]]``'s), are offered at all: in every mode, the others are left
+    out of listings and their calls, real or dry run, answered as calls of unknown tools.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
     extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
@@ -122,20 +122,30 @@ class Enforcer:
         self._withheld: dict[str, tuple[Violation, ...]] = {}
         # Pinned prompts withheld from the latest listing that named them, likewise.
         self._withheld_prompts: dict[str, tuple[Violation, ...]] = {}
-        self.policy = policy
-        #: The tools offered; the others are not listed and are unknown to every caller.
-        if offer is None:
-            offer = policy.offer if policy is not None else ToolOffer()
-        self.offer = offer
         self.deep = deep
         self.strict = strict
         self.mode = mode
         #: Whether findings refuse calls (``enforce``) rather than only being reported.
         self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
-        if limiter is None:
-            limiter = limiter_for(policy)
+        self._narrowed = offer if offer is not None else ToolOffer()
+        self.use(policy, limiter_for(policy) if limiter is None else limiter)
+
+    def use(
+        self,
+        policy: Policy | None,
+        limiter: Limiter | None,
+        listing: Sequence[LintRule] | None = None,
+    ) -> None:
+        """Judge by ``policy`` (with ``limiter`` holding its rate limits, and ``listing``'s
+        rules on listings when given) from the next decision on: a policy reloaded while
+        sessions are open."""
+        self.policy = policy
+        #: The tools offered; the others are not listed and are unknown to every caller.
+        self.offer = (policy.offer if policy is not None else ToolOffer()).within(self._narrowed)
         self._limiter = limiter
+        if listing is not None:
+            self.listing = tuple(listing)
         # The requests besides tools/call the policy guards: every other passes unlooked at.
         self._guarded_methods = policy.guarded_methods() if policy is not None else frozenset()
         #: Whether some ``[[result]]`` entry redacts: only then can text that is plain ASCII

@@ -263,12 +263,21 @@ class Policy:
     def load(cls, path: str | Path) -> Policy:
         """Read a policy from a TOML file."""
         try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            data = Path(path).read_bytes()
         except OSError as error:
             raise PolicyError(f"cannot read the policy: {error.strerror}") from None
+        return cls.loads(data, base=Path(path).resolve().parent)
+
+    @classmethod
+    def loads(cls, data: bytes, *, base: Path | None = None) -> Policy:
+        """A policy from the bytes of a TOML file (UTF-8), relative paths read from ``base``."""
+        try:
+            document = tomllib.loads(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise PolicyError("the policy is not UTF-8 text") from None
         except tomllib.TOMLDecodeError as error:
             raise PolicyError(f"the policy is not valid TOML: {error}") from None
-        return cls.from_dict(data, base=Path(path).resolve().parent)
+        return cls.from_dict(document, base=base)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> Policy:

@@ -18,11 +18,9 @@ import click
 
 from ..enforce import (
     Auditor,
-    Limiter,
     PinError,
     PinFile,
     SharedRateLimiter,
-    limiter_for,
     listing_rules,
 )
 from ..lint import LintRule, UnknownRuleError
@@ -37,6 +35,7 @@ from .http_connections import (
     Network,
     descriptor_problem,
 )
+from .reload import Policies
 from .session import ProxySession
 from .stdio import TransportError, hold_standard_streams, run, through
 
@@ -76,7 +75,8 @@ Over HTTP (--listen), the client is given the proxy's URL instead:
 With --upstream URL (or --url URL) the server is itself reached over streamable HTTP, from a stdio
 client or (with --listen too) from HTTP clients. Over HTTP each session (from initialize to
 DELETE) gets its own server process or upstream session; 2026-07-28 requests, which have no
-session, share one.
+session, share one, or, in front of a server that speaks only an earlier revision, one per
+caller that the proxy opens and holds itself (up to --max-sessions, closed after --session-idle).
 \b
 Errors the proxy answers with itself: -32000 the server exited before answering, -32001 it
 did not answer within --timeout, -32002 its answer was not a valid message, -32003 too many
@@ -313,6 +313,15 @@ _SHARED_OPTIONS = (
         ),
     ),
     click.option(
+        "--watch",
+        is_flag=True,
+        help=(
+            "Reload the --policy file when it changes (SIGHUP always reloads it): open "
+            "sessions judge their next message by the new policy; one that does not load "
+            "leaves the old in force (docs/policy.md, Reloading)."
+        ),
+    ),
+    click.option(
         "--no-validate-tool",
         is_flag=True,
         help="Do not add the validate dry-run tool (as validate_tool = false in the policy).",
@@ -393,30 +402,29 @@ def _serve(
     listing = _listing(options["listing_rules"], policy)
     pins = _pins(options["pin_file"], policy, gateway=gateway)
     validate_tool = not options["no_validate_tool"] and (policy is None or policy.validate_tool)
-    # One for every session: an identity's calls count together, whichever session they use.
-    try:
-        limiter = limiter_for(policy)
-    except PolicyError as error:
-        raise click.UsageError(f"--policy: {error}") from None
     audit_log: str | None = options["audit_log"]
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
+        # One for every session: an identity's calls count together, whichever session
+        # they use; and every session judged by the policy in force (reloaded).
+        policies = _policies(options, policy, _auditor(log, policy, gateway=gateway))
 
         def new_session(offer: ToolOffer | None = None) -> ProxySession:
-            return ProxySession(
+            session = ProxySession(
                 _auditor(log, policy, gateway=gateway),
-                policy=policy,
+                policy=policies.current if policies is not None else None,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=options["strict"],
                 max_size=max_size,
                 listing_rules=listing,
                 pins=pins,
-                limiter=limiter,
+                limiter=policies.limiter if policies is not None else None,
                 max_tasks=options["max_tasks"],
                 replica=options["replica"],
                 validate_tool=validate_tool,
                 offer=offer,
             )
+            return policies.joined(session) if policies is not None else session
 
         main: Coroutine[Any, Any, int]
         if gateway:
@@ -459,11 +467,11 @@ def _serve(
                     options,
                     address,
                     endpoints,
-                    limiter,
+                    policies,
                     command,
                     "gateway" if gateway else "proxy",
                 )
-        sys.exit(_status(_closing(main, limiter), command))
+        sys.exit(_status(_closing(main, policies, watch=options["watch"]), command))
 
 
 def _endpoints(
@@ -493,11 +501,10 @@ def _endpoints(
                 )
             except PolicyError as error:
                 raise click.UsageError(f"--policy: {error}") from None
-        offer = policy.offer.within(endpoint.offer)
         endpoints.append(
             http_main.Endpoint(
                 endpoint.path,
-                functools.partial(new_session, offer),
+                functools.partial(new_session, endpoint.offer),
                 reached,
                 gate.at(endpoint.path) if gate is not None else None,
             )
@@ -509,7 +516,7 @@ def _listening(
     options: dict[str, Any],
     address: tuple[str, int],
     endpoints: list[Endpoint],
-    limiter: Limiter | None,
+    policies: Policies | None,
     command: tuple[str, ...],
     name: str,
 ) -> Coroutine[Any, Any, int]:
@@ -556,9 +563,13 @@ def _listening(
             status = http_main.workers(
                 workers,
                 address,
-                lambda sock: _status(_closing(served(sock), limiter), command),
+                # Each worker reloads on SIGHUP; the supervisor sends it one once it has
+                # read the new policy itself, so that none takes a policy that does not load.
+                lambda sock: _status(_closing(served(sock), policies, watch=False), command),
                 announce,
                 paths=[endpoint.path for endpoint in endpoints],
+                reload=policies.reload if policies is not None else None,
+                watch=options["watch"],
             )
         except ListenError as error:
             _exit_usage(str(error))
@@ -631,13 +642,42 @@ def _policy(
     return policy
 
 
-async def _closing(main: Coroutine[Any, Any, int], limiter: Limiter | None) -> int:
-    """Run ``main``, then close the limiter's connections to Redis, if it has any."""
+async def _closing(
+    main: Coroutine[Any, Any, int], policies: Policies | None, *, watch: bool
+) -> int:
+    """Run ``main``, reloading the policy on SIGHUP (and, with ``watch``, when its file
+    changes); then close the limiter's connections to Redis, if it has any."""
+    watching: asyncio.Task[None] | None = None
+    if policies is not None:
+        policies.on_hangup()
+        if watch:
+            watching = asyncio.create_task(policies.watch())
     try:
         return await main
     finally:
+        if watching is not None:
+            watching.cancel()
+        limiter = policies.limiter if policies is not None else None
         if isinstance(limiter, SharedRateLimiter):
             await limiter.aclose()
+
+
+def _policies(options: dict[str, Any], policy: Policy | None, auditor: Auditor) -> Policies | None:
+    """The policy in force for every session, reloadable; None without ``--policy``."""
+    if policy is None:
+        return None
+    fixed = options["listing_rules"] is not None  # --listing-rules holds for good
+
+    def listing_of(reloaded: Policy) -> tuple[LintRule, ...]:
+        try:
+            return listing_rules(reloaded.listing_rules)
+        except UnknownRuleError as error:
+            raise PolicyError(f"[listing] rules: {error}") from None
+
+    try:
+        return Policies.of(options["policy_file"], policy, auditor, None if fixed else listing_of)
+    except PolicyError as error:
+        raise click.UsageError(f"--policy: {error}") from None
 
 
 def _audit_file(path: str) -> IO[str]:

@@ -23,6 +23,7 @@ from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
 from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
+from .bridge import bridged
 from .http_auth import Gate
 from .http_connections import listening_socket
 from .http_server import App, Limits, Routes, serve
@@ -107,10 +108,16 @@ async def listen(
     host, port = address
 
     def app(endpoint: Endpoint) -> App:
+        # Stateless clients share one channel; a server of a handshake revision is reached
+        # through sessions the bridge holds for each caller (proxy/bridge.py).
+        stateless = bridged(
+            endpoint.reach, max_held=limits.max_sessions, idle=limits.idle, timeout=timeout
+        )
+
         async def start(shared: bool) -> Channel:
             return await Channel.start(
                 endpoint.new_session,
-                endpoint.reach,
+                stateless if shared else endpoint.reach,
                 timeout=timeout,
                 buffered=limits.buffered,
                 shared=shared,
@@ -147,6 +154,8 @@ def workers(
     announce: Callable[[str], None],
     *,
     paths: Sequence[str],
+    reload: Callable[[], bool] | None = None,
+    watch: bool = False,
 ) -> int:
     """Listen on ``address`` and fork ``count`` workers that each run ``work`` on that one
     listening socket, as uvicorn's own ``--workers`` shares its socket: the kernel hands each
@@ -154,7 +163,11 @@ def workers(
     a kill) is replaced by a new one while the others go on serving, up to :data:`RESTARTS`
     within :data:`RESTART_WINDOW` seconds; past that every worker is stopped. The status, once
     every worker is gone: 0 when they were stopped (SIGTERM or SIGINT here, passed on to
-    each, whatever was replaced before), else that of the worker whose exit stopped them."""
+    each, whatever was replaced before), else that of the worker whose exit stopped them.
+
+    On SIGHUP (and, with ``watch``, when the policy file changes) the supervisor runs
+    ``reload`` itself first, and passes SIGHUP on to the workers only when the new policy
+    loaded: none of them takes a policy that does not."""
     # Kept open here for the workers that replace others; the port is free once this ends.
     with listening_socket(*address) as listener:
         bound = listener.getsockname()
@@ -162,7 +175,7 @@ def workers(
         where = f"[{bound[0]}]" if listener.family == socket.AF_INET6 else bound[0]
         for path in paths:
             announce(f"http://{where}:{bound[1]}{path}")
-        return _supervise(pids, lambda: _fork(work, listener))
+        return _supervise(pids, lambda: _fork(work, listener), reload, watch=watch)
 
 
 def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
@@ -173,6 +186,8 @@ def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
     # The supervisor's handlers are not a worker's: uvicorn sets its own once it serves.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # Until the worker's loop takes SIGHUP for a reload, one must not end it.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     status = 1
     try:
         status = work(listener)
@@ -186,9 +201,16 @@ def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
         os._exit(status)
 
 
-def _supervise(pids: set[int], replace: Callable[[], int]) -> int:
+def _supervise(
+    pids: set[int],
+    replace: Callable[[], int],
+    reload: Callable[[], bool] | None = None,
+    *,
+    watch: bool = False,
+) -> int:
     """Wait for every worker, replacing those that exit on their own; see :func:`workers`."""
     stopping: list[bool] = []  # set once the workers are told to stop
+    reloads = _Reloads(pids, reload, watch=watch)
 
     def stop(signum: int = signal.SIGTERM, frame: object = None) -> None:
         if not stopping:
@@ -203,6 +225,7 @@ def _supervise(pids: set[int], replace: Callable[[], int]) -> int:
     deadline: float | None = None
     exits: deque[float] = deque()  # when workers exited on their own, within the window
     while pids:
+        reloads.tick()
         pid, raw = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
             if stopping and deadline is None:
@@ -233,6 +256,34 @@ def _supervise(pids: set[int], replace: Callable[[], int]) -> int:
         pids.add(new)
         _say(f"worker {pid} exited with status {code}; worker {new} started in its place")
     return status
+
+
+class _Reloads:
+    """The supervisor's reloads: on SIGHUP, or every second with ``watch``, the policy is
+    reloaded here and, once it loads, each worker is sent SIGHUP to reload it too."""
+
+    def __init__(self, pids: set[int], reload: Callable[[], bool] | None, *, watch: bool) -> None:
+        self._pids = pids
+        self._reload = reload
+        self._watch = watch
+        self._asked = False
+        self._looked = time.monotonic()
+        signal.signal(signal.SIGHUP, self._hangup)
+
+    def _hangup(self, signum: int, frame: object) -> None:
+        self._asked = True  # read in tick(): checking a policy is no work for a handler
+
+    def tick(self) -> None:
+        """Reload if asked to (or, watching, once a second: an unchanged file is not
+        reloaded)."""
+        due = self._watch and time.monotonic() - self._looked >= 1.0
+        if not (self._asked or due) or self._reload is None:
+            return
+        self._asked, self._looked = False, time.monotonic()
+        if self._reload():
+            for pid in self._pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGHUP)
 
 
 def _say(text: str) -> None:

@@ -137,7 +137,7 @@ class ProxySession:
     (:mod:`strictmcp.protocol.tasks`). ``replica`` names this proxy among several behind one
     balancer: the task ids a shared session hands out start with it and a dot, so that a
     request naming a task (its ``Mcp-Name``) can be sent back to the replica that has it.
-    ``offer`` narrows the tools offered (an ``[[endpoint]]``'s; by default the policy's).
+    ``offer`` narrows what the policy offers (an ``[[endpoint]]``'s).
     """
 
     def __init__(
@@ -190,6 +190,17 @@ class ProxySession:
         self._shared = False
         self._tasks = _TaskIds(max_tasks, replica)
 
+    def use(
+        self,
+        policy: Policy | None,
+        limiter: Limiter | None,
+        listing_rules: tuple[LintRule, ...] | None = None,
+    ) -> None:
+        """Judge this session's next messages by ``policy`` (reloaded): its guards, access
+        rules, limits and hygiene; what the session learned (tools, tasks) is kept."""
+        self.enforcer.use(policy, limiter, listing_rules)
+        self.identity = policy.identity if policy is not None else None
+
     def share(self) -> None:
         """Serve many clients in this one session (the stateless revision over HTTP): a
         task is reachable only through the id the proxy gave its creator, and only by the
@@ -201,6 +212,13 @@ class ProxySession:
         """Whether this session serves many clients (:meth:`share`): its requests are
         independent of each other, and none waits for another's awaited decision."""
         return self._shared
+
+    def caller(self, request_id: int | str) -> Identity | None:
+        """Who sent the client request ``request_id`` the session forwarded and still waits
+        for the answer to (an upstream that keeps callers apart asks); None when the
+        transport did not say, or the proxy asked it itself."""
+        forwarded = self._waiting.get(request_id)
+        return forwarded[1] if forwarded is not None else None
 
     # --- lines -------------------------------------------------------------------------------
 
