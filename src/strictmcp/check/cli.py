@@ -110,8 +110,9 @@ class _Progress:
     "--policy",
     "policy_file",
     type=click.Path(exists=True, dir_okay=False),
-    help="TOML policy: lint reads its guards, and a fault is planted for each of its guards "
-    "and deep checks, which the server (or the proxy in front of it) must refuse.",
+    help="TOML policy: lint reads its guards, a fault is planted for each of its guards "
+    "and deep checks, which the server (or the proxy in front of it) must refuse, and tools "
+    "its top-level tools/exclude_tools do not offer are not checked.",
 )
 @selector_options
 @click.option("--url", help="A streamable HTTP server, instead of a command.")

@@ -52,9 +52,10 @@ class CheckOptions:
     """What to run: ``per_kind`` cases of each kind per tool, from ``seed``.
 
     ``tools`` limits the run, and lint's findings, to those names (all tools when empty);
-    ``call`` really calls them; ``policy`` goes to lint, and its guards and deep checks get
-    planted faults (:mod:`strictmcp.check.plant`). ``lint_rules`` are the rules lint runs
-    (``strictmcp lint``'s default selection when None).
+    ``call`` really calls them; ``policy`` goes to lint, its guards and deep checks get
+    planted faults (:mod:`strictmcp.check.plant`), and the tools its top-level ``tools`` and
+    ``exclude_tools`` do not offer are neither checked nor linted. ``lint_rules`` are the
+    rules lint runs (``strictmcp lint``'s default selection when None).
     """
 
     per_kind: int = 20
@@ -84,6 +85,13 @@ async def run_check(
     registry.update({"tools": tools})
     report.validate_tool = validate_tool_of(client.capabilities, tools)
     names = [name for name in registry.names() if name != report.validate_tool]
+    if options.policy is not None:
+        # What the policy does not offer no client can call: nothing of it to check.
+        offer = options.policy.offer
+        refused = [name for name in options.tools if not offer.offers(name)]
+        if refused:
+            raise ClientError(f"the policy does not offer the tool {', '.join(refused)}")
+        names = [name for name in names if offer.offers(name)]
     if options.tools:
         missing = [name for name in options.tools if name not in names]
         if missing:
@@ -114,6 +122,8 @@ async def run_check(
     # The Validation Protocol fixes the validate tool's schema (its `arguments` are any tool's,
     # so an open object): nothing lint could say of it is the server author's to act on.
     linted = [tool for tool in tools if tool.get("name") != report.validate_tool]
+    if options.policy is not None:
+        linted = options.policy.offer.listed(linted)
     report.lint = lint(
         linted,
         client.revision,

@@ -14,6 +14,7 @@ from ..policy import (
     Identity,
     Mode,
     Policy,
+    ToolOffer,
     ToolRule,
 )
 from ..protocol import (
@@ -92,6 +93,9 @@ class Enforcer:
     awaited, first thing in :meth:`check_deep` (:meth:`awaits` says when). Calls are
     checked in two steps: :meth:`check_call` (schema and policy) is synchronous, for a
     proxy's hot path; :meth:`check_deep` awaits the shared limits and the deep checks.
+    Only the tools the policy's top-level ``tools`` and ``exclude_tools`` offer, narrowed by
+    ``offer`` (an ``[[endpoint]]``'s), are offered at all: in every mode, the others are left
+    out of listings and their calls, real or dry run, answered as calls of unknown tools.
 
     Their decision is a :class:`~strictmcp.protocol.CallCheck`, the schema's verdict
     extended: answer the call with its ``error_result`` or ``jsonrpc_error``, else let the
@@ -111,6 +115,7 @@ class Enforcer:
         listing: Sequence[LintRule] | None = None,
         pins: PinFile | None = None,
         limiter: Limiter | None = None,
+        offer: ToolOffer | None = None,
     ) -> None:
         if mode not in ("enforce", "audit"):
             raise ValueError('mode must be "enforce" or "audit"')
@@ -127,6 +132,7 @@ class Enforcer:
         #: Whether findings refuse calls (``enforce``) rather than only being reported.
         self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
+        self._narrowed = offer if offer is not None else ToolOffer()
         self.use(policy, limiter_for(policy) if limiter is None else limiter)
 
     def use(
@@ -139,6 +145,8 @@ class Enforcer:
         rules on listings when given) from the next decision on: a policy reloaded while
         sessions are open."""
         self.policy = policy
+        #: The tools offered; the others are not listed and are unknown to every caller.
+        self.offer = (policy.offer if policy is not None else ToolOffer()).within(self._narrowed)
         self._limiter = limiter
         if listing is not None:
             self.listing = tuple(listing)
@@ -171,7 +179,12 @@ class Enforcer:
         :class:`~strictmcp.protocol.Conversation` checks every call it observes); else the
         call is checked here. The policy sees ``arguments`` only when they are an object.
         Decided afresh on every call: nothing is remembered from one identity to the next.
+        A tool not offered is unknown to every caller, whatever the mode.
         """
+        if not self.offer.offers(name):
+            unknown = unknown_tool(registry, name)
+            self._report(name, "arguments", unknown.violations, True, identity, "enforce")
+            return unknown
         if not self._permitted(name, identity):
             return unknown_tool(registry, name)
         withheld = self._withheld.get(name) if self.enforcing else None
@@ -473,7 +486,7 @@ class Enforcer:
         """The listed ``tools`` as the client gets them: with ``inline_refs`` on for a tool,
         its schemas' local references inlined (a schema that cannot be, left as it is and
         reported). The same list when nothing is rewritten, and always in ``audit`` mode."""
-        if self.policy is None or not self.policy.tools or not self.enforcing:
+        if self.policy is None or not self.policy.tool_rules or not self.enforcing:
             return tools
         out = []
         for index, tool in enumerate(tools):
@@ -713,10 +726,11 @@ class Enforcer:
         return DryRun(registry, self, identity)
 
     def visible(self, tools: list[Any], identity: Identity | None) -> list[Any]:
-        """The tool definitions of a ``tools/list`` result that ``identity`` may call: the
-        others are not shown to it (all are, in audit mode)."""
+        """The tool definitions of a ``tools/list`` result that are offered and that
+        ``identity`` may call: the others are not shown to it (in audit mode, every tool
+        offered is)."""
         if not self._enforces_access(None):
-            return tools
+            return tools if self.offer.everything else self.offer.listed(tools)
         return [
             tool
             for tool in tools
@@ -733,9 +747,11 @@ class Enforcer:
         return self._enforces_access(None)
 
     def shows(self, name: str, identity: Identity | None) -> bool:
-        """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if the access
-        rules let it call the tool (always, in audit mode)."""
-        return not self._enforces_access(name) or self._allows(identity, name)
+        """Whether a ``tools/list`` shows ``identity`` the tool ``name``: only if it is
+        offered and the access rules let it call the tool (in audit mode, if offered)."""
+        return self.offer.offers(name) and (
+            not self._enforces_access(name) or self._allows(identity, name)
+        )
 
     async def rehearse(
         self,
@@ -750,7 +766,9 @@ class Enforcer:
         to it. Guard findings that would not refuse the call (the policy, or this enforcer,
         in audit mode) are warnings; so are the deep checks' own warnings. A tool withheld
         from the listing is refused whatever the arguments, as its calls are."""
-        if self._enforces_access(name) and not self._allows(identity, name):
+        if not self.offer.offers(name) or (
+            self._enforces_access(name) and not self._allows(identity, name)
+        ):
             return list(unknown_tool(registry, name).violations)
         withheld = self._withheld.get(name) if self.enforcing else None
         if withheld is not None:

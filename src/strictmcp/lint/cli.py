@@ -7,6 +7,7 @@ import sys
 import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NoReturn
 from urllib.parse import quote
@@ -80,7 +81,10 @@ unknown rule code, bad policy, credentials that cannot be read or that the serve
     "--policy",
     "policy_file",
     type=click.Path(dir_okay=False),
-    help="TOML guard policy: arguments it guards are not reported as unguarded.",
+    help=(
+        "TOML guard policy: arguments it guards are not reported as unguarded, and tools its "
+        "top-level tools/exclude_tools do not offer are not linted."
+    ),
 )
 @click.option(
     "--revision",
@@ -146,6 +150,7 @@ def lint(
     auth = _auth(url, header, bearer_env, policy)
     source = _source(target, command, url, asked, timeout, auth)
     chosen = asked or source.revision or LATEST
+    source = _offered(source, policy)
     report = lint_tools(source.tools, revision=chosen, policy=policy, rules=rules)
     if policy is not None:
         _warn_hidden(policy, source, chosen)
@@ -161,6 +166,16 @@ def _policy(path: str | None) -> Policy | None:
         return Policy.load(path)
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
+
+
+def _offered(source: ToolSource, policy: Policy | None) -> ToolSource:
+    """``source`` without the tools the policy does not offer (no client sees them: nothing
+    of them to lint), each tool kept with its place in the file."""
+    if policy is None or policy.offer.everything:
+        return source
+    kept = [index for index, tool in enumerate(source.tools) if policy.offer.keeps(tool)]
+    prefixes = [source.prefixes[index] for index in kept] if source.prefixes else []
+    return replace(source, tools=[source.tools[index] for index in kept], prefixes=prefixes)
 
 
 def _warn_hidden(policy: Policy, source: ToolSource, revision: Revision) -> None:

@@ -43,11 +43,13 @@ from .rules import (
 from .settings import (
     ASYMMETRIC_ALGORITHMS,
     AuthSettings,
+    EndpointSettings,
     FlowAction,
     FlowRule,
     GatewaySettings,
     RateStoreSettings,
     ServerSettings,
+    ToolOffer,
     UpstreamSettings,
 )
 from .urls import is_loopback, redis_url_problem
@@ -63,6 +65,7 @@ __all__ = [
     "AccessRule",
     "AuthSettings",
     "DeepRule",
+    "EndpointSettings",
     "FlowAction",
     "FlowRule",
     "GatewaySettings",
@@ -76,6 +79,7 @@ __all__ = [
     "RateStoreSettings",
     "ResultRule",
     "ServerSettings",
+    "ToolOffer",
     "ToolRule",
     "UpstreamSettings",
     "guard_kinds",

@@ -34,14 +34,16 @@ from .rules import (
 )
 from .settings import (
     AuthSettings,
+    EndpointSettings,
     FlowRule,
     GatewaySettings,
     RateStoreSettings,
     ServerSettings,
+    ToolOffer,
     UpstreamSettings,
     server_of,
 )
-from .tables import TABLES, TOP_KEYS, TOP_OPTIONS, flags, mode
+from .tables import TABLES, TOP_KEYS, TOP_OPTIONS, flags, mode, offered
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,11 +62,11 @@ class Policy:
     finding is reported and the call goes ahead (shadow mode, for rolling a policy out).
     ``listing_rules`` are the ``[listing]`` table's lint selectors (None: the default);
     ``results`` the ``[[result]]`` entries, first match wins (:meth:`result_rule`);
-    ``server_requests`` the hygiene of elicitation messages and sampling requests; ``tools``
-    the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`). ``allow_subdivision_flags``
-    are the subdivision flags (ISO 3166-2 codes, upper case) whose tag characters every text
-    check under this policy lets through besides the recommended ones: its text guards,
-    result and request hygiene, and the listing stage.
+    ``server_requests`` the hygiene of elicitation messages and sampling requests;
+    ``tool_rules`` the ``[[tool]]`` entries, first match wins (:meth:`tool_rule`).
+    ``allow_subdivision_flags`` are the subdivision flags (ISO 3166-2 codes, upper case)
+    whose tag characters every text check under this policy lets through besides the
+    recommended ones: its text guards, result and request hygiene, and the listing stage.
     """
 
     rules: tuple[GuardRule, ...] = ()
@@ -73,12 +75,12 @@ class Policy:
     listing_rules: tuple[str, ...] | None = None
     results: tuple[ResultRule, ...] = ()
     server_requests: Hygiene = "flag"
-    tools: tuple[ToolRule, ...] = ()
+    tool_rules: tuple[ToolRule, ...] = ()
     allow_subdivision_flags: tuple[str, ...] = ()
 
     def tool_rule(self, tool: str) -> ToolRule:
         """The first ``[[tool]]`` entry matching ``tool``, else :data:`DEFAULT_TOOL_RULE`."""
-        for rule in self.tools:
+        for rule in self.tool_rules:
             if rule.applies_to(tool):
                 return rule
         return DEFAULT_TOOL_RULE
@@ -126,6 +128,18 @@ class Policy:
     @cached_property
     def _server_names(self) -> frozenset[str]:
         return frozenset(server.name for server in self.servers)
+
+    #: The top-level ``tools`` (globs; None: all) and ``exclude_tools``: what is offered
+    #: (:attr:`offer`).
+    tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    #: The ``[[endpoint]]`` tables: virtual servers at paths of the HTTP proxy or gateway.
+    endpoints: tuple[EndpointSettings, ...] = ()
+
+    @cached_property
+    def offer(self) -> ToolOffer:
+        """The tools offered, as the top-level ``tools`` and ``exclude_tools`` say."""
+        return ToolOffer.of(self.tools, self.exclude_tools)
 
     def allows(self, identity: Identity | None, tool: str) -> bool:
         """Whether ``identity`` may call ``tool``: anyone may while there are no access
@@ -297,9 +311,12 @@ class Policy:
         problem = TOP_OPTIONS["validate_tool"].problem(validate_tool)
         if problem is not None:
             raise PolicyError(f"validate_tool {problem}")
+        tools, exclude_tools = offered(data)
         policy = cls(
             mode=checked_mode,
             validate_tool=validate_tool,
+            tools=tools,
+            exclude_tools=exclude_tools,
             allow_subdivision_flags=context.flags,
             **{table.policy_field: table.load(data, context) for table in TABLES},
         )
@@ -329,6 +346,22 @@ def _coherent(policy: Policy) -> None:
                     raise PolicyError(
                         f"[[flow]] #{index}: {key} {glob!r} matches no [[server]] name"
                     )
+    paths = [endpoint.path for endpoint in policy.endpoints]
+    twice = sorted({path for path in paths if paths.count(path) > 1})
+    if twice:
+        raise PolicyError(f"[[endpoint]] paths must be unique: {', '.join(twice)} given twice")
+    for endpoint in policy.endpoints:
+        unknown = [name for name in endpoint.servers or () if name not in names]
+        if endpoint.servers is not None and not policy.servers:
+            raise PolicyError(
+                f"[[endpoint]] {endpoint.path!r}: servers names [[server]] tables, and there are "
+                "none (an endpoint of the proxy serves its one server)"
+            )
+        if unknown:
+            raise PolicyError(
+                f"[[endpoint]] {endpoint.path!r}: servers names no [[server]] table "
+                f"{', '.join(repr(name) for name in unknown)}"
+            )
 
 
 async def _refused(violation: Violation) -> list[Violation]:

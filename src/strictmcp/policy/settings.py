@@ -1,16 +1,18 @@
 """The settings of the ``[auth]``, ``[upstream]``, ``[rate_store]``, ``[[server]]``,
-``[gateway]`` and ``[[flow]]`` tables, as plain data: ``strictmcp.identity``,
+``[gateway]``, ``[[endpoint]]`` and ``[[flow]]`` tables, and what the ``tools`` and
+``exclude_tools`` keys offer (:class:`ToolOffer`), as plain data: ``strictmcp.identity``,
 ``strictmcp.enforce`` and the proxy read them; :mod:`.tables` declares their keys and builds
 them."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .options import PolicyError
 from .urls import redis_url_problem
@@ -123,6 +125,48 @@ class RateStoreSettings:
         return url
 
 
+@dataclass(frozen=True)
+class ToolOffer:
+    """Which tools are offered, by name: those matched by a glob of every set of ``tools``
+    (no set: all) and by no glob of ``exclude_tools``. The one filter behind the ``tools``
+    and ``exclude_tools`` keys (at the top level, of a ``[[server]]``, of an
+    ``[[endpoint]]``): a tool not offered is not listed, and a call of it is answered as a
+    call of a tool that does not exist."""
+
+    tools: tuple[tuple[str, ...], ...] = ()
+    exclude_tools: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, tools: Sequence[str] | None, exclude_tools: Sequence[str] = ()) -> ToolOffer:
+        """What one table's ``tools`` (None: not given) and ``exclude_tools`` offer."""
+        return cls(() if tools is None else (tuple(tools),), tuple(exclude_tools))
+
+    @property
+    def everything(self) -> bool:
+        """Whether every tool is offered (nothing was narrowed)."""
+        return not self.tools and not self.exclude_tools
+
+    def offers(self, name: str) -> bool:
+        """Whether the tool ``name`` is offered."""
+        return all(any(fnmatchcase(name, glob) for glob in globs) for globs in self.tools) and (
+            not any(fnmatchcase(name, glob) for glob in self.exclude_tools)
+        )
+
+    def within(self, other: ToolOffer) -> ToolOffer:
+        """What this and ``other`` both offer."""
+        return ToolOffer(self.tools + other.tools, self.exclude_tools + other.exclude_tools)
+
+    def keeps(self, tool: Any) -> bool:
+        """Whether a listed tool definition stays in the listing: it is offered, or it has
+        no name (for the checks that refuse it to see it)."""
+        name = tool.get("name") if isinstance(tool, dict) else None
+        return not isinstance(name, str) or self.offers(name)
+
+    def listed(self, tools: Sequence[Any]) -> list[Any]:
+        """The tool definitions of a listing that stay in it (:meth:`keeps`)."""
+        return [tool for tool in tools if self.keeps(tool)]
+
+
 SERVER_NAME = r"[A-Za-z0-9-]{1,32}"
 """A ``[[server]]`` name: letters, digits and ``-``, so that no name holds the separator."""
 
@@ -157,11 +201,14 @@ class ServerSettings:
     pin: str | None = None
     mode: Literal["enforce", "audit"] | None = None
 
+    @cached_property
+    def offer(self) -> ToolOffer:
+        """What its ``tools`` and ``exclude_tools`` offer, by the server's own names."""
+        return ToolOffer.of(self.tools, self.exclude_tools)
+
     def offers(self, tool: str) -> bool:
         """Whether the server's tool named ``tool`` (its own name) is offered."""
-        if self.tools is not None and not any(fnmatchcase(tool, glob) for glob in self.tools):
-            return False
-        return not any(fnmatchcase(tool, glob) for glob in self.exclude_tools)
+        return self.offer.offers(tool)
 
     def environment(self) -> dict[str, str]:
         """What the server's process is given on top of the gateway's environment; a
@@ -223,3 +270,23 @@ class FlowRule:
             and any(fnmatchcase(source, glob) for glob in self.sources)
             and any(fnmatchcase(sink, glob) for glob in self.sinks)
         )
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """One ``[[endpoint]]`` table: a virtual server at ``path`` of the HTTP proxy or gateway.
+
+    It serves the ``[[server]]`` tables named in ``servers`` (None: all; the gateway only)
+    and of their tools those ``tools`` and ``exclude_tools`` offer (globs over the names
+    the client sees, namespaced in the gateway), within what the top-level keys offer.
+    Under ``[auth]`` it is a protected resource of its own."""
+
+    path: str
+    servers: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+
+    @cached_property
+    def offer(self) -> ToolOffer:
+        """What its ``tools`` and ``exclude_tools`` offer."""
+        return ToolOffer.of(self.tools, self.exclude_tools)

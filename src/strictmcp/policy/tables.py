@@ -33,6 +33,7 @@ from .settings import (
     ASYMMETRIC_ALGORITHMS,
     SERVER_NAME,
     AuthSettings,
+    EndpointSettings,
     FlowRule,
     GatewaySettings,
     RateStoreSettings,
@@ -491,7 +492,41 @@ _FLOW = {
         ),
     ),
 }
+_ENDPOINT = {
+    "path": Option(
+        str,
+        required=True,
+        doc=(
+            "Where it is served: `/` and up to 200 letters, digits and `-._~/`; unique, not "
+            "the main `--path`, not under `/.well-known/`."
+        ),
+    ),
+    "servers": Option(
+        str,
+        array=True,
+        default="all",
+        doc="The `[[server]]` tables it serves, by name (the gateway only).",
+    ),
+    "tools": Option(
+        str,
+        array=True,
+        default="all",
+        doc=(
+            "Globs over the tool names the client sees (`files__read_*` in the gateway): only "
+            "these are offered there, within what the top-level `tools` offers."
+        ),
+    ),
+    "exclude_tools": Option(
+        str,
+        array=True,
+        default="`[]`",
+        doc="Globs of tools not offered there: not listed, their calls answered as unknown tools.",
+    ),
+}
 _SEPARATOR = re.compile(r"[_.]{1,4}")
+_ENDPOINT_PATH = re.compile(r"/[A-Za-z0-9._~/-]{1,200}")
+WELL_KNOWN_PREFIX = "/.well-known/"
+"""Where no ``[[endpoint]]`` may be: the metadata documents are served there."""
 _NAME = re.compile(SERVER_NAME)
 
 
@@ -671,6 +706,25 @@ def _flow(where: str, entry: Any, context: Context) -> FlowRule:
     )
 
 
+def _endpoint(where: str, entry: Any, context: Context) -> EndpointSettings:
+    options = checked(where, entry, _ENDPOINT)
+    path = options["path"]
+    if not _ENDPOINT_PATH.fullmatch(path) or path.startswith(WELL_KNOWN_PREFIX):
+        raise PolicyError(
+            f"{where}: path must be / and up to 200 letters, digits and -._~/ "
+            f"(not under {WELL_KNOWN_PREFIX})"
+        )
+    where = f"[[endpoint]] {path!r}"
+    if "servers" in options:
+        if not options["servers"]:
+            raise PolicyError(f"{where}: servers must name at least one [[server]]")
+        options["servers"] = tuple(options["servers"])
+    for key in ("tools", "exclude_tools"):
+        if key in options:
+            options[key] = tuple(options[key])
+    return EndpointSettings(**options)
+
+
 TABLES = (
     Table(
         "guard",
@@ -717,7 +771,7 @@ TABLES = (
     ),
     Table(
         "tool",
-        "tools",
+        "tool_rules",
         "Opt-in rewrites of how tools are called and listed; the first match wins.",
         _TOOL,
         _tool,
@@ -791,6 +845,14 @@ TABLES = (
         _flow,
         array=True,
     ),
+    Table(
+        "endpoint",
+        "endpoints",
+        "Virtual servers of the HTTP proxy or gateway: a path serving some servers and tools.",
+        _ENDPOINT,
+        _endpoint,
+        array=True,
+    ),
 )
 """Every table of the policy file, in the order the reference page shows them."""
 
@@ -818,6 +880,21 @@ TOP_OPTIONS = {
         default="`true`",
         doc="Whether the proxy (or gateway) adds its `validate` dry-run tool to the listing.",
     ),
+    "tools": Option(
+        str,
+        array=True,
+        default="all",
+        doc=(
+            "Globs over tool names (namespaced in the gateway): only these are offered, by the "
+            "proxy and by the SDK integrations, and only these are linted and checked."
+        ),
+    ),
+    "exclude_tools": Option(
+        str,
+        array=True,
+        default="`[]`",
+        doc="Globs of tools not offered: not listed, their calls answered as unknown tools.",
+    ),
 }
 """The keys of the file that are not tables."""
 
@@ -831,6 +908,16 @@ def mode(data: Mapping[str, Any]) -> Any:
     if value not in TOP_OPTIONS["mode"].choices:
         raise PolicyError('mode must be "enforce" or "audit"')
     return value
+
+
+def offered(data: Mapping[str, Any]) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The top-level ``tools`` (None: not given) and ``exclude_tools``, as tuples of globs."""
+    for key in ("tools", "exclude_tools"):
+        problem = TOP_OPTIONS[key].problem(data[key]) if key in data else None
+        if problem is not None:
+            raise PolicyError(f"{key} {problem}")
+    tools = data.get("tools")
+    return (tuple(tools) if tools is not None else None), tuple(data.get("exclude_tools", ()))
 
 
 def flags(data: Mapping[str, Any]) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import os
 import re
@@ -11,6 +12,7 @@ import socket
 import sys
 from collections.abc import Callable, Coroutine
 from typing import IO, TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit
 
 import click
 
@@ -22,7 +24,7 @@ from ..enforce import (
     listing_rules,
 )
 from ..lint import LintRule, UnknownRuleError
-from ..policy import Policy, PolicyError, is_loopback
+from ..policy import Policy, PolicyError, ToolOffer, is_loopback
 from ..protocol.tasks import DEFAULT_MAX_TASKS
 from .http_connections import (
     DEFAULT_CONNECTIONS,
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 
     from ..connect.upstream import Upstream
     from .http_auth import Gate
+    from .http_main import Endpoint
     from .http_server import Limits
 
 _EPILOG = """\b
@@ -406,7 +409,7 @@ def _serve(
         # they use; and every session judged by the policy in force (reloaded).
         policies = _policies(options, policy, _auditor(log, policy, gateway=gateway))
 
-        def new_session() -> ProxySession:
+        def new_session(offer: ToolOffer | None = None) -> ProxySession:
             session = ProxySession(
                 _auditor(log, policy, gateway=gateway),
                 policy=policies.current if policies is not None else None,
@@ -419,6 +422,7 @@ def _serve(
                 max_tasks=options["max_tasks"],
                 replica=options["replica"],
                 validate_tool=validate_tool,
+                offer=offer,
             )
             return policies.joined(session) if policies is not None else session
 
@@ -452,6 +456,8 @@ def _serve(
                     )
                 auth = policy.auth if policy is not None else None
                 gate = http_main.gate(auth) if auth is not None else None
+                endpoints = [http_main.Endpoint(options["path"], new_session, reach, gate)]
+                endpoints += _endpoints(policy, new_session, reach, gate, max_size, timeout)
             except CredentialsError as error:
                 raise click.UsageError(f"--policy: {error}") from None
             if address is None:
@@ -460,9 +466,7 @@ def _serve(
                 main = _listening(
                     options,
                     address,
-                    new_session,
-                    reach,
-                    gate,
+                    endpoints,
                     policies,
                     command,
                     "gateway" if gateway else "proxy",
@@ -470,18 +474,55 @@ def _serve(
         sys.exit(_status(_closing(main, policies, watch=options["watch"]), command))
 
 
+def _endpoints(
+    policy: Policy | None,
+    new_session: Callable[[ToolOffer | None], ProxySession],
+    reach: Callable[[ProxySession], Awaitable[Upstream]],
+    gate: Gate | None,
+    max_size: int,
+    timeout: float,
+) -> list[Endpoint]:
+    """The policy's ``[[endpoint]]`` tables as endpoints: each session offers what the
+    endpoint and the top level both offer, reaches the endpoint's servers (in the gateway;
+    the proxy's one server otherwise), and is reached with a token for the endpoint's own
+    resource under ``[auth]``."""
+    if policy is None or not policy.endpoints:
+        return []
+    from . import http_main  # noqa: PLC0415 - loaded by the caller already
+    from .gateway import reach_gateway  # noqa: PLC0415
+
+    endpoints = []
+    for endpoint in policy.endpoints:
+        reached = reach
+        if endpoint.servers is not None:
+            try:
+                reached = reach_gateway(
+                    policy, max_size=max_size, timeout=timeout, only=endpoint.servers
+                )
+            except PolicyError as error:
+                raise click.UsageError(f"--policy: {error}") from None
+        endpoints.append(
+            http_main.Endpoint(
+                endpoint.path,
+                functools.partial(new_session, endpoint.offer),
+                reached,
+                gate.at(endpoint.path) if gate is not None else None,
+            )
+        )
+    return endpoints
+
+
 def _listening(
     options: dict[str, Any],
     address: tuple[str, int],
-    new_session: Callable[[], ProxySession],
-    reach: Callable[[ProxySession], Awaitable[Upstream]],
-    gate: Gate | None,
+    endpoints: list[Endpoint],
     policies: Policies | None,
     command: tuple[str, ...],
     name: str,
 ) -> Coroutine[Any, Any, int]:
-    """Streamable HTTP on ``address``, as the options say (``name``: the command's, for
-    what it says); with ``--workers``, the workers run (and the process exits) here."""
+    """Streamable HTTP on ``address`` at each of ``endpoints``, as the options say
+    (``name``: the command's, for what it says); with ``--workers``, the workers run (and
+    the process exits) here."""
     from . import http_main  # noqa: PLC0415 - loaded by the caller already
 
     max_size: int = options["max_size"]
@@ -500,6 +541,7 @@ def _listening(
             options["header_timeout"],
             options["trusted_proxies"],
         ),
+        len(endpoints),
     )
 
     def announce(url: str) -> None:
@@ -507,15 +549,12 @@ def _listening(
 
     def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
         return http_main.listen(
-            new_session,
-            reach,
+            endpoints,
             address,
-            path=options["path"],
             limits=limits,
             timeout=timeout,
             # Workers are silent: the process that forked them says it once.
             announce=announce if sock is None else _silent,
-            gate=gate,
             sock=sock,
         )
 
@@ -528,7 +567,7 @@ def _listening(
                 # read the new policy itself, so that none takes a policy that does not load.
                 lambda sock: _status(_closing(served(sock), policies, watch=False), command),
                 announce,
-                path=options["path"],
+                paths=[endpoint.path for endpoint in endpoints],
                 reload=policies.reload if policies is not None else None,
                 watch=options["watch"],
             )
@@ -590,6 +629,8 @@ def _policy(
             "--policy: [[server]] and [gateway] are for `strictmcp gateway`, not the proxy"
         )
     _check_identity(policy, address, upstream, options["mode"], options["allow_unauthenticated"])
+    if policy is not None and policy.endpoints:
+        _check_endpoints(policy, address, options["path"])
     if options["workers"] > 1:
         _check_workers(policy, address)
         if gateway:
@@ -665,10 +706,11 @@ def _standard_streams(*, listening: bool) -> None:
         sys.exit(2)
 
 
-def _http_limits(limits: Limits, connections: ConnectionLimits) -> Limits:
+def _http_limits(limits: Limits, connections: ConnectionLimits, endpoints: int) -> Limits:
     """``limits`` with ``connections``; a usage error when the file descriptor limit cannot
-    hold them (past it, every client's connection would fail, not only those over a bound)."""
-    problem = descriptor_problem(connections, limits.max_sessions)
+    hold them, with ``limits.max_sessions`` at each of ``endpoints`` (past it, every client's
+    connection would fail, not only those over a bound)."""
+    problem = descriptor_problem(connections, limits.max_sessions, endpoints)
     if problem is not None:
         raise click.UsageError(problem)
     limits.connections = connections
@@ -727,6 +769,23 @@ def _check_identity(
             "anyone who reaches the port can call every tool",
             err=True,
         )
+
+
+def _check_endpoints(policy: Policy, address: tuple[str, int] | None, path: str) -> None:
+    """Refuse ``[[endpoint]]`` tables that cannot be served beside the main ``--path``."""
+    if address is None:
+        raise click.UsageError("--policy: [[endpoint]] tables apply to --listen only")
+    auth = policy.auth
+    for endpoint in policy.endpoints:
+        if endpoint.path == path:
+            raise click.UsageError(
+                f"--policy: [[endpoint]] {endpoint.path!r} is the main --path; give it another"
+            )
+        if auth is not None and urlsplit(auth.resource).path.rstrip("/") == endpoint.path:
+            raise click.UsageError(
+                f"--policy: [[endpoint]] {endpoint.path!r} is the path of the [auth] resource, "
+                "the main endpoint's; give it another"
+            )
 
 
 def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:

@@ -928,24 +928,26 @@ def _reason(error: BaseException) -> str:
 
 
 def reach_gateway(
-    policy: Policy, *, max_size: int, timeout: float
+    policy: Policy, *, max_size: int, timeout: float, only: tuple[str, ...] | None = None
 ) -> Callable[[ProxySession], Awaitable[Upstream]]:
-    """How each proxy session reaches the policy's servers: a started :class:`Gateway` of
-    its own. The one place a server's upstream is chosen: its ``command`` spawned (its
+    """How each proxy session reaches the policy's servers (those named in ``only``, an
+    ``[[endpoint]]``'s, when given): a started :class:`Gateway` of its own. The one place a
+    server's upstream is chosen: its ``command`` spawned (its
     stderr labelled with its name, ``env`` and ``env_from`` set), or its ``url`` reached as
     ``strictmcp proxy --upstream`` reaches one, with the server's own ``upstream``
     credentials. A :class:`PolicyError` at once for a variable ``env_from`` names that is
     not set, or a secret ``upstream`` names that cannot be read."""
     settings = policy.gateway or GatewaySettings()
-    for server in policy.servers:
+    servers = tuple(s for s in policy.servers if only is None or s.name in only)
+    for server in servers:
         server.environment()
     reached: dict[str, Callable[[ProxySession], Awaitable[Upstream]]] = {}
-    if any(server.url is not None for server in policy.servers):
+    if any(server.url is not None for server in servers):
         # Only then: the HTTP client takes a while to import.
         from ..identity import CredentialsError  # noqa: PLC0415
         from . import http_main  # noqa: PLC0415
 
-        for server in policy.servers:
+        for server in servers:
             if server.url is None:
                 continue
             try:
@@ -971,7 +973,7 @@ def reach_gateway(
                 )
             return await reached[server.name](session)
 
-        gateway = Gateway(policy.servers, settings, server_upstream, session.auditor.say)
+        gateway = Gateway(servers, settings, server_upstream, session.auditor.say)
         if session.enforcer.flows is not None:
             session.enforcer.flows.locate = gateway.resource_server
         await gateway.start()

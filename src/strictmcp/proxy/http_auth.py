@@ -12,13 +12,14 @@ stable ``code``. Nothing from the token is ever echoed or logged.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..identity.errors import TokenError
 from ..policy import Identity
 from . import http_asgi as io
-from .http_asgi import Send
+from .http_asgi import Receive, Scope, Send
 
 if TYPE_CHECKING:
     from ..identity.tokens import TokenVerifier
@@ -51,6 +52,22 @@ class Gate:
             "resource_name": "strictmcp proxy",
         }
         self.metadata = json.dumps(document).encode()
+
+    def at(self, path: str) -> Gate:
+        """The gate of the resource at ``path`` of this one's origin (an ``[[endpoint]]``):
+        the same issuer and keys, but its own audience, which a token must name, and its own
+        metadata document."""
+        settings = self.verifier.settings
+        origin = urlsplit(settings.resource)
+        resource = f"{origin.scheme}://{origin.netloc}{path}"
+        from ..identity.tokens import TokenVerifier  # noqa: PLC0415 - the [auth] extra's
+
+        verifier = TokenVerifier(replace(settings, resource=resource), keys=self.verifier.keys)
+        return Gate(verifier)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request at one of its :attr:`paths` with the metadata document."""
+        await self.metadata_answer(scope["method"], send)
 
     async def metadata_answer(self, method: str, send: Send) -> None:
         """The Protected Resource Metadata document, to a GET."""

@@ -78,19 +78,23 @@ def descriptors_needed(limits: ConnectionLimits, max_sessions: int) -> int:
     return limits.total + FDS_PER_SESSION * max_sessions + FDS_SPARE
 
 
-def descriptor_problem(limits: ConnectionLimits, max_sessions: int) -> str | None:
-    """Why the process's file descriptor limit cannot hold these bounds, or None: past it,
-    accepting fails (EMFILE) for every client, not only the one over a bound."""
+def descriptor_problem(
+    limits: ConnectionLimits, max_sessions: int, endpoints: int = 1
+) -> str | None:
+    """Why the process's file descriptor limit cannot hold these bounds (``max_sessions`` at
+    each of ``endpoints``), or None: past it, accepting fails (EMFILE) for every client, not
+    only the one over a bound."""
     try:
         import resource  # noqa: PLC0415 (Unix only)
     except ImportError:
         return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = descriptors_needed(limits, max_sessions)
+    needed = descriptors_needed(limits, max_sessions * endpoints)
     if soft == resource.RLIM_INFINITY or needed <= soft:
         return None
+    each = f" at each of {endpoints} endpoints" if endpoints > 1 else ""
     return (
-        f"--max-connections {limits.total} and --max-sessions {max_sessions} need about "
+        f"--max-connections {limits.total} and --max-sessions {max_sessions}{each} need about "
         f"{needed} file descriptors, over this process's limit of {soft} (ulimit -n): "
         "lower them, or raise the limit"
     )

@@ -15,6 +15,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import httpx2
 
@@ -25,13 +26,13 @@ from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
 from .http_auth import Gate
 from .http_connections import listening_socket
-from .http_server import App, Limits, serve
+from .http_server import App, Limits, Routes, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
 from .session import ProxySession
 from .stdio import spawn
 
-__all__ = ["Limits", "gate", "listen", "upstreams", "workers"]
+__all__ = ["Endpoint", "Limits", "gate", "listen", "upstreams", "workers"]
 
 
 def upstreams(
@@ -79,44 +80,59 @@ def gate(auth: AuthSettings) -> Gate:
     return Gate(TokenVerifier(auth))
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """One MCP endpoint of the HTTP proxy: its ``path``, how each of its sessions is made
+    (``new_session``) and reaches its server (``reach``), and who may use it (``gate``;
+    anyone when None)."""
+
+    path: str
+    new_session: NewSession
+    reach: NewUpstream
+    gate: Gate | None = None
+
+
 async def listen(
-    new_session: NewSession,
-    reach: NewUpstream,
+    endpoints: Sequence[Endpoint],
     address: tuple[str, int],
     *,
-    path: str,
     limits: Limits,
     timeout: float,
     announce: Callable[[str], None],
-    gate: Gate | None = None,
     sock: socket.socket | None = None,
 ) -> int:
-    """Streamable HTTP on ``address`` at ``path`` until interrupted, as a protected resource
-    when ``gate`` is given; 0. With ``sock``, the listening socket of several workers, this
-    is one of them: it serves the stateless revision only."""
+    """Streamable HTTP on ``address`` at each endpoint's path (the main one first) until
+    interrupted, each a protected resource of its own when it has a gate; 0. With ``sock``,
+    the listening socket of several workers, this is one of them: it serves the stateless
+    revision only."""
     host, port = address
-    # Stateless clients share one channel; a server of a handshake revision is reached
-    # through sessions the bridge holds for each caller (proxy/bridge.py).
-    stateless = bridged(reach, max_held=limits.max_sessions, idle=limits.idle, timeout=timeout)
 
-    async def start(shared: bool) -> Channel:
-        return await Channel.start(
-            new_session,
-            stateless if shared else reach,
-            timeout=timeout,
-            buffered=limits.buffered,
-            shared=shared,
+    def app(endpoint: Endpoint) -> App:
+        # Stateless clients share one channel; a server of a handshake revision is reached
+        # through sessions the bridge holds for each caller (proxy/bridge.py).
+        stateless = bridged(
+            endpoint.reach, max_held=limits.max_sessions, idle=limits.idle, timeout=timeout
         )
 
-    app = App(
-        start,
-        path=path,
-        loopback=is_loopback(host),
-        limits=limits,
-        gate=gate,
-        stateful=sock is None,
-    )
-    await serve(app, host, port, announce, sock)
+        async def start(shared: bool) -> Channel:
+            return await Channel.start(
+                endpoint.new_session,
+                stateless if shared else endpoint.reach,
+                timeout=timeout,
+                buffered=limits.buffered,
+                shared=shared,
+            )
+
+        return App(
+            start,
+            path=endpoint.path,
+            loopback=is_loopback(host),
+            limits=limits,
+            gate=endpoint.gate,
+            stateful=sock is None,
+        )
+
+    await serve(Routes([app(endpoint) for endpoint in endpoints]), host, port, announce, sock)
     return 0
 
 
@@ -137,7 +153,7 @@ def workers(
     work: Callable[[socket.socket], int],
     announce: Callable[[str], None],
     *,
-    path: str,
+    paths: Sequence[str],
     reload: Callable[[], bool] | None = None,
     watch: bool = False,
 ) -> int:
@@ -157,7 +173,8 @@ def workers(
         bound = listener.getsockname()
         pids = {_fork(work, listener) for _ in range(count)}
         where = f"[{bound[0]}]" if listener.family == socket.AF_INET6 else bound[0]
-        announce(f"http://{where}:{bound[1]}{path}")
+        for path in paths:
+            announce(f"http://{where}:{bound[1]}{path}")
         return _supervise(pids, lambda: _fork(work, listener), reload, watch=watch)
 
 

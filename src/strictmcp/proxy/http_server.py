@@ -1,6 +1,9 @@
 """The streamable HTTP transport: strictmcp as an MCP endpoint, in front of any upstream.
 
-One ASGI application (served by uvicorn, see :func:`serve`) at one path. A POST carries one
+One ASGI application (served by uvicorn, see :func:`serve`), :class:`Routes`: a map, built
+once, from each path to what answers there, an :class:`App` per MCP endpoint (the main
+``--path`` and each ``[[endpoint]]``'s, each with its own sessions) and its metadata document
+under ``[auth]``. At an endpoint, a POST carries one
 message (or, in 2025-03-26, a batch): notifications and responses are accepted with 202; the
 answer to requests is one JSON body when their responses are all there is to send (and the
 client takes JSON), else an event stream of what the server sends while they are pending,
@@ -17,8 +20,8 @@ Guards, before anything is read: a browser page's ``Origin`` must be local when 
 listens on a loopback address (DNS rebinding), and so must ``Host``; a body over the size
 limit is 413. With the policy's ``[auth]`` section, a :class:`~.http_auth.Gate` comes first:
 it serves the Protected Resource Metadata document and refuses a request without a valid
-access token (401, or 403 for a missing scope). Answers never carry a stack trace or a value
-from a message.
+access token for its endpoint's resource (401, or 403 for a missing scope). Answers never
+carry a stack trace or a value from a message.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import functools
 import importlib
 import itertools
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,11 +68,62 @@ class Limits:
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
+ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class Routes:
+    """The ASGI application served: each of ``apps`` at its path, and, under ``[auth]``, the
+    metadata document of each one's resource at its well-known path (the bare well-known
+    path serving the first's); any other path is 404. The map is built once; the first app
+    is the main endpoint, whose ``limits`` bound the server."""
+
+    def __init__(self, apps: Sequence[App]) -> None:
+        self.apps = tuple(apps)
+        self.limits = self.apps[0].limits
+        routes: dict[str, ASGI] = {}
+        for app in self.apps:
+            if app.gate is not None:
+                for path in app.gate.paths:
+                    routes.setdefault(path, app.gate)
+        for app in self.apps:
+            routes.setdefault(app.path, app)
+        self._routes = routes
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The endpoints' paths, the main one first."""
+        return tuple(app.path for app in self.apps)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        route = self._routes.get(scope["path"])
+        if route is None:
+            await io.answer_status(send, 404)
+            return
+        await route(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for app in self.apps:
+                    await app.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
 class App:
-    """The ASGI application; ``start`` makes a channel (a proxy session and its upstream),
-    ``path`` is where it answers, ``loopback`` whether it listens on a loopback address,
-    ``gate`` who may use it (anyone when None); without ``stateful``, for one of several
-    workers, ``initialize`` is refused: a session's next request may reach another worker."""
+    """One MCP endpoint, as an ASGI application for the requests at its path (:class:`Routes`
+    sends them); ``start`` makes a channel (a proxy session and its upstream), ``path`` is
+    where it answers, ``loopback`` whether it listens on a loopback address, ``gate`` who
+    may use it (anyone when None); without ``stateful``, for one of several workers,
+    ``initialize`` is refused: a session's next request may reach another worker."""
 
     def __init__(
         self,
@@ -97,17 +151,6 @@ class App:
         self._events = itertools.count(1)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        if self.gate is not None and scope["path"] in self.gate.paths:
-            await self.gate.metadata_answer(scope["method"], send)
-            return
-        if scope["path"] != self.path:
-            await io.answer_status(send, 404)
-            return
         headers = _headers(scope["headers"])
         refused = self._refused(headers)
         if refused:
@@ -128,18 +171,12 @@ class App:
         else:
             await io.answer_status(send, 405, [(b"allow", b"GET, POST, DELETE")])
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.sessions.close()
-                await self.shared.close()
-                if self.gate is not None:
-                    await self.gate.verifier.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    async def close(self) -> None:
+        """End its sessions (their servers stopped), and close its gate's HTTP client."""
+        await self.sessions.close()
+        await self.shared.close()
+        if self.gate is not None:
+            await self.gate.verifier.aclose()
 
     def _refused(self, headers: dict[str, str]) -> int:
         """403 for a foreign ``Origin``, 421 for a foreign ``Host`` on loopback; else 0."""
@@ -492,17 +529,22 @@ def _primes(channel: Channel, decoded: Decoded) -> bool:
 
 
 async def serve(
-    app: App,
+    app: Routes,
     host: str,
     port: int,
     announce: Callable[[str], None],
     sock: socket.socket | None = None,
 ) -> None:
     """Serve ``app`` on ``host``:``port`` (or on the listening socket ``sock``, which a
-    worker shares with others) until interrupted; ``announce`` is told the address once it is
-    listening (the port chosen, when 0 was asked for)."""
+    worker shares with others) until interrupted; ``announce`` is told each endpoint's URL,
+    the main one first, once it is listening (the port chosen, when 0 was asked for)."""
     config = server_config(app, host, port)
-    server = _Server(config, lambda address: announce(f"http://{address}{app.path}"))
+
+    def announced(address: str) -> None:
+        for path in app.paths:
+            announce(f"http://{address}{path}")
+
+    server = _Server(config, announced)
     if sock is not None:
         await server.serve(sockets=[sock])
         return
@@ -510,7 +552,7 @@ async def serve(
         await server.serve(sockets=[listener])
 
 
-def server_config(app: App, host: str, port: int) -> uvicorn.Config:
+def server_config(app: Routes, host: str, port: int) -> uvicorn.Config:
     """uvicorn's settings for ``app``: its HTTP parser is httptools (llhttp, in C) when that
     is installed, as it is wherever it has a build, else h11 (pure Python, slower), its
     protocol bounding connections as ``app.limits`` say."""

@@ -75,7 +75,10 @@ async def list_before(
 
 
 def input_schema(session: ProxySession, name: str) -> Any:
-    """The input schema tool ``name`` was listed with in ``session``; None when it was not."""
+    """The input schema tool ``name`` was listed with in ``session``; None when it was not,
+    or is not offered there (its schema says nothing to a client it is unknown to)."""
+    if not session.enforcer.offer.offers(name):
+        return None
     tool = session.conversation.tools.get(name)
     return tool.definition.get("inputSchema") if tool is not None else None
 

@@ -41,7 +41,7 @@ from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..enforce import Auditor, Enforcer, Limiter, PinFile, outcome
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
-from ..policy import Identity, Mode, Policy
+from ..policy import Identity, Mode, Policy, ToolOffer
 from ..protocol import (
     RELATED_TASK,
     CallCheck,
@@ -137,6 +137,7 @@ class ProxySession:
     (:mod:`strictmcp.protocol.tasks`). ``replica`` names this proxy among several behind one
     balancer: the task ids a shared session hands out start with it and a dot, so that a
     request naming a task (its ``Mcp-Name``) can be sent back to the replica that has it.
+    ``offer`` narrows what the policy offers (an ``[[endpoint]]``'s).
     """
 
     def __init__(
@@ -154,6 +155,7 @@ class ProxySession:
         max_tasks: int = DEFAULT_MAX_TASKS,
         replica: str | None = None,
         validate_tool: bool = True,
+        offer: ToolOffer | None = None,
     ) -> None:
         self.enforcer = Enforcer(
             policy=policy,
@@ -163,6 +165,7 @@ class ProxySession:
             listing=listing_rules,
             pins=pins,
             limiter=limiter,
+            offer=offer,
         )
         #: Who the client is when its transport does not say (stdio: the policy's
         #: ``[identity]``); a transport that authenticates passes each message's caller.
@@ -768,8 +771,8 @@ class ProxySession:
     ) -> dict[str, Any]:
         """The ``tools/list`` result the client (``lister``) gets: unusable tools withheld
         when enforcing, tools the enforcer's listing checks withhold (hidden characters, pins),
-        tools the lister may not call left out, and the validate tool added to the listing's
-        last page."""
+        tools not offered or that the lister may not call left out, and the validate tool
+        added to the listing's last page."""
         # A definition strictmcp cannot check calls against would have every call refused.
         unusable = [v for v in errors(found) if _tool_index(v.pointer) is not None]
         withheld = unusable if self.enforcing else []
