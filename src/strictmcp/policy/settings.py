@@ -146,6 +146,8 @@ class ServerSettings:
     exclude_tools: tuple[str, ...] = ()
     pin: str | None = None
     mode: Literal["enforce", "audit"] | None = None
+    #: Whether the gateway is unready while this server is down (``/readyz``).
+    required: bool = False
 
     def offers(self, tool: str) -> bool:
         """Whether the server's tool named ``tool`` (its own name) is offered."""

@@ -24,9 +24,11 @@ from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .http_auth import Gate
 from .http_connections import listening_socket
-from .http_server import App, Limits, serve
+from .http_observe import Observed
+from .http_server import App, Limits, _headers, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
+from .observe import Telemetry
 from .session import ProxySession
 from .stdio import spawn
 
@@ -89,10 +91,14 @@ async def listen(
     announce: Callable[[str], None],
     gate: Gate | None = None,
     sock: socket.socket | None = None,
+    telemetry: Telemetry | None = None,
+    open_metrics: bool = True,
 ) -> int:
     """Streamable HTTP on ``address`` at ``path`` until interrupted, as a protected resource
     when ``gate`` is given; 0. With ``sock``, the listening socket of several workers, this
-    is one of them: it serves the stateless revision only."""
+    is one of them: it serves the stateless revision only. With ``telemetry``, ``/metrics``,
+    ``/healthz`` and ``/readyz`` are served beside ``path`` (``/metrics`` behind ``gate``
+    unless ``open_metrics``)."""
     host, port = address
 
     async def start(shared: bool) -> Channel:
@@ -108,7 +114,17 @@ async def listen(
         gate=gate,
         stateful=sock is None,
     )
-    await serve(app, host, port, announce, sock)
+    around = None
+    if telemetry is not None:
+        admit = gate.admit if gate is not None and not open_metrics else None
+        around = Observed(
+            app,
+            telemetry.metrics,
+            admit=admit,
+            headers=_headers,
+            tracing=telemetry.tracing is not None,
+        )
+    await serve(app, host, port, announce, sock, around)
     return 0
 
 

@@ -497,11 +497,15 @@ async def serve(
     port: int,
     announce: Callable[[str], None],
     sock: socket.socket | None = None,
+    around: Any = None,
 ) -> None:
     """Serve ``app`` on ``host``:``port`` (or on the listening socket ``sock``, which a
     worker shares with others) until interrupted; ``announce`` is told the address once it is
-    listening (the port chosen, when 0 was asked for)."""
+    listening (the port chosen, when 0 was asked for). ``around`` is an ASGI app wrapping
+    ``app`` (``/metrics`` and the health paths), served in its place."""
     config = server_config(app, host, port)
+    if around is not None:
+        config.app = around
     server = _Server(config, lambda address: announce(f"http://{address}{app.path}"))
     if sock is not None:
         await server.serve(sockets=[sock])
