@@ -171,6 +171,8 @@ class SessionObserver:
         if pending is None:
             return
         metrics = self._metrics
+        if pending.method == "tools/list":
+            metrics.learn_tools(self._session.conversation.tools.names())
         # The answer as it came (the upstream's side), and as it went on (the asker's).
         code, error = _status(message.raw, server_side=False)
         metrics.client_operation.observe(
