@@ -25,6 +25,8 @@ POSTGRES_STAMP := $(VENV)/.installed-postgresql
 # A real Redis server for the rate limits shared by proxy replicas (tests/redis_support.py
 # starts one on a free loopback port from Debian's binary).
 REDIS_STAMP := $(VENV)/.installed-redis
+# A real Prometheus server scrapes the proxy's /metrics in tests/test_observability.py.
+PROMETHEUS_STAMP := $(VENV)/.installed-prometheus
 # HAProxy in front of two proxy replicas, with examples/haproxy/haproxy.cfg, for
 # tests/test_scaleout_haproxy.py.
 HAPROXY_STAMP := $(VENV)/.installed-haproxy
@@ -66,7 +68,7 @@ test: install-test lint typecheck unit  ## set up and run the whole suite
 
 install: $(STAMP)
 install-test: $(TEST_STAMP) $(NPM_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) $(REDIS_STAMP) \
-  $(HAPROXY_STAMP) $(OLD_CLIENT_STAMP) $(TASKS_ENV_STAMP)
+  $(HAPROXY_STAMP) $(PROMETHEUS_STAMP) $(OLD_CLIENT_STAMP) $(TASKS_ENV_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -106,6 +108,11 @@ $(POSTGRES_STAMP): | $(BIN)/python
 $(REDIS_STAMP): | $(BIN)/python
 	command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server; }
+	touch $@
+
+$(PROMETHEUS_STAMP): | $(BIN)/python
+	command -v prometheus >/dev/null || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 	touch $@
 
 $(HAPROXY_STAMP): | $(BIN)/python

@@ -33,6 +33,7 @@ EXTRAS = {
     "postgres": Extra(("psycopg",), "a deep SQL check on PostgreSQL"),
     "redis": Extra(("redis",), "a [rate_store] (rate limits shared through Redis)"),
     "auth": Extra(("jwt", "cryptography"), "verifying access tokens (the policy's [auth])"),
+    "otel": Extra(("opentelemetry",), "traces and metrics over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)"),
     "reference": Extra(("jsonschema",), "the reference backend (python-jsonschema)"),
     "mcp": Extra(("mcp",), "the MCP SDK integrations"),
     "fastmcp": Extra(("fastmcp",), "the FastMCP integration"),

@@ -19,6 +19,7 @@ from ..policy import Identity, Mode
 from ..policy.settings import server_of
 from ..protocol import Severity, Violation
 from ..schema import quote_name
+from .metrics import Metrics
 
 AUDIT_LOGGER = "strictmcp.audit"
 """The logger the SDK integrations report on: one record per finding, its ``strictmcp``
@@ -101,7 +102,8 @@ class Auditor:
     warning whose ``strictmcp`` attribute is the record; ``stderr`` gets one line per stage of
     a message that had errors (the proxy's operator reads it). ``mode`` is the enforcement
     mode the records say they were made under, unless a stage that ran in another says its
-    own (:meth:`record`'s ``mode``).
+    own (:meth:`record`'s ``mode``). ``metrics`` counts every record; ``noted``, when a
+    list, gets each record's ``(stage, action, code)`` (a trace's span reads it).
     """
 
     def __init__(
@@ -114,8 +116,11 @@ class Auditor:
         command: str = "proxy",
         servers: frozenset[str] = frozenset(),
         separator: str = "__",
+        metrics: Metrics | None = None,
     ) -> None:
         self.mode = mode
+        self.metrics = metrics
+        self.noted: list[tuple[str, str, str]] | None = None
         self._log = log
         self._stderr = stderr
         self._logger = logger
@@ -152,6 +157,8 @@ class Auditor:
         that had errors."""
         if not violations:
             return
+        if self.metrics is not None or self.noted is not None:
+            self._count(violations, direction, tool, stage, action)
         if self._log is not None or self._logger is not None:
             now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
             records = audit_records(
@@ -200,6 +207,28 @@ class Auditor:
         now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._log.write(json.dumps({"time": now, "event": event, **fields}) + "\n")
         self._log.flush()
+
+    def _count(
+        self,
+        violations: Sequence[Violation],
+        direction: str,
+        tool: str | None,
+        stage: Stage,
+        action: Action,
+    ) -> None:
+        server = self.server_of(tool)
+        for violation in violations:
+            if self.metrics is not None:
+                self.metrics.finding(
+                    violation.code,
+                    stage=stage,
+                    action=action,
+                    direction=direction,
+                    tool=tool,
+                    server=server,
+                )
+            if self.noted is not None:
+                self.noted.append((stage, action, violation.code))
 
     def say(self, text: str) -> None:
         """One line for the operator on stderr, when there is one."""

@@ -200,6 +200,8 @@ class ServerSettings:
     exclude_tools: tuple[str, ...] = ()
     pin: str | None = None
     mode: Literal["enforce", "audit"] | None = None
+    #: Whether the gateway is unready while this server is down (``/readyz``).
+    required: bool = False
 
     @cached_property
     def offer(self) -> ToolOffer:

@@ -424,6 +424,14 @@ _SERVER = {
             "this server's tools; default: the file's `mode`."
         ),
     ),
+    "required": Option(
+        bool,
+        default="`false`",
+        doc=(
+            "Whether the gateway is unready (`/readyz` answers 503, naming it) while this "
+            "server is down; without it, only when no server can serve."
+        ),
+    ),
     "pin": Option(
         str,
         doc=(

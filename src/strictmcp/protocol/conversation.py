@@ -172,6 +172,10 @@ class Conversation:
         """The revision the session has settled on, if it has."""
         return self._revision
 
+    def tasks_open(self) -> int:
+        """How many tasks the session remembers, both sides' together."""
+        return sum(len(book) for book in self._tasks.values())
+
     @property
     def tools(self) -> ToolRegistry:
         """The tools listed so far, for the session's revision."""

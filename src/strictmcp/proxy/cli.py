@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .http_auth import Gate
     from .http_main import Endpoint
     from .http_server import Limits
+    from .observe import Telemetry
 
 _EPILOG = """\b
 In an MCP client's configuration (Claude Desktop, VS Code and others), put strictmcp in
@@ -251,6 +252,15 @@ _SHARED_OPTIONS = (
         ),
     ),
     click.option(
+        "--metrics",
+        "metrics_address",
+        metavar="HOST:PORT",
+        help=(
+            "Serve /metrics (Prometheus), /healthz and /readyz on HOST:PORT; with --listen "
+            "they are on the listening port already (docs/observability.md)."
+        ),
+    ),
+    click.option(
         "--max-tasks",
         type=click.IntRange(min=1),
         default=DEFAULT_MAX_TASKS,
@@ -384,7 +394,7 @@ def gateway(**options: Any) -> None:
     _serve(options, address, command=(), upstream=None, gateway=True)
 
 
-def _serve(
+def _serve(  # noqa: PLR0915 - one place puts the options together
     options: dict[str, Any],
     address: tuple[str, int] | None,
     *,
@@ -403,15 +413,21 @@ def _serve(
     pins = _pins(options["pin_file"], policy, gateway=gateway)
     validate_tool = not options["no_validate_tool"] and (policy is None or policy.validate_tool)
     audit_log: str | None = options["audit_log"]
+    metrics_address = _metrics_address(options, address)
+    telemetry = _telemetry(policy, address is not None or metrics_address is not None)
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_audit_file(audit_log)) if audit_log else None
+        if telemetry is not None:
+            stack.callback(telemetry.close)
         # One for every session: an identity's calls count together, whichever session
         # they use; and every session judged by the policy in force (reloaded).
-        policies = _policies(options, policy, _auditor(log, policy, gateway=gateway))
+        policies = _policies(
+            options, policy, _auditor(log, policy, gateway=gateway, telemetry=None)
+        )
 
         def new_session(offer: ToolOffer | None = None) -> ProxySession:
             session = ProxySession(
-                _auditor(log, policy, gateway=gateway),
+                _auditor(log, policy, gateway=gateway, telemetry=telemetry),
                 policy=policies.current if policies is not None else None,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=options["strict"],
@@ -424,6 +440,8 @@ def _serve(
                 validate_tool=validate_tool,
                 offer=offer,
             )
+            if telemetry is not None:
+                telemetry.attach(session, "pipe" if address is None else "tcp")
             return policies.joined(session) if policies is not None else session
 
         main: Coroutine[Any, Any, int]
@@ -432,7 +450,12 @@ def _serve(
             from .gateway import reach_gateway  # noqa: PLC0415
 
             try:
-                reach = reach_gateway(policy, max_size=max_size, timeout=timeout)
+                reach = reach_gateway(
+                    policy,
+                    max_size=max_size,
+                    timeout=timeout,
+                    metrics=telemetry.metrics if telemetry is not None else None,
+                )
             except PolicyError as error:
                 raise click.UsageError(f"--policy: {error}") from None
         if address is None and upstream is None and not gateway:
@@ -454,6 +477,8 @@ def _serve(
                         timeout=timeout,
                         credentials=policy.upstream if policy is not None else None,
                     )
+                    if telemetry is not None:
+                        reach = _watched(reach, telemetry)
                 auth = policy.auth if policy is not None else None
                 gate = http_main.gate(auth) if auth is not None else None
                 endpoints = [http_main.Endpoint(options["path"], new_session, reach, gate)]
@@ -470,7 +495,11 @@ def _serve(
                     policies,
                     command,
                     "gateway" if gateway else "proxy",
+                    telemetry,
                 )
+        if metrics_address is not None and telemetry is not None:
+            name = "gateway" if gateway else "proxy"
+            main = _with_metrics(main, telemetry, metrics_address, name)
         sys.exit(_status(_closing(main, policies, watch=options["watch"]), command))
 
 
@@ -519,6 +548,7 @@ def _listening(
     policies: Policies | None,
     command: tuple[str, ...],
     name: str,
+    telemetry: Telemetry | None = None,
 ) -> Coroutine[Any, Any, int]:
     """Streamable HTTP on ``address`` at each of ``endpoints``, as the options say
     (``name``: the command's, for what it says); with ``--workers``, the workers run (and
@@ -556,6 +586,8 @@ def _listening(
             # Workers are silent: the process that forked them says it once.
             announce=announce if sock is None else _silent,
             sock=sock,
+            telemetry=telemetry,
+            open_metrics=is_loopback(address[0]),
         )
 
     if workers > 1:
@@ -596,17 +628,102 @@ def _pins(pin_file: str | None, policy: Policy | None, *, gateway: bool) -> PinF
         raise click.UsageError(f"--pin: {error} [{error.code}]") from None
 
 
-def _auditor(log: IO[str] | None, policy: Policy | None, *, gateway: bool) -> Auditor:
-    """A session's auditor: its records name the gateway's server of a tool."""
+def _auditor(
+    log: IO[str] | None, policy: Policy | None, *, gateway: bool, telemetry: Telemetry | None
+) -> Auditor:
+    """A session's auditor: its records name the gateway's server of a tool, and are counted
+    when metrics are on."""
+    metrics = telemetry.metrics if telemetry is not None else None
     if not gateway or policy is None:
-        return Auditor(log, stderr=sys.stderr)
+        return Auditor(log, stderr=sys.stderr, metrics=metrics)
     return Auditor(
         log,
         stderr=sys.stderr,
         command="gateway",
         servers=frozenset(server.name for server in policy.servers),
         separator=policy.gateway.separator if policy.gateway else "__",
+        metrics=metrics,
     )
+
+
+def _metrics_address(
+    options: dict[str, Any], address: tuple[str, int] | None
+) -> tuple[str, int] | None:
+    """Where ``--metrics`` serves, refused with ``--listen`` (which serves them already) and,
+    without ``--allow-unauthenticated``, on an address other than loopback (nothing
+    authenticates a scrape there)."""
+    given: str | None = options["metrics_address"]
+    if given is None:
+        return None
+    if address is not None:
+        raise click.UsageError("--metrics: with --listen, /metrics is on the listening port")
+    where = _address(given, "--metrics")
+    if not is_loopback(where[0]) and not options["allow_unauthenticated"]:
+        raise click.UsageError(
+            "--metrics on an address other than loopback needs --allow-unauthenticated "
+            "(anyone who reaches the port reads the counters)"
+        )
+    return where
+
+
+def _telemetry(policy: Policy | None, serving: bool) -> Telemetry | None:
+    """What the process measures: metrics when they are served (``--listen``, ``--metrics``)
+    or exported, spans when the environment asks for OTLP; None when nothing is (and nothing
+    is measured). A missing [otel] extra is a usage error."""
+    from .otel import configured  # noqa: PLC0415 - plain Python; the SDK only when asked
+
+    traces, export = configured()
+    if not (serving or traces or export):
+        return None
+    from ..extras import MissingExtra  # noqa: PLC0415
+    from .observe import Telemetry  # noqa: PLC0415
+
+    try:
+        telemetry = Telemetry(traces=traces, export=export)
+    except MissingExtra as error:
+        raise click.UsageError(f"OTEL_EXPORTER_OTLP_ENDPOINT: {error}") from None
+    if policy is not None:
+        telemetry.metrics.health.required = frozenset(s.name for s in policy.servers if s.required)
+    return telemetry
+
+
+def _watched(
+    reach: Callable[[ProxySession], Awaitable[Upstream]], telemetry: Telemetry
+) -> Callable[[ProxySession], Awaitable[Upstream]]:
+    """``reach``, the proxy's server counted up or down for ``/readyz`` as each start
+    succeeds or fails."""
+    health = telemetry.metrics.health
+
+    async def watched(session: ProxySession) -> Upstream:
+        try:
+            upstream = await reach(session)
+        except OSError:
+            health.down("", was_up=False)
+            raise
+        health.started("")
+        return upstream
+
+    return watched
+
+
+async def _with_metrics(
+    main: Coroutine[Any, Any, int], telemetry: Telemetry, address: tuple[str, int], name: str
+) -> int:
+    """Run ``main`` with ``--metrics`` served beside it."""
+    from .http_observe import serve_metrics  # noqa: PLC0415
+
+    def announce(url: str) -> None:
+        click.echo(f"strictmcp {name}: metrics on {url}", err=True)
+
+    try:
+        server = await serve_metrics(telemetry.metrics, *address, announce)
+    except OSError as error:
+        main.close()
+        raise ListenError(f"--metrics {address[0]}:{address[1]}: {error.strerror}") from None
+    try:
+        return await main
+    finally:
+        server.close()
 
 
 def _policy(
@@ -839,11 +956,11 @@ def _where(
     return _address(listen) if listen is not None else None
 
 
-def _address(listen: str) -> tuple[str, int]:
+def _address(listen: str, option: str = "--listen") -> tuple[str, int]:
     host, _, port = listen.rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
     if not host or not port.isdigit() or int(port) > 65535:
-        raise click.UsageError("--listen: HOST:PORT is expected, e.g. 127.0.0.1:8000")
+        raise click.UsageError(f"{option}: HOST:PORT is expected, e.g. 127.0.0.1:8000")
     return host, int(port)
 
 

@@ -54,6 +54,7 @@ from ..connect.lines import line_of
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID, Upstream
 from ..enforce import PinFile
+from ..enforce.metrics import Metrics
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
 from ..protocol.jsonrpc import error_response
 from ..protocol.tasks import RELATED_TASK, UNKNOWN_TASK, UNKNOWN_TASK_TEXT, task_id_of
@@ -128,7 +129,9 @@ class Gateway:
         settings: GatewaySettings,
         reach: Reach,
         say: Callable[[str], None],
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics
         self._members = [_Member(server) for server in servers]
         self._by_name = {member.name: member for member in self._members}
         self._settings = settings
@@ -232,6 +235,8 @@ class Gateway:
                 self._say(f"server {member.name!r} starts again in {delay:g} s")
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, settings.restart_max_delay)
+                if self._metrics is not None:
+                    self._metrics.restarts.add((member.name,))
         finally:
             started.set()
 
@@ -241,9 +246,13 @@ class Gateway:
             upstream = await self._reach(member.settings)
         except (OSError, PolicyError, ValueError) as error:
             self._say(f"server {member.name!r} cannot start: {_reason(error)}")
+            if self._metrics is not None:
+                self._metrics.health.down(member.name, was_up=False)
             started.set()
             return False
         member.upstream = upstream
+        if self._metrics is not None:
+            self._metrics.health.up(member.name)
         started.set()
         handshaken = False
         reader = asyncio.create_task(self._read(member, upstream))
@@ -261,6 +270,11 @@ class Gateway:
             member.result = None
             self._lost(member)
             status = await upstream.aclose()
+            if self._metrics is not None:
+                if self._closed:
+                    self._metrics.health.stopped(member.name)
+                else:
+                    self._metrics.health.down(member.name, was_up=True)
             if not self._closed:
                 self._say(f"server {member.name!r} exited (status {status})")
                 if was_ready and self._client_ready:
@@ -337,6 +351,8 @@ class Gateway:
             else:
                 self._by_client.pop(call.client_id, None)
                 self._to_client(line_of(self._unavailable(call.client_id, member)))
+                if self._metrics is not None:
+                    self._metrics.upstream_errors.add(("closed", member.name))
         for gid, (asker, _) in list(self._asked.items()):
             if asker is member:
                 del self._asked[gid]
@@ -928,14 +944,20 @@ def _reason(error: BaseException) -> str:
 
 
 def reach_gateway(
-    policy: Policy, *, max_size: int, timeout: float, only: tuple[str, ...] | None = None
+    policy: Policy,
+    *,
+    max_size: int,
+    timeout: float,
+    only: tuple[str, ...] | None = None,
+    metrics: Metrics | None = None,
 ) -> Callable[[ProxySession], Awaitable[Upstream]]:
     """How each proxy session reaches the policy's servers (those named in ``only``, an
     ``[[endpoint]]``'s, when given): a started :class:`Gateway` of its own. The one place a
     server's upstream is chosen: its ``command`` spawned (its
     stderr labelled with its name, ``env`` and ``env_from`` set), or its ``url`` reached as
     ``strictmcp proxy --upstream`` reaches one, with the server's own ``upstream``
-    credentials. A :class:`PolicyError` at once for a variable ``env_from`` names that is
+    credentials; each server's runs, restarts and lost requests counted in ``metrics``. A
+    :class:`PolicyError` at once for a variable ``env_from`` names that is
     not set, or a secret ``upstream`` names that cannot be read."""
     settings = policy.gateway or GatewaySettings()
     servers = tuple(s for s in policy.servers if only is None or s.name in only)
@@ -973,7 +995,7 @@ def reach_gateway(
                 )
             return await reached[server.name](session)
 
-        gateway = Gateway(servers, settings, server_upstream, session.auditor.say)
+        gateway = Gateway(servers, settings, server_upstream, session.auditor.say, metrics)
         if session.enforcer.flows is not None:
             session.enforcer.flows.locate = gateway.resource_server
         await gateway.start()

@@ -26,9 +26,11 @@ from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
 from .http_auth import Gate
 from .http_connections import listening_socket
-from .http_server import App, Limits, Routes, serve
+from .http_observe import Observed
+from .http_server import App, Limits, Routes, _headers, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
+from .observe import Telemetry
 from .session import ProxySession
 from .stdio import spawn
 
@@ -100,11 +102,14 @@ async def listen(
     timeout: float,
     announce: Callable[[str], None],
     sock: socket.socket | None = None,
+    telemetry: Telemetry | None = None,
+    open_metrics: bool = True,
 ) -> int:
     """Streamable HTTP on ``address`` at each endpoint's path (the main one first) until
     interrupted, each a protected resource of its own when it has a gate; 0. With ``sock``,
     the listening socket of several workers, this is one of them: it serves the stateless
-    revision only."""
+    revision only. With ``telemetry``, ``/metrics``, ``/healthz`` and ``/readyz`` are served
+    beside them (``/metrics`` behind the main endpoint's gate unless ``open_metrics``)."""
     host, port = address
 
     def app(endpoint: Endpoint) -> App:
@@ -132,7 +137,19 @@ async def listen(
             stateful=sock is None,
         )
 
-    await serve(Routes([app(endpoint) for endpoint in endpoints]), host, port, announce, sock)
+    routes = Routes([app(endpoint) for endpoint in endpoints])
+    around = None
+    if telemetry is not None:
+        gate = endpoints[0].gate
+        admit = gate.admit if gate is not None and not open_metrics else None
+        around = Observed(
+            routes,
+            telemetry.metrics,
+            admit=admit,
+            headers=_headers,
+            tracing=telemetry.tracing is not None,
+        )
+    await serve(routes, host, port, announce, sock, around)
     return 0
 
 

@@ -534,11 +534,16 @@ async def serve(
     port: int,
     announce: Callable[[str], None],
     sock: socket.socket | None = None,
+    around: Any = None,
 ) -> None:
     """Serve ``app`` on ``host``:``port`` (or on the listening socket ``sock``, which a
     worker shares with others) until interrupted; ``announce`` is told each endpoint's URL,
-    the main one first, once it is listening (the port chosen, when 0 was asked for)."""
+    the main one first, once it is listening (the port chosen, when 0 was asked for).
+    ``around`` is an ASGI app wrapping ``app`` (``/metrics`` and the health paths), served in
+    its place."""
     config = server_config(app, host, port)
+    if around is not None:
+        config.app = around
 
     def announced(address: str) -> None:
         for path in app.paths:

@@ -185,6 +185,8 @@ class Relay:
         self.flush()
         status = await self.aclose()
         left = session.fail_waiting("The server exited before answering (strictmcp proxy)")
+        if session.observer is not None:
+            session.observer.ended("server_exited" if status != 0 else None)
         early = self.client_waiting
         if left or status != 0 or early:
             session.auditor.say(f"the server exited with status {status}")

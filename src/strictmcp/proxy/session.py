@@ -29,6 +29,7 @@ before answering it.
 from __future__ import annotations
 
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ from ..protocol.tasks import (
 )
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.wire import declared_capabilities, for_caller_alone
+from .observe import SessionObserver
 
 _STRAY = "answers no request the proxy forwarded and waits for"
 # What the proxy keeps of a client request it forwarded, until its answer: the method, and
@@ -189,6 +191,8 @@ class ProxySession:
         # own, unguessable, each mapped to the server's and to the caller that created it.
         self._shared = False
         self._tasks = _TaskIds(max_tasks, replica)
+        #: Told every decision when metrics or traces are on (None: nothing is measured).
+        self.observer: SessionObserver | None = None
 
     def use(
         self,
@@ -249,6 +253,7 @@ class ProxySession:
         holds): the one reading every decision is made on. ``identity`` is who sent a client
         line, when the transport authenticated it; else the session's :attr:`identity`.
         """
+        started = time.perf_counter_ns() if self.observer is not None else 0
         if decoded is None:
             if not line or line.isspace():
                 return Routed()  # a blank line between messages carries none
@@ -262,8 +267,8 @@ class ProxySession:
             items = [self._server_message(m, decoded) for m in decoded.messages]
         for item in items:
             if item.dry_run is not None or item.deep is not None:
-                return self._after_dry_runs(line, direction, decoded, items)
-        return self._routed(line, direction, decoded, items)
+                return self._after_dry_runs(line, direction, decoded, items, started)
+        return self._routed(line, direction, decoded, items, started)
 
     def read(self, data: bytes) -> Decoded:
         """``data`` read as :meth:`decide` reads a line: strictly, at the session's revision."""
@@ -277,7 +282,12 @@ class ProxySession:
         return self._unreadable(None, (violation,), direction)
 
     async def _after_dry_runs(
-        self, line: bytes, direction: Direction, decoded: Decoded, items: list[_Item]
+        self,
+        line: bytes,
+        direction: Direction,
+        decoded: Decoded,
+        items: list[_Item],
+        started: int,
     ) -> Routed:
         for item in items:
             if item.dry_run is not None:
@@ -286,11 +296,18 @@ class ProxySession:
                 item.reply = await item.deep
                 if item.reply is not None:
                     item.forward = None
-        return self._routed(line, direction, decoded, items)
+        return self._routed(line, direction, decoded, items, started)
 
     def _routed(
-        self, line: bytes, direction: Direction, decoded: Decoded, items: list[_Item]
+        self,
+        line: bytes,
+        direction: Direction,
+        decoded: Decoded,
+        items: list[_Item],
+        started: int = 0,
     ) -> Routed:
+        if self.observer is not None:
+            self.observer.decided(direction, decoded.messages, items, started)
         routed = Routed()
         sent, settled = routed.sent, routed.settled
         from_client = direction == "c2s"
@@ -701,6 +718,8 @@ class ProxySession:
         on. The server is told to cancel it, and its answer, should one still come, is
         dropped. Sides as seen from the server: ``forward`` to the client, ``reply`` to it."""
         reply = error_response(request_id, UPSTREAM_INVALID, text, [v.to_dict() for v in found])
+        if self.observer is not None and request_id in self._waiting:
+            self.observer.gave_up(request_id, "invalid", UPSTREAM_INVALID)
         self._answered(reply)
         given_up = self._give_up(
             request_id,
@@ -828,6 +847,8 @@ class ProxySession:
             "timed out in strictmcp proxy",
         )
         if routed.settled:
+            if self.observer is not None:
+                self.observer.gave_up(request_id, "timeout", UPSTREAM_TIMEOUT)
             reply = error_response(
                 request_id, UPSTREAM_TIMEOUT, "The server did not answer in time (strictmcp proxy)"
             )
@@ -868,6 +889,9 @@ class ProxySession:
     def fail_waiting(self, why: str) -> list[bytes]:
         """Error replies for every request still waiting, when the server is gone."""
         replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
+        if self.observer is not None:
+            for request_id in self._waiting:
+                self.observer.gave_up(request_id, "closed", UPSTREAM_CLOSED)
         self._waiting.clear()
         return replies
 

@@ -1,0 +1,418 @@
+"""Metrics, health and traces of the proxy and the gateway, read by the real tools.
+
+A real Prometheus server (Debian's ``prometheus``, started here on loopback) scrapes the
+proxy's ``/metrics``; the values are read back through its HTTP query API and compared with
+the calls made. Traces and OTLP metrics are received by a small OTLP/HTTP receiver on
+loopback and decoded with the official ``opentelemetry-proto`` definitions.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from test_proxy_http import (  # noqa: F401 - processes is a fixture
+    _ACCEPT,
+    FIXTURES,
+    Process,
+    answer,
+    handshake,
+    in_session,
+    processes,
+    request,
+)
+
+_PROMETHEUS = shutil.which("prometheus")
+_INSTALL = "Debian's prometheus is needed: apt-get install -y prometheus (make install-test)"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _proxy(
+    tmp_path: Path, started: list[Process], *options: str, env: dict[str, str] | None = None
+) -> str:
+    """``strictmcp proxy --listen`` in front of the SDK fixture server; its base URL."""
+    script = FIXTURES / "sdk_server.py"
+    args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0", *options]
+    args += ["--", sys.executable, str(script), str(tmp_path / "calls")]
+    process = Process(args, tmp_path, "stderr", env=env)
+    started.append(process)
+    url = process.wait_for("listening on").rsplit(" ", 1)[1]
+    return url.removesuffix("/mcp")
+
+
+def _calls(base: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """One session making ``calls`` (tool, arguments) after listing the tools; the answers."""
+    url = base + "/mcp"
+    answers = []
+    with httpx2.Client(timeout=30) as http:
+        import asyncio  # noqa: PLC0415
+
+        async def session_id() -> str:
+            async with httpx2.AsyncClient(timeout=30) as client:
+                return await handshake(client, url)
+
+        sid = asyncio.run(session_id())
+        headers = in_session(sid)
+        listed = answer(http.post(url, json=request("tools/list", 1), headers=headers))
+        assert "tools" in listed["result"]
+        for number, (tool, arguments) in enumerate(calls, start=2):
+            params = {"name": tool, "arguments": arguments}
+            answers.append(
+                answer(http.post(url, json=request("tools/call", number, params), headers=headers))
+            )
+    return answers
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path) -> Iterator[Any]:
+    """Starts Debian's Prometheus scraping the targets given, on loopback; its query URL."""
+    assert _PROMETHEUS is not None, _INSTALL
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(target: str) -> str:
+        port = _free_port()
+        config = tmp_path / "prometheus.yml"
+        config.write_text(
+            "global:\n  scrape_interval: 1s\n"
+            "scrape_configs:\n  - job_name: strictmcp\n"
+            f"    static_configs:\n      - targets: ['{target}']\n",
+            encoding="utf-8",
+        )
+        process = subprocess.Popen(
+            [
+                _PROMETHEUS,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(process)
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for process in started:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def _query(prometheus: str, expression: str, *, until: float = 60) -> dict[str, float]:
+    """The instant vector ``expression`` gives, by its labels (JSON), once it is not empty."""
+    deadline = time.monotonic() + until
+    while True:
+        try:
+            response = httpx2.get(
+                prometheus + "/api/v1/query", params={"query": expression}, timeout=10
+            )
+            result = response.json()["data"]["result"]
+        except (httpx2.HTTPError, KeyError, ValueError):
+            result = []
+        if result:
+            return {
+                json.dumps(
+                    {
+                        k: v
+                        for k, v in r["metric"].items()
+                        if k not in ("job", "instance", "__name__")
+                    },
+                    sort_keys=True,
+                ): float(r["value"][1])
+                for r in result
+            }
+        assert time.monotonic() < deadline, f"Prometheus never had {expression}"
+        time.sleep(0.5)
+
+
+def _settled(prometheus: str, expression: str, expected: dict[str, float]) -> dict[str, float]:
+    """``expression``'s values once they equal ``expected`` (scrapes lag), else the last."""
+    deadline = time.monotonic() + 30
+    while True:
+        got = _query(prometheus, expression)
+        if got == expected or time.monotonic() > deadline:
+            return got
+        time.sleep(0.5)
+
+
+def _key(**labels: str) -> str:
+    return json.dumps(labels, sort_keys=True)
+
+
+def test_prometheus_scrapes_the_calls_made(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    prometheus: Any,
+) -> None:
+    base = _proxy(tmp_path, processes)
+    server = prometheus(base.removeprefix("http://"))
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("echo", {"text": "one"}),
+        ("echo", {"text": "two"}),
+        ("echo", {"text": 5}),  # refused at the arguments stage
+        ("word_count", {"text": "a b c"}),
+        ("no_such_tool_planted", {}),  # unknown: counted as _OTHER, never by its name
+    ]
+    answers = _calls(base, calls)
+    assert "result" in answers[0]
+    assert answers[2]["result"]["isError"] is True
+    got = _settled(
+        server,
+        "strictmcp_calls_total",
+        {
+            _key(strictmcp_decision="allowed", gen_ai_tool_name="echo"): 2,
+            _key(strictmcp_decision="refused", gen_ai_tool_name="echo"): 1,
+            _key(strictmcp_decision="allowed", gen_ai_tool_name="word_count"): 1,
+            _key(strictmcp_decision="refused", gen_ai_tool_name="_OTHER"): 1,
+        },
+    )
+    assert got == {
+        _key(strictmcp_decision="allowed", gen_ai_tool_name="echo"): 2,
+        _key(strictmcp_decision="refused", gen_ai_tool_name="echo"): 1,
+        _key(strictmcp_decision="allowed", gen_ai_tool_name="word_count"): 1,
+        _key(strictmcp_decision="refused", gen_ai_tool_name="_OTHER"): 1,
+    }
+    # Every finding by stage and rule: the wrong type at the arguments stage.
+    by_tool = "sum by (gen_ai_tool_name, strictmcp_action) "
+    findings = _query(server, by_tool + '(strictmcp_findings_total{strictmcp_stage="arguments"})')
+    assert findings == {
+        _key(gen_ai_tool_name="echo", strictmcp_action="refused"): 1,
+        _key(gen_ai_tool_name="_OTHER", strictmcp_action="refused"): 1,
+    }
+    # The conventions' histogram: one tools/call observation per call.
+    calls_made = 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"}'
+    durations = _query(server, f"sum by (gen_ai_tool_name) ({calls_made})")
+    assert durations == {
+        _key(gen_ai_tool_name="echo"): 3,
+        _key(gen_ai_tool_name="word_count"): 1,
+        _key(gen_ai_tool_name="_OTHER"): 1,
+    }
+    upstream = _query(
+        server, 'sum(mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call"})'
+    )
+    assert upstream == {_key(): 3}  # the refused two never went upstream
+    buckets = _query(server, 'mcp_server_operation_duration_seconds_bucket{le="300"}')
+    assert buckets  # the conventions' buckets, as they are exported
+    overhead = _query(server, "sum(strictmcp_proxy_overhead_microseconds_count)")
+    assert next(iter(overhead.values())) >= 2 * 3 + 3
+    sessions = _query(server, "strictmcp_sessions_open")
+    assert sessions == {_key(): 1}
+    scraped = httpx2.get(base + "/metrics").text
+    assert "no_such_tool_planted" not in scraped
+
+
+def test_health_paths_need_no_token_and_say_nothing_more(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    base = _proxy(tmp_path, processes)
+    health = httpx2.get(base + "/healthz")
+    assert health.status_code == 200
+    assert health.json() == {"status": "ok"}
+    ready = httpx2.get(base + "/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ready"}
+    assert httpx2.post(base + "/metrics").status_code == 405
+
+
+_GATEWAY = """
+[[server]]
+name = "broken"
+command = ["{missing}"]
+required = {required}
+
+[[server]]
+name = "files"
+command = ["{python}", "{script}", "{calls}"]
+
+[gateway]
+restart_delay = 0.2
+max_restarts = 100
+"""
+
+
+@pytest.mark.parametrize("required", [True, False])
+def test_readyz_names_a_required_server_that_is_down(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    required: bool,
+) -> None:
+    policy = tmp_path / "gateway.toml"
+    policy.write_text(
+        _GATEWAY.format(
+            missing=tmp_path / "no-such-command",
+            required="true" if required else "false",
+            python=sys.executable,
+            script=FIXTURES / "sdk_server.py",
+            calls=tmp_path / "calls",
+        ),
+        encoding="utf-8",
+    )
+    port = _free_port()
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    args += ["--metrics", f"127.0.0.1:{port}"]
+    process = Process(args, tmp_path, "stderr", stdin=True)
+    processes.append(process)
+    process.wait_for("metrics on")
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        ready = httpx2.get(base + "/readyz")
+        restarts = 'strictmcp_upstream_restarts_total{strictmcp_server="broken"}'
+        if restarts in httpx2.get(base + "/metrics").text or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    if required:
+        assert ready.status_code == 503
+        assert ready.json() == {"status": "unready", "down": ["broken"]}
+    else:
+        assert ready.status_code == 200
+    assert restarts in httpx2.get(base + "/metrics").text
+    assert httpx2.get(base + "/healthz").status_code == 200
+
+
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver: keeps each body by path."""
+
+    bodies: dict[str, list[bytes]]
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        self.bodies.setdefault(self.path, []).append(self.rfile.read(length))
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, dict[str, list[bytes]]]]:
+    bodies: dict[str, list[bytes]] = {}
+    handler = type("Receiver", (_Receiver,), {"bodies": bodies})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", bodies
+    server.shutdown()
+
+
+def _spans(bodies: dict[str, list[bytes]]) -> list[Any]:
+    spans = []
+    for body in bodies.get("/v1/traces", []):
+        export = ExportTraceServiceRequest()
+        export.ParseFromString(body)
+        for resource in export.resource_spans:
+            for scope in resource.scope_spans:
+                spans.extend(scope.spans)
+    return spans
+
+
+def _attributes(span: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for attribute in span.attributes:
+        value = attribute.value
+        kind = value.WhichOneof("value")
+        if kind == "array_value":
+            values[attribute.key] = [v.string_value for v in value.array_value.values]
+        else:
+            values[attribute.key] = getattr(value, kind)
+    return values
+
+
+def test_traces_continue_the_callers_trace_and_go_upstream(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    receiver: Any,
+) -> None:
+    endpoint, bodies = receiver
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_SERVICE_NAME": "strictmcp-under-test",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "OTEL_METRIC_EXPORT_INTERVAL": "200",
+    }
+    base = _proxy(tmp_path, processes, env=env)
+    url = base + "/mcp"
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    parent = f"00-{trace_id}-00f067aa0ba902b7-01"
+    import asyncio  # noqa: PLC0415
+
+    async def session_id() -> str:
+        async with httpx2.AsyncClient(timeout=30) as client:
+            return await handshake(client, url)
+
+    sid = asyncio.run(session_id())
+    headers = in_session(sid)
+    with httpx2.Client(timeout=30) as http:
+        answer(http.post(url, json=request("tools/list", 1), headers=headers))
+        meta = {"traceparent": parent}
+        good = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
+        assert "result" in answer(
+            http.post(url, json=request("tools/call", 2, good), headers=headers)
+        )
+        bad = {"name": "echo", "arguments": {"text": 7, "secret": "sk-planted"}, "_meta": meta}
+        refused = answer(http.post(url, json=request("tools/call", 3, bad), headers=headers))
+        assert refused["result"]["isError"] is True
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        spans = [s for s in _spans(bodies) if s.name == "tools/call echo"]
+        if len(spans) >= 3 and "/v1/metrics" in bodies:
+            break
+        time.sleep(0.2)
+    spans = [s for s in _spans(bodies) if s.name == "tools/call echo"]
+    server_kind, client_kind = 2, 3  # SPAN_KIND_SERVER, SPAN_KIND_CLIENT
+    received = [s for s in spans if s.kind == server_kind]
+    onward = [s for s in spans if s.kind == client_kind]
+    assert len(received) == 2
+    assert len(onward) == 1
+    for span in spans:
+        assert span.trace_id.hex() == trace_id  # the caller's trace, continued
+    by_id = {_attributes(s)["jsonrpc.request.id"]: s for s in received}
+    allowed, denied = _attributes(by_id["2"]), _attributes(by_id["3"])
+    assert allowed["mcp.method.name"] == "tools/call"
+    assert allowed["gen_ai.tool.name"] == "echo"
+    assert allowed["gen_ai.operation.name"] == "execute_tool"
+    assert allowed["mcp.session.id"] == sid
+    assert allowed["network.transport"] == "tcp"
+    assert allowed["mcp.protocol.version"] == "2025-11-25"
+    assert "error.type" not in allowed
+    assert denied["error.type"] == "tool_error"
+    assert denied["strictmcp.stages"] == ["arguments"]
+    assert onward[0].parent_span_id == by_id["2"].span_id
+    dumped = b"".join(bodies.get("/v1/traces", []))
+    assert b"sk-planted" not in dumped  # no argument value in any span
+    export = ExportMetricsServiceRequest()
+    export.ParseFromString(bodies["/v1/metrics"][-1])
+    names = {
+        metric.name
+        for resource in export.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+    assert {"mcp.server.operation.duration", "strictmcp.calls"} <= names
