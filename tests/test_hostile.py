@@ -68,11 +68,13 @@ Outcome = dict[str, Any]
 Operation = Callable[[], Any]
 
 BACKENDS = ["jsonschema-rs", "python-jsonschema"]
-# The bound every hostile case must meet, measured inside the child around the operation only.
+# The bound every hostile case must meet, measured inside the child around the operation only,
+# in the child's own CPU time: the engine's work, not how busy the machine is (a loaded CI
+# machine stretched a 0.05 s deadline's wall time past the bound once).
 TIME_LIMIT = 1.0
-# How long the parent waits for a child's operation before calling it hung: past the bound,
-# so a passing case never comes near it, and an xfail case for slowness costs no more.
-HANG_TIMEOUT = TIME_LIMIT + 0.5
+# How long the parent waits (wall time) for a child's operation before calling it hung: well
+# past the bound, so a passing case on a loaded machine never comes near it.
+HANG_TIMEOUT = TIME_LIMIT + 4.0
 # How long a child may take to build its input (a 50 MB string, a 5M-item list) first.
 SETUP_TIMEOUT = 30.0
 DEEP = 20_000
@@ -137,14 +139,14 @@ def _child_main(conn: Connection, setup: Callable[..., Operation], args: tuple[A
     _guard_network(attempts)
     operation = setup(*args)  # untimed: building a 50 MB string is not the engine's work
     conn.send_bytes(b"ready")
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         outcome = _summarise(operation())
     except SchemaError as error:
         outcome = {"kind": "schema_error", **error.to_dict()}
     except Exception as error:
         outcome = {"kind": "exception", "type": type(error).__name__, "message": str(error)[:300]}
-    outcome["elapsed"] = time.perf_counter() - start
+    outcome["elapsed"] = time.process_time() - start
     outcome["network"] = attempts
     conn.send_bytes(json.dumps(outcome).encode())
     conn.close()
@@ -904,9 +906,9 @@ def test_lookaround_needs_an_opt_in_on_reference_backend(pattern: str) -> None:
 )
 def test_backtracking_opt_in_gives_verdicts(pattern: str, subject: str, valid: bool) -> None:
     validator = compile_schema({"pattern": pattern}, backtracking=True, cache=None)
-    started = time.perf_counter()
+    started = time.process_time()
     assert validator.validate(subject).valid is valid
-    assert time.perf_counter() - started < TIME_LIMIT
+    assert time.process_time() - started < TIME_LIMIT
 
 
 def _exceed_backtrack_limit(pattern: str, limit: int) -> Operation:
