@@ -482,7 +482,9 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
                 auth = policy.auth if policy is not None else None
                 gate = http_main.gate(auth) if auth is not None else None
                 endpoints = [http_main.Endpoint(options["path"], new_session, reach, gate)]
-                endpoints += _endpoints(policy, new_session, reach, gate, max_size, timeout)
+                endpoints += _endpoints(
+                    policy, new_session, reach, gate, max_size, timeout, telemetry
+                )
             except CredentialsError as error:
                 raise click.UsageError(f"--policy: {error}") from None
             if address is None:
@@ -510,6 +512,7 @@ def _endpoints(
     gate: Gate | None,
     max_size: int,
     timeout: float,
+    telemetry: Telemetry | None,
 ) -> list[Endpoint]:
     """The policy's ``[[endpoint]]`` tables as endpoints: each session offers what the
     endpoint and the top level both offer, reaches the endpoint's servers (in the gateway;
@@ -526,7 +529,11 @@ def _endpoints(
         if endpoint.servers is not None:
             try:
                 reached = reach_gateway(
-                    policy, max_size=max_size, timeout=timeout, only=endpoint.servers
+                    policy,
+                    max_size=max_size,
+                    timeout=timeout,
+                    only=endpoint.servers,
+                    metrics=telemetry.metrics if telemetry is not None else None,
                 )
             except PolicyError as error:
                 raise click.UsageError(f"--policy: {error}") from None
