@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -151,6 +152,9 @@ def test_three_real_servers_behind_one_stdio_gateway(tmp_path: Path) -> None:
     refused = [r for r in records if r["action"] == "refused"]
     assert refused
     assert {(r["tool"], r["server"]) for r in refused} == {("files__read_text_file", "files")}
+    # One session: one random id on each of its records, never anything from the wire.
+    (session,) = {r["session"] for r in records}
+    assert re.fullmatch("[0-9a-f]{12}", session)
     said = errlog.read_text(encoding="utf-8")
     assert 'strictmcp gateway: c2s tools/call "files__read_text_file" refused' in said
     assert "refused" in said

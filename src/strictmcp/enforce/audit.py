@@ -63,11 +63,13 @@ def audit_records(
     time: str,
     identity: Identity | None = None,
     server: str | None = None,
+    session: str | None = None,
 ) -> list[dict[str, Any]]:
     """The audit record of each violation: ``{time, direction, method, tool, stage, action,
     mode, code, severity, pointer}``, ``identity`` (``{subject, clientId}``, never a token)
     when the caller is known, ``server`` (the gateway's server the tool belongs to) when
-    there is one, and ``issues`` (``[{code, pointer}]``) for a schema violation."""
+    there is one, ``session`` (the proxy session's audit id) when given, and ``issues``
+    (``[{code, pointer}]``) for a schema violation."""
     records = []
     for violation in violations:
         record: dict[str, Any] = {
@@ -86,6 +88,8 @@ def audit_records(
             record["identity"] = identity.audit()
         if server is not None:
             record["server"] = server
+        if session is not None:
+            record["session"] = session
         if violation.issues:
             record["issues"] = [
                 {"code": i.code.value, "pointer": violation.pointer + i.instance_path}
@@ -102,7 +106,9 @@ class Auditor:
     warning whose ``strictmcp`` attribute is the record; ``stderr`` gets one line per stage of
     a message that had errors (the proxy's operator reads it). ``mode`` is the enforcement
     mode the records say they were made under, unless a stage that ran in another says its
-    own (:meth:`record`'s ``mode``). ``metrics`` counts every record; ``noted``, when a
+    own (:meth:`record`'s ``mode``). ``session`` is the id each record gives its session
+    (several proxies, or sessions, writing one log are told apart). ``metrics`` counts every
+    record; ``noted``, when a
     list, gets each record's ``(stage, action, code)`` (a trace's span reads it).
     """
 
@@ -117,8 +123,12 @@ class Auditor:
         servers: frozenset[str] = frozenset(),
         separator: str = "__",
         metrics: Metrics | None = None,
+        session: str | None = None,
     ) -> None:
         self.mode = mode
+        #: The id its records give their session: random, never the ``Mcp-Session-Id``
+        #: (which a log reader could use to reach the session).
+        self.session = session
         self.metrics = metrics
         self.noted: list[tuple[str, str, str]] | None = None
         self._log = log
@@ -172,6 +182,7 @@ class Auditor:
                 time=now,
                 identity=identity,
                 server=self.server_of(tool),
+                session=self.session,
             )
             if self._log is not None:
                 self._log.write("".join(json.dumps(r) + "\n" for r in records))

@@ -8,6 +8,7 @@ import functools
 import ipaddress
 import os
 import re
+import secrets
 import socket
 import sys
 from collections.abc import Callable, Coroutine
@@ -638,11 +639,12 @@ def _pins(pin_file: str | None, policy: Policy | None, *, gateway: bool) -> PinF
 def _auditor(
     log: IO[str] | None, policy: Policy | None, *, gateway: bool, telemetry: Telemetry | None
 ) -> Auditor:
-    """A session's auditor: its records name the gateway's server of a tool, and are counted
-    when metrics are on."""
+    """A session's auditor: its records name their session (a random id of its own) and the
+    gateway's server of a tool, and are counted when metrics are on."""
     metrics = telemetry.metrics if telemetry is not None else None
+    session = secrets.token_hex(6)
     if not gateway or policy is None:
-        return Auditor(log, stderr=sys.stderr, metrics=metrics)
+        return Auditor(log, stderr=sys.stderr, metrics=metrics, session=session)
     return Auditor(
         log,
         stderr=sys.stderr,
@@ -650,6 +652,7 @@ def _auditor(
         servers=frozenset(server.name for server in policy.servers),
         separator=policy.gateway.separator if policy.gateway else "__",
         metrics=metrics,
+        session=session,
     )
 
 
