@@ -197,13 +197,17 @@ def unsupported(request_id: Any, version: str) -> dict[str, Any]:
 def _mismatch(message: dict[str, Any], headers: dict[str, str]) -> str | None:
     if headers.get(PROTOCOL_VERSION) != declared_version(message):
         return "MCP-Protocol-Version header does not match the request's protocol version"
+    if METHOD not in headers:
+        return "the Mcp-Method header is missing: a stateless request carries its method in it"
     if headers.get(METHOD) != message.get("method"):
         return "Mcp-Method header does not match the request's method"
     name = named(message)
     if name is not None:
         given = headers.get(NAME)
-        if given is None or decode_name(given) != name:
-            key = NAMED_BY[str(message.get("method"))]
+        key = NAMED_BY[str(message.get("method"))]
+        if given is None:
+            return f"the Mcp-Name header is missing: a stateless request carries its {key} in it"
+        if decode_name(given) != name:
             return f"Mcp-Name header does not match the request's {key}"
     return None
 

@@ -42,9 +42,9 @@ from ..connect import http_headers as h
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
 from ..policy import Identity, is_loopback
-from ..protocol import Decoded, Revision, decode, errors, own_message
+from ..protocol import Decoded, Message, Revision, decode, errors, own_message
 from ..protocol.jsonrpc import refusal_for
-from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, declared_version
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
 from .http_auth import Gate
@@ -116,6 +116,28 @@ class Routes:
                     await app.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+_STATELESS_HEADERS = (
+    "MCP-Protocol-Version (the revision), Mcp-Method (the method) and, for a call, "
+    "Mcp-Name (what it names)"
+)
+
+
+def _without_session(message: Message) -> str:
+    """Why a request that opens no session and names none is refused: a 2026-07-28 request
+    (its ``_meta`` says so) that lacks the header saying so is told what it must carry."""
+    declared = declared_version({"params": message.params})
+    if declared in STATELESS_VERSIONS:
+        return (
+            f"Bad Request: a {declared} request needs the MCP-Protocol-Version header: a "
+            f"stateless request carries {_STATELESS_HEADERS}"
+        )
+    return (
+        "Bad Request: Mcp-Session-Id header is required (a session's requests carry the id "
+        "its initialize answer gave; a 2026-07-28 request carries "
+        f"{_STATELESS_HEADERS} instead)"
+    )
 
 
 class App:
@@ -237,8 +259,9 @@ class App:
                 return
             decoded, first = alone, alone.messages[0]
             if decoded.batch or first.kind != "request" or first.method != "initialize":
-                missing = "Bad Request: Mcp-Session-Id header is required"
-                await io.answer_error(post.send, 400, decoded.error_id, INVALID_REQUEST, missing)
+                await io.answer_error(
+                    post.send, 400, decoded.error_id, INVALID_REQUEST, _without_session(first)
+                )
                 return
             if not self.stateful:
                 await io.answer_error(post.send, 400, first.id, INVALID_REQUEST, _NO_SESSIONS)
