@@ -276,7 +276,9 @@ class InterceptorSession:
     def __init__(self, interceptors: list[dict[str, Any]]) -> None:
         registry = Registry()
         for spec in interceptors:
-            phases = ("request", "response") if spec["phases"] == "both" else (spec["phases"],)
+            phases: tuple[Any, ...] = (
+                ("request", "response") if spec["phases"] == "both" else (spec["phases"],)
+            )
             registry.add(
                 Interceptor(
                     spec["name"],
@@ -293,8 +295,9 @@ class InterceptorSession:
 
     async def _call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         line = json.dumps(request(method, next(self._ids), params))
-        answered: dict[str, Any] = await self.server.answer(line)
-        return json.loads(json.dumps(answered))  # exactly what goes on the wire
+        answered = await self.server.answer(line)
+        wire: dict[str, Any] = json.loads(json.dumps(answered))  # exactly what goes on the wire
+        return wire
 
     async def list(self, event: str | None) -> Any:
         answered = await self._call("interceptors/list", {} if event is None else {"event": event})

@@ -21,11 +21,12 @@ file's when one is given, else the latest ``tools/list`` result (response phase)
 passed through ``strictmcp/schema`` or ``strictmcp/listing``; a tool in neither is unknown, and
 its call invalid. A result (response phase) is a result of the tool the session's latest
 ``tools/call`` request named: the extension does not say which call a result answers, so a
-session's calls are to be invoked one at a time. A call's server (for ``strictmcp/flow``) is
-the context's ``server`` when the extension defines one (it does not yet), else the gateway
-namespace prefix of the tool's name (``server__tool``); a call whose server cannot be told is
-invalid. Sessions are the invocation context's ``sessionId`` (none: the connection's own);
-the state of at most :data:`MAX_SESSIONS` is kept, the least recently used forgotten first.
+session's calls are to be invoked one at a time. A call's server (for ``strictmcp/flow``) would
+be a field of the invocation context if the extension defined one; it does not, so it is the
+namespace prefix of the tool's name (``server__tool``, as the gateway names tools), which must
+name one of the policy's ``[[server]]`` tables: a call whose server cannot be told is invalid.
+Sessions are the invocation context's ``sessionId`` (none: the connection's own); the state of
+at most :data:`MAX_SESSIONS` is kept, the least recently used forgotten first.
 
 Findings are strictmcp's, value-free: a rule's message, a JSON Pointer into the payload, and
 the codes in the result's ``info``.
@@ -45,8 +46,18 @@ from ..enforce.pins import PinFile
 from ..lint.model import LintRule
 from ..policy import DEFAULT_RESULT_RULE, Policy
 from ..protocol import LATEST, Revision, Rule, ToolRegistry, Violation, check_call, check_result
+from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.tool_calls import unknown_tool
-from .model import Finding, Hook, Interceptor, Invocation, Mutation, Registry, Validation
+from .model import (
+    Finding,
+    Hook,
+    Interceptor,
+    Invocation,
+    InvokeError,
+    Mutation,
+    Registry,
+    Validation,
+)
 
 MAX_SESSIONS = 1024
 TOOLS_CALL = "tools/call"
@@ -191,8 +202,10 @@ class StrictChecks:
     async def _hygiene(self, invocation: Invocation) -> Mutation:
         session = self.session(invocation)
         payload, name = invocation.payload, session.called
-        if not isinstance(payload, dict) or name is None:
-            return Mutation(payload, False)
+        if not isinstance(payload, dict):
+            raise InvokeError(INVALID_PARAMS, "Invalid params", {"reason": "payload"})
+        if name is None:  # no rule can be chosen: refused, not passed through unlooked at
+            raise InvokeError(INVALID_PARAMS, "Invalid params", {"reason": "no-call"})
         tool = session.registry.get(name)
         cleaned = session.enforcer.clean_result(session.registry, name, tool, payload)
         rule = self.policy.result_rule(name) if self.policy is not None else DEFAULT_RESULT_RULE
@@ -214,7 +227,7 @@ class StrictChecks:
             name = session.called
         if flows is None:
             return Validation()
-        server = self._server(invocation, name)
+        server = self._server(name)
         if server is None:
             why = "the server of the call cannot be told: name it server__tool"
             return Validation((Finding(why, "error", "/name", SERVER_UNKNOWN),))
@@ -242,9 +255,9 @@ class StrictChecks:
         ``--tools`` fixed them): the definitions, the listing rules, the pins."""
         if not isinstance(payload, Mapping):
             return [Violation(Rule.INVALID_RESULT, "a tools/list result must be an object")]
-        found = []
-        if self.tools is None:
-            found += session.registry.update(payload)
+        # With --tools fixed, the listing is still judged, in a registry of its own.
+        registry = session.registry if self.tools is None else ToolRegistry(self.revision)
+        found = registry.update(payload)
         tools = payload.get("tools")
         if isinstance(tools, list):
             rules = session.enforcer.listing
@@ -255,20 +268,10 @@ class StrictChecks:
                     found += self.pins.check(tool, f"/tools/{index}")
         return list(dict.fromkeys(found))
 
-    def _server(self, invocation: Invocation, name: str | None) -> str | None:
-        named = invocation.context.get("server")
-        if isinstance(named, str) and named:
-            return named
-        policy = self.policy
-        if policy is not None and policy.servers:
-            return policy.server_of(name)
-        separator = policy.gateway.separator if policy and policy.gateway else "__"
-        prefix, found, _ = (name or "").partition(separator)
-        return prefix if found and prefix else None
-
-    def forget(self, session: Hashable) -> None:
-        """Drop a session's state (its client said it ended)."""
-        self._sessions.pop(session, None)
+    def _server(self, name: str | None) -> str | None:
+        """The gateway server a tool belongs to, by its namespace prefix (``[[flow]]`` rules
+        come with ``[[server]]`` tables: a prefix names one of them, or none)."""
+        return self.policy.server_of(name) if self.policy is not None else None
 
 
 def _called(session: _Session, payload: Any) -> str | None:

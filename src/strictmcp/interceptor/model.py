@@ -214,10 +214,13 @@ class Registry:
 
 
 async def run(interceptor: Interceptor, invocation: Invocation) -> dict[str, Any]:
-    """The interceptor's result for ``invocation``, on the wire; a handler that raised or
-    answered for the other type is an :class:`InvokeError` (-32603) that names no cause."""
+    """The interceptor's result for ``invocation``, on the wire. A handler that raised (other
+    than its own :class:`InvokeError`) or answered for the other type is an
+    :class:`InvokeError` (-32603) that names no cause."""
     try:
         answer = await interceptor.handler(invocation)
+    except InvokeError:
+        raise  # a handler's own refusal of what it was given
     except Exception:  # any failure of a handler is the invocation's, and says no more
         answer = None
     wire: dict[str, Any] = {
