@@ -45,9 +45,11 @@ from strictmcp.interceptor import (
     Invocation,
     Mutation,
     Registry,
+    StrictChecks,
     Validation,
     run_chain,
 )
+from strictmcp.policy import Policy
 from test_proxy_http import Process, answer, handshake, in_session, request
 
 FIXTURES = Path(__file__).resolve().parent / "interceptors_conformance"
@@ -359,4 +361,60 @@ async def replay_protocol(fixture: dict[str, Any]) -> list[str]:
             failures += [
                 f"step {index}: lacks {s!r}" for s in expect.get("requires", ()) if s not in final
             ]
+    return failures
+
+
+# --- the behaviour fixtures of the guard alone: strictmcp's interceptor server ------------------
+
+#: The gateway policy strictmcp/flow judges by: the suite's two servers, every flow refused.
+_FLOW_POLICY = (
+    "".join(
+        f'[[server]]\nname = "{server}"\ncommand = ["true"]\n\n'
+        for server in sorted(set(TOOL_SERVER.values()))
+    )
+    + '[[flow]]\nfrom = ["*"]\nto = ["*"]\n'
+)
+
+
+class StrictFlowSession:
+    """One ``createSession`` of a behaviour fixture whose one interceptor is
+    ``cross-boundary-guard``, bound to ``strictmcp/flow``: ``chain`` runs it through
+    :func:`~strictmcp.interceptor.run_chain`, a request's tool named as the gateway names it
+    (``server__tool``, the suite's ``server_of``)."""
+
+    def __init__(self, interceptors: list[dict[str, Any]]) -> None:
+        assert [i["behavior"] for i in interceptors] == ["cross-boundary-guard"]
+        checks = StrictChecks(Policy.loads(_FLOW_POLICY.encode()))
+        self.registry = Registry(i for i in checks.registry() if i.name == "strictmcp/flow")
+
+    async def chain(
+        self, event: str, phase: str, payload: Any, session_id: str | None
+    ) -> ChainOutcome:
+        sent = payload
+        if phase == "request":
+            own = payload["name"]
+            sent = {**payload, "name": f"{TOOL_SERVER[own]}__{own}"}
+        context = {"sessionId": session_id} if session_id is not None else {}
+        ran = await run_chain(self.registry, Invocation(event, phase, sent, context))  # type: ignore[arg-type]
+        return ChainOutcome(ran.decision, None if ran.payload is None else payload)
+
+
+async def replay_strict_flow(fixture: dict[str, Any]) -> list[str]:
+    """Replay a behaviour fixture of the guard alone against ``strictmcp/flow``."""
+    failures = []
+    session = StrictFlowSession(fixture["interceptors"])
+    for index, step in enumerate(fixture["steps"]):
+        assert step["op"] in ("chain", "apply"), step["op"]
+        context = step.get("context") or {}
+        outcome = await session.chain(
+            step["event"], step["phase"], step["payload"], context.get("sessionId")
+        )
+        expect = step["expect"]
+        final = canonical(scrub(outcome.final_payload, fixture["volatile"]))
+        if outcome.decision != expect["decision"]:
+            failures.append(f"step {index}: {outcome.decision} for {expect['decision']}")
+        failures += [f"step {index}: holds {s!r}" for s in expect.get("forbids", ()) if s in final]
+        failures += [
+            f"step {index}: lacks {s!r}" for s in expect.get("requires", ()) if s not in final
+        ]
     return failures

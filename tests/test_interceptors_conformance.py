@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from interceptors_adapter import FIXTURES, replay, replay_protocol
+from interceptors_adapter import FIXTURES, replay, replay_protocol, replay_strict_flow
 
 NAMES = sorted(path.name for path in FIXTURES.glob("*.json") if path.name != "manifest.json")
 PROTOCOL = sorted(path.name for path in (FIXTURES / "protocol").glob("*.json"))
@@ -75,3 +75,25 @@ def test_protocol_compliance_per_requirement() -> None:
     lines = [f"{tag}: {ok}/{total}" for tag, (ok, total) in sorted(report.items())]
     assert all(ok == total for ok, total in report.values()), "\n".join(lines)
     assert len(report) == 11, lines
+
+
+GUARD_ALONE = [
+    name
+    for name in NAMES
+    if [i["behavior"] for i in json.loads((FIXTURES / name).read_text("utf-8"))["interceptors"]]
+    == ["cross-boundary-guard"]
+]
+
+
+def test_the_guard_alone_fixtures_are_the_six() -> None:
+    kinds = sorted(name.split("-")[0] for name in GUARD_ALONE)
+    assert kinds == ["no", "relaybleed", "relaybleed", "relaybleed", "same", "session"]
+
+
+@pytest.mark.parametrize("name", GUARD_ALONE)
+def test_behaviour_fixture_through_strictmcp_flow_interceptor(name: str) -> None:
+    """The guard's behaviour fixtures against ``strictmcp interceptor``'s ``strictmcp/flow``
+    too (the redactor's have no interceptor of strictmcp's: they pass through the gateway)."""
+    fixture: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    failures = anyio.run(replay_strict_flow, fixture)
+    assert failures == [], f"{fixture['id']} [{fixture['requirement']}]: {failures}"
