@@ -13,7 +13,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+
+from strictmcp.interceptor import (
+    Finding,
+    Hook,
+    Interceptor,
+    InterceptorServer,
+    Invocation,
+    Mutation,
+    Registry,
+    Validation,
+    run_chain,
+)
 
 SECRET = "AKIA5MZXN8QRF3WBY6OE"  # an AWS access key id's shape, as the suite's fixtures use
 TOOLS = {
@@ -421,3 +434,49 @@ def test_a_configuration_that_does_not_load_is_exit_2(
     assert done.returncode == 2
     assert said in done.stderr.decode()
     assert b"Traceback" not in done.stderr
+
+
+# --- the chain executor, sans I/O ------------------------------------------------------------
+
+
+def _chain_registry(ran: list[str], *, audit_crash: bool = False) -> Registry:
+    hooks = (Hook(("tools/call",), "request"), Hook(("tools/call",), "response"))
+
+    async def deny(_: Any) -> Validation:
+        ran.append("deny")
+        return Validation((Finding("no", "error"),))
+
+    async def mutate(_: Any) -> Mutation:
+        ran.append("mutate")
+        return Mutation({"changed": True}, True)
+
+    async def crash(_: Any) -> Validation:
+        ran.append("crash")
+        raise RuntimeError(SECRET)
+
+    if audit_crash:
+        return Registry([Interceptor("c", "validation", hooks, crash, mode="audit")])
+    return Registry(
+        [Interceptor("d", "validation", hooks, deny), Interceptor("m", "mutation", hooks, mutate)]
+    )
+
+
+def test_a_response_a_validator_refuses_is_never_mutated() -> None:
+    ran: list[str] = []
+    done = anyio.run(run_chain, _chain_registry(ran), Invocation("tools/call", "response", {}))
+    assert done.decision == "deny"
+    assert ran == ["deny"]  # validations first, and the mutator never ran
+    ran.clear()
+    done = anyio.run(run_chain, _chain_registry(ran), Invocation("tools/call", "request", {}))
+    assert (done.decision, ran) == ("deny", ["mutate", "deny"])
+
+
+def test_an_audit_interceptor_that_crashes_never_blocks_and_says_no_cause() -> None:
+    ran: list[str] = []
+    registry = _chain_registry(ran, audit_crash=True)
+    done = anyio.run(run_chain, registry, Invocation("tools/call", "request", {"a": 1}))
+    assert (done.decision, done.payload) == ("allow", {"a": 1})
+    line = json.dumps(invoke(1, "c", "tools/call", "request", {}))
+    answered = anyio.run(InterceptorServer(registry).answer, line)
+    assert answered["error"]["code"] == -32603
+    assert SECRET not in json.dumps(answered)
