@@ -16,8 +16,12 @@ recording fixture server (tests/proxy_fixtures/flow_server.py) under the names t
 - ``chain`` of a response: the payload is what the server answers the held call with;
   ``allow`` iff the client got it (not an ``isError`` replacement), ``finalPayload`` what it got.
 
-``list`` and ``invoke`` (the suite's protocol fixtures) are for the interceptors issue to add:
-the gateway does not speak ``interceptors/list`` yet.
+The protocol fixtures (``list``, ``invoke``, and ``chain`` over the suite's test behaviours)
+are replayed by :class:`InterceptorSession` against strictmcp's interceptor server
+(:mod:`strictmcp.interceptor`): the fixture's interceptors are registered with the behaviours
+ADAPTER.md defines, ``list`` and ``invoke`` are JSON-RPC lines through the server's
+:meth:`~strictmcp.interceptor.InterceptorServer.answer` (what ``strictmcp interceptor`` puts
+on the wire), and ``chain`` is :func:`~strictmcp.interceptor.run_chain`.
 """
 
 from __future__ import annotations
@@ -33,6 +37,19 @@ from typing import Any
 
 import httpx2
 
+from strictmcp.interceptor import (
+    Finding,
+    Hook,
+    Interceptor,
+    InterceptorServer,
+    Invocation,
+    Mutation,
+    Registry,
+    StrictChecks,
+    Validation,
+    run_chain,
+)
+from strictmcp.policy import Policy
 from test_proxy_http import Process, answer, handshake, in_session, request
 
 FIXTURES = Path(__file__).resolve().parent / "interceptors_conformance"
@@ -201,4 +218,203 @@ async def replay(fixture: dict[str, Any], workspace: Path) -> list[str]:
             forbids, requires = expect.get("forbids", ()), expect.get("requires", ())
             failures += [f"step {index}: holds {s!r}" for s in forbids if s in final]
             failures += [f"step {index}: lacks {s!r}" for s in requires if s not in final]
+    return failures
+
+
+# --- the protocol fixtures: strictmcp's interceptor server ---------------------------------------
+
+
+def _note(payload: Any) -> Any:
+    arguments = payload.get("arguments") if isinstance(payload, dict) else None
+    return arguments.get("note") if isinstance(arguments, dict) else None
+
+
+async def _allow_all(_: Invocation) -> Validation:
+    return Validation()
+
+
+async def _deny_all(_: Invocation) -> Validation:
+    return Validation((Finding("denied by policy", "error"),))
+
+
+async def _require_note(invocation: Invocation) -> Validation:
+    note = _note(invocation.payload)
+    if isinstance(note, str) and note:
+        return Validation()
+    return Validation((Finding("note is required", "error"),))
+
+
+async def _require_uppercase_note(invocation: Invocation) -> Validation:
+    note = _note(invocation.payload)
+    if isinstance(note, str) and note == note.upper():
+        return Validation()
+    return Validation((Finding("note must be uppercase", "error"),))
+
+
+async def _uppercase_note(invocation: Invocation) -> Mutation:
+    payload, note = invocation.payload, _note(invocation.payload)
+    if not isinstance(note, str):
+        return Mutation(payload, False)
+    return Mutation({**payload, "arguments": {**payload["arguments"], "note": note.upper()}}, True)
+
+
+async def _crash(_: Invocation) -> Validation:
+    raise RuntimeError("the crash behaviour")
+
+
+BEHAVIOURS = {
+    "allow-all": _allow_all,
+    "deny-all": _deny_all,
+    "require-note": _require_note,
+    "require-uppercase-note": _require_uppercase_note,
+    "uppercase-note": _uppercase_note,
+    "crash": _crash,
+}
+
+
+class InterceptorSession:
+    """One ``createSession`` of a protocol fixture: its interceptors, registered in order."""
+
+    def __init__(self, interceptors: list[dict[str, Any]]) -> None:
+        registry = Registry()
+        for spec in interceptors:
+            phases: tuple[Any, ...] = (
+                ("request", "response") if spec["phases"] == "both" else (spec["phases"],)
+            )
+            registry.add(
+                Interceptor(
+                    spec["name"],
+                    spec["type"],
+                    tuple(Hook(tuple(spec["events"]), phase) for phase in phases),
+                    BEHAVIOURS[spec["behavior"]],  # type: ignore[arg-type]
+                    mode=spec.get("mode", "enforce"),
+                    fail_open=spec.get("failOpen", False),
+                )
+            )
+        self.registry = registry
+        self.server = InterceptorServer(registry)
+        self._ids = iter(range(1, 1_000_000))
+
+    async def _call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        line = json.dumps(request(method, next(self._ids), params))
+        answered = await self.server.answer(line)
+        wire: dict[str, Any] = json.loads(json.dumps(answered))  # exactly what goes on the wire
+        return wire
+
+    async def list(self, event: str | None) -> Any:
+        answered = await self._call("interceptors/list", {} if event is None else {"event": event})
+        return answered["result"]
+
+    async def invoke(self, params: dict[str, Any]) -> tuple[bool, Any]:
+        """``(True, result)`` or ``(False, the JSON-RPC error code)``."""
+        answered = await self._call("interceptor/invoke", params)
+        if "error" in answered:
+            return False, answered["error"]["code"]
+        return True, answered["result"]
+
+    async def chain(
+        self, event: str, phase: str, payload: Any, session_id: str | None
+    ) -> ChainOutcome:
+        context = {"sessionId": session_id} if session_id is not None else {}
+        ran = await run_chain(self.registry, Invocation(event, phase, payload, context))  # type: ignore[arg-type]
+        return ChainOutcome(ran.decision, ran.payload)
+
+
+async def replay_protocol(fixture: dict[str, Any]) -> list[str]:
+    """Replay one protocol fixture (ADAPTER.md's algorithm); the failed steps' details."""
+    failures = []
+    session = InterceptorSession(fixture["interceptors"])
+    volatile = fixture["volatile"]
+    for index, step in enumerate(fixture["steps"]):
+        expect = step["expect"]
+        if step["op"] == "list":
+            actual = canonical(scrub(await session.list(step["event"]), volatile))
+            if actual != expect["canonical"]:
+                failures.append(f"step {index}: {actual} for {expect['canonical']}")
+        elif step["op"] == "invoke":
+            ok, got = await session.invoke(step["params"])
+            if "errorCode" in expect:
+                if ok or got != expect["errorCode"]:
+                    failures.append(f"step {index}: {got!r} for error {expect['errorCode']}")
+            elif not ok:
+                failures.append(f"step {index}: error {got} for a result")
+            elif (actual := canonical(scrub(got, volatile))) != expect["canonical"]:
+                failures.append(f"step {index}: {actual} for {expect['canonical']}")
+        else:
+            # "chain" is the newest vocabulary; "apply" the name the suite used before.
+            assert step["op"] in ("chain", "apply"), step["op"]
+            context = step.get("context") or {}
+            outcome = await session.chain(
+                step["event"], step["phase"], step["payload"], context.get("sessionId")
+            )
+            final = (
+                "null"
+                if outcome.final_payload is None
+                else canonical(scrub(outcome.final_payload, volatile))
+            )
+            if outcome.decision != expect["decision"]:
+                failures.append(f"step {index}: {outcome.decision} for {expect['decision']}")
+            elif "finalPayloadCanonical" in expect and final != expect["finalPayloadCanonical"]:
+                failures.append(f"step {index}: {final} for {expect['finalPayloadCanonical']}")
+            forbids = expect.get("forbids", ())
+            failures += [f"step {index}: holds {s!r}" for s in forbids if s in final]
+            failures += [
+                f"step {index}: lacks {s!r}" for s in expect.get("requires", ()) if s not in final
+            ]
+    return failures
+
+
+# --- the behaviour fixtures of the guard alone: strictmcp's interceptor server ------------------
+
+#: The gateway policy strictmcp/flow judges by: the suite's two servers, every flow refused.
+_FLOW_POLICY = (
+    "".join(
+        f'[[server]]\nname = "{server}"\ncommand = ["true"]\n\n'
+        for server in sorted(set(TOOL_SERVER.values()))
+    )
+    + '[[flow]]\nfrom = ["*"]\nto = ["*"]\n'
+)
+
+
+class StrictFlowSession:
+    """One ``createSession`` of a behaviour fixture whose one interceptor is
+    ``cross-boundary-guard``, bound to ``strictmcp/flow``: ``chain`` runs it through
+    :func:`~strictmcp.interceptor.run_chain`, a request's tool named as the gateway names it
+    (``server__tool``, the suite's ``server_of``)."""
+
+    def __init__(self, interceptors: list[dict[str, Any]]) -> None:
+        assert [i["behavior"] for i in interceptors] == ["cross-boundary-guard"]
+        checks = StrictChecks(Policy.loads(_FLOW_POLICY.encode()))
+        self.registry = Registry(i for i in checks.registry() if i.name == "strictmcp/flow")
+
+    async def chain(
+        self, event: str, phase: str, payload: Any, session_id: str | None
+    ) -> ChainOutcome:
+        sent = payload
+        if phase == "request":
+            own = payload["name"]
+            sent = {**payload, "name": f"{TOOL_SERVER[own]}__{own}"}
+        context = {"sessionId": session_id} if session_id is not None else {}
+        ran = await run_chain(self.registry, Invocation(event, phase, sent, context))  # type: ignore[arg-type]
+        return ChainOutcome(ran.decision, None if ran.payload is None else payload)
+
+
+async def replay_strict_flow(fixture: dict[str, Any]) -> list[str]:
+    """Replay a behaviour fixture of the guard alone against ``strictmcp/flow``."""
+    failures = []
+    session = StrictFlowSession(fixture["interceptors"])
+    for index, step in enumerate(fixture["steps"]):
+        assert step["op"] in ("chain", "apply"), step["op"]
+        context = step.get("context") or {}
+        outcome = await session.chain(
+            step["event"], step["phase"], step["payload"], context.get("sessionId")
+        )
+        expect = step["expect"]
+        final = canonical(scrub(outcome.final_payload, fixture["volatile"]))
+        if outcome.decision != expect["decision"]:
+            failures.append(f"step {index}: {outcome.decision} for {expect['decision']}")
+        failures += [f"step {index}: holds {s!r}" for s in expect.get("forbids", ()) if s in final]
+        failures += [
+            f"step {index}: lacks {s!r}" for s in expect.get("requires", ()) if s not in final
+        ]
     return failures

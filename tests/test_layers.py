@@ -3,10 +3,10 @@
 ``extras``, ``html_page`` and ``schema`` < ``protocol`` < ``guards`` < ``policy`` (the policy
 file) < lint's rules < ``connect`` (the transport) <
 ``identity`` (verified access tokens) < ``enforce`` < the leaves (``proxy``, ``check``,
-``integrations``, ``policy_cmd``, ``pin``, ``install``, ``audit_cmd`` and lint's command side) < the
-command line (``cli``, ``__main__``). Leaves never import each other. Every import counts:
-inside functions and ``TYPE_CHECKING`` blocks too, since either can still tie one layer to
-another.
+``integrations``, ``policy_cmd``, ``pin``, ``install``, ``audit_cmd``, ``interceptor`` and
+lint's command side) < the command line (``cli``, ``__main__``). Leaves never import each
+other. Every import counts: inside functions and ``TYPE_CHECKING`` blocks too, since either
+can still tie one layer to another.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ LAYERS = {
     "pin": LEAF,
     "install": LEAF,
     "audit_cmd": LEAF,
+    "interceptor": LEAF,
     "cli": 9,
     "__main__": 9,
 }

@@ -43,6 +43,12 @@ def _gateway() -> click.Command:
     return gateway
 
 
+def _interceptor() -> click.Command:
+    from .interceptor.cli import interceptor  # noqa: PLC0415 - only when it runs
+
+    return interceptor
+
+
 def _lint() -> click.Command:
     from .lint.cli import lint  # noqa: PLC0415 - only when it runs
 
@@ -102,6 +108,9 @@ _SUBCOMMANDS = {
     ),
     "gateway": _Subcommand(
         "One endpoint for every server of the policy's [[server]] tables.", _gateway
+    ),
+    "interceptor": _Subcommand(
+        "Serve strictmcp's checks as MCP interceptors (SEP-2624) over stdio.", _interceptor
     ),
     "lint": _Subcommand(
         "Lint the tools of an MCP server: names, schemas, bounds, guards, descriptions.", _lint

@@ -1,0 +1,115 @@
+"""``strictmcp interceptor``: the command line of the interceptor server."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import click
+
+from ..connect.tool_source import ToolSourceError, load_file
+from ..enforce import PinError, PinFile, listing_rules
+from ..lint import UnknownRuleError
+from ..policy import Policy, PolicyError
+from .checks import StrictChecks
+from .server import InterceptorServer
+
+
+@click.command(
+    epilog="""\b
+Exit status: 0 when standard input ends; 2 for a usage or configuration error (a policy,
+tools file or lock file that does not load), said in one line on stderr. Nothing a client
+sends ends the server: a malformed request gets a JSON-RPC error.
+
+\b
+Interceptors (docs/interceptors.md):
+  strictmcp/schema    validation  tools/call arguments and results against the tool's schemas
+  strictmcp/guards    validation  the policy's guards and deep checks on arguments
+  strictmcp/hygiene   mutation    the policy's [[result]] hygiene on tools/call results
+  strictmcp/flow      validation  the policy's [[flow]] rules, per session
+  strictmcp/listing   validation  the listing rules and pins on tools/list results"""
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    help="TOML policy: its guards, [[result]] hygiene, [[flow]] rules and [listing] rules.",
+)
+@click.option(
+    "--tools",
+    "tools_file",
+    type=click.Path(dir_okay=False),
+    help="The tool definitions calls are judged against (a tools/list result); default: the "
+    "latest tools/list result each session passed through strictmcp/schema or strictmcp/listing.",
+)
+@click.option(
+    "--pin",
+    "pin_file",
+    type=click.Path(dir_okay=False),
+    help="Lock file of tool definitions (strictmcp pin) that strictmcp/listing checks.",
+)
+@click.option(
+    "--listing-rules",
+    help="Lint rules strictmcp/listing runs (codes or prefixes, comma-separated, or none); "
+    "default: the policy's [listing] rules, else SMT401 (hidden characters).",
+)
+@click.option(
+    "--strict", is_flag=True, help="Also refuse arguments a tool's inputSchema does not declare."
+)
+def interceptor(
+    policy_file: str | None,
+    tools_file: str | None,
+    pin_file: str | None,
+    listing_rules: str | None,
+    strict: bool,
+) -> None:
+    """Serve strictmcp's checks as MCP interceptors (SEP-2624) over stdio.
+
+    A client or gateway running an interceptor chain lists them with interceptors/list and
+    calls them with interceptor/invoke: the payload comes back judged (a validation result
+    with strictmcp's value-free findings) or cleaned (a mutation result).
+    """
+    checks = _checks(policy_file, tools_file, pin_file, listing_rules, strict)
+    server = InterceptorServer(checks.registry())
+    from .stdio import serve_stdio  # noqa: PLC0415 - only when it runs
+
+    sys.exit(asyncio.run(serve_stdio(server, sys.stdin.fileno(), sys.stdout.buffer)))
+
+
+def _checks(
+    policy_file: str | None,
+    tools_file: str | None,
+    pin_file: str | None,
+    selectors: str | None,
+    strict: bool,
+) -> StrictChecks:
+    """The interceptors' configuration; a usage error (status 2) for what does not load."""
+    try:
+        policy = Policy.load(policy_file) if policy_file is not None else None
+    except PolicyError as error:
+        raise click.UsageError(f"--policy: {error}") from None
+    try:
+        tools = load_file(tools_file).tools if tools_file is not None else None
+    except ToolSourceError as error:
+        raise click.UsageError(f"--tools: {error}") from None
+    try:
+        pins = PinFile.load(pin_file) if pin_file is not None else None
+    except PinError as error:
+        raise click.UsageError(f"--pin: {error} [{error.code}]") from None
+    if selectors is not None:
+        chosen: tuple[str, ...] | None = tuple(
+            part.strip() for part in selectors.split(",") if part.strip().lower() != "none"
+        )
+    else:
+        chosen = policy.listing_rules if policy is not None else None
+    try:
+        rules = listing_rules(chosen)
+    except UnknownRuleError as error:
+        raise click.UsageError(f"--listing-rules: {error}") from None
+    return StrictChecks(
+        policy,
+        tools={"tools": tools} if tools is not None else None,
+        strict=strict,
+        listing=rules,
+        pins=pins,
+    )

@@ -1,0 +1,482 @@
+"""``strictmcp interceptor``: strictmcp's checks as SEP-2624 interceptors, through a real
+process over stdio (its answers are the ground truth), and its configuration errors.
+
+Each test writes its requests to the process's stdin and reads every answer back by id: the
+server answers in order and ends when its stdin does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from strictmcp.interceptor import (
+    Finding,
+    Hook,
+    Interceptor,
+    InterceptorServer,
+    Invocation,
+    Mutation,
+    Registry,
+    Validation,
+    run_chain,
+)
+
+SECRET = "AKIA5MZXN8QRF3WBY6OE"  # an AWS access key id's shape, as the suite's fixtures use
+TOOLS = {
+    "tools": [
+        {
+            "name": "fs__read_file",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "maxLength": 256}},
+                "required": ["path"],
+            },
+        },
+        {
+            "name": "db__write_query",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+            },
+        },
+        {
+            "name": "db__count",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {
+                "type": "object",
+                "properties": {"count": {"type": "integer"}},
+                "required": ["count"],
+            },
+        },
+        {"name": "loose", "inputSchema": {"type": "object"}},
+    ]
+}
+POLICY = """
+[[server]]
+name = "fs"
+command = ["true"]
+
+[[server]]
+name = "db"
+command = ["true"]
+
+[[guard]]
+tool = "fs__read_*"
+argument = "/path"
+kind = "path"
+roots = ["{root}"]
+
+[[result]]
+tool = "*"
+hygiene = "strip"
+redact = true
+
+[[flow]]
+from = ["fs"]
+to = ["db"]
+"""
+
+
+def serve(
+    lines: list[Any], *args: str, cwd: Path | None = None
+) -> tuple[dict[Any, Any], subprocess.CompletedProcess[bytes]]:
+    """Run ``strictmcp interceptor ARGS`` on ``lines`` (objects, or raw bytes); the answers
+    by id (``None``: the ones to unreadable lines, in order, as a list)."""
+    data = b"".join(
+        line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in lines
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "interceptor", *args],
+        input=data,
+        capture_output=True,
+        timeout=60,
+        cwd=cwd,
+        check=False,
+    )
+    answers: dict[Any, Any] = {None: []}
+    for line in done.stdout.splitlines():
+        answer = json.loads(line)
+        if answer.get("id") is None:
+            answers[None].append(answer)
+        else:
+            answers[answer["id"]] = answer
+    return answers, done
+
+
+def invoke(
+    id_: int, name: str, event: str, phase: str, payload: Any, session: str | None = None
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "event": event, "phase": phase, "payload": payload}
+    if session is not None:
+        params["context"] = {"sessionId": session}
+    return {"jsonrpc": "2.0", "id": id_, "method": "interceptor/invoke", "params": params}
+
+
+def call(id_: int, name: str, tool: str, arguments: Any, session: str | None = None) -> Any:
+    return invoke(
+        id_, name, "tools/call", "request", {"name": tool, "arguments": arguments}, session
+    )
+
+
+def result(id_: int, name: str, payload: Any, session: str | None = None) -> dict[str, Any]:
+    return invoke(id_, name, "tools/call", "response", payload, session)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> list[str]:
+    (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+    (tmp_path / "policy.toml").write_text(POLICY.format(root=tmp_path), encoding="utf-8")
+    return ["--policy", str(tmp_path / "policy.toml"), "--tools", str(tmp_path / "tools.json")]
+
+
+def codes(answer: dict[str, Any]) -> list[str]:
+    return list(answer["result"].get("info", {}).get("codes", []))
+
+
+def test_the_handshake_declares_the_extension_and_lists_the_five(setup: list[str]) -> None:
+    answers, done = serve(
+        [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "interceptors/list"},
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "interceptors/list",
+                "params": {"event": "tools/list"},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "interceptors/list",
+                "params": {"event": "resources/read"},
+            },
+        ],
+        *setup,
+    )
+    assert done.returncode == 0
+    init = answers[1]["result"]
+    assert init["protocolVersion"] == "2025-06-18"
+    assert init["capabilities"]["interceptor"]["supportedEvents"] == ["tools/call", "tools/list"]
+    listed = answers[2]["result"]["interceptors"]
+    assert [(i["name"], i["type"]) for i in listed] == [
+        ("strictmcp/schema", "validation"),
+        ("strictmcp/guards", "validation"),
+        ("strictmcp/hygiene", "mutation"),
+        ("strictmcp/flow", "validation"),
+        ("strictmcp/listing", "validation"),
+    ]
+    assert all("mode" not in i and "failOpen" not in i for i in listed)
+    names = [i["name"] for i in answers[3]["result"]["interceptors"]]
+    assert names == ["strictmcp/schema", "strictmcp/listing"]
+    assert answers[4]["result"] == {"interceptors": []}
+
+
+def test_schema_judges_arguments_and_results_without_echoing_values(setup: list[str]) -> None:
+    long_path = "/" + SECRET * 16  # over the maxLength: its value must not come back
+    answers, _ = serve(
+        [
+            call(1, "strictmcp/schema", "fs__read_file", {"path": "/tmp/x"}),
+            call(2, "strictmcp/schema", "fs__read_file", {"path": long_path}),
+            call(3, "strictmcp/schema", "fs__read_file", {}),
+            call(4, "strictmcp/schema", "no_such_tool", {}),
+            call(5, "strictmcp/schema", "db__count", {}),
+            result(6, "strictmcp/schema", {"content": [], "structuredContent": {"count": "x"}}),
+            result(7, "strictmcp/schema", {"content": [], "structuredContent": {"count": 3}}),
+        ],
+        *setup,
+    )
+    assert answers[1]["result"] == {
+        "interceptor": "strictmcp/schema",
+        "type": "validation",
+        "phase": "request",
+        "valid": True,
+    }
+    too_long = answers[2]["result"]
+    assert too_long["valid"] is False
+    assert too_long["severity"] == "error"
+    assert too_long["messages"][0]["path"] == "/arguments"
+    assert SECRET not in json.dumps(answers[2])
+    assert answers[3]["result"]["valid"] is False
+    assert codes(answers[4]) == ["tool-unknown"]
+    assert answers[5]["result"]["valid"] is True
+    assert answers[6]["result"]["valid"] is False  # structuredContent against the outputSchema
+    assert answers[6]["result"]["phase"] == "response"
+    assert answers[7]["result"]["valid"] is True
+
+
+def test_without_tools_a_call_is_judged_by_the_listing_the_session_saw(tmp_path: Path) -> None:
+    listing = {"tools": [TOOLS["tools"][0]]}
+    answers, _ = serve(
+        [
+            call(1, "strictmcp/schema", "fs__read_file", {"path": "/tmp/x"}, "a"),
+            invoke(2, "strictmcp/schema", "tools/list", "response", listing, "a"),
+            call(3, "strictmcp/schema", "fs__read_file", {"path": "/tmp/x"}, "a"),
+            call(4, "strictmcp/schema", "fs__read_file", {"path": 7}, "a"),
+            call(5, "strictmcp/schema", "fs__read_file", {"path": "/tmp/x"}, "b"),
+        ]
+    )
+    assert codes(answers[1]) == ["tool-unknown"]  # nothing listed yet
+    assert answers[2]["result"]["valid"] is True
+    assert answers[3]["result"]["valid"] is True
+    assert answers[4]["result"]["valid"] is False
+    assert codes(answers[5]) == ["tool-unknown"]  # another session saw no listing
+
+
+def test_guards_run_the_policy_on_arguments(setup: list[str], tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("x")
+    answers, _ = serve(
+        [
+            call(1, "strictmcp/guards", "fs__read_file", {"path": str(tmp_path / "in.txt")}),
+            call(2, "strictmcp/guards", "fs__read_file", {"path": "/etc/passwd"}),
+            call(3, "strictmcp/guards", "fs__read_file", {"path": f"{tmp_path}/../{SECRET}"}),
+            call(4, "strictmcp/guards", "no_such_tool", {}),
+        ],
+        *setup,
+    )
+    assert answers[1]["result"]["valid"] is True
+    for refused in (answers[2], answers[3]):
+        assert refused["result"]["valid"] is False
+        assert refused["result"]["messages"][0]["path"].startswith("/arguments/path")
+        assert all(code.startswith("path-") for code in codes(refused)), codes(refused)
+    assert SECRET not in json.dumps(answers[3])
+    assert answers[4]["result"]["valid"] is False
+
+
+def test_hygiene_strips_and_redacts_a_result(setup: list[str]) -> None:
+    hidden = "read me\u200b\U000e0041 now"
+    answers, _ = serve(
+        [
+            call(1, "strictmcp/schema", "fs__read_file", {"path": "/tmp/x"}),
+            result(2, "strictmcp/hygiene", {"content": [{"type": "text", "text": hidden}]}),
+            result(3, "strictmcp/hygiene", {"content": [{"type": "text", "text": f"k={SECRET}"}]}),
+            result(4, "strictmcp/hygiene", {"content": [{"type": "text", "text": "plain"}]}),
+        ],
+        *setup,
+    )
+    stripped = answers[2]["result"]
+    assert stripped["type"] == "mutation"
+    assert stripped["modified"] is True
+    assert stripped["payload"]["content"][0]["text"] == "read me now"
+    assert codes(answers[2])
+    redacted = answers[3]["result"]
+    assert redacted["modified"] is True
+    assert SECRET not in json.dumps(redacted)
+    assert answers[4]["result"] == {
+        "interceptor": "strictmcp/hygiene",
+        "type": "mutation",
+        "phase": "response",
+        "modified": False,
+        "payload": {"content": [{"type": "text", "text": "plain"}]},
+    }
+
+
+def test_flow_refuses_what_one_server_returned_on_its_way_to_another(setup: list[str]) -> None:
+    read = {"content": [{"type": "text", "text": f"KEY={SECRET}"}]}
+    query = {"query": f"INSERT INTO t VALUES ('{SECRET}')"}
+    answers, _ = serve(
+        [
+            call(1, "strictmcp/flow", "fs__read_file", {"path": "/tmp/.env"}, "a"),
+            result(2, "strictmcp/flow", read, "a"),
+            call(3, "strictmcp/flow", "db__write_query", query, "a"),
+            call(4, "strictmcp/flow", "db__write_query", query, "b"),  # session isolation
+            call(5, "strictmcp/flow", "fs__read_file", {"path": SECRET}, "a"),  # same origin
+            call(6, "strictmcp/flow", "loose", {"x": SECRET}, "a"),  # no server to tell
+            call(7, "strictmcp/flow", "db__write_query", {"query": "SELECT 1"}, "a"),
+        ],
+        *setup,
+    )
+    assert answers[2]["result"]["valid"] is True
+    refused = answers[3]["result"]
+    assert refused["valid"] is False
+    assert refused["messages"][0]["path"] == "/arguments/query"
+    assert SECRET not in json.dumps(answers[3])
+    assert answers[4]["result"]["valid"] is True
+    assert answers[5]["result"]["valid"] is True
+    assert codes(answers[6]) == ["interceptor-server-unknown"]
+    assert answers[7]["result"]["valid"] is True
+
+
+def test_listing_runs_the_listing_rules(setup: list[str]) -> None:
+    poisoned = {
+        "name": "t",
+        "description": "Fine.\U000e0049\U000e0047",
+        "inputSchema": {"type": "object"},
+    }
+    clean = {"name": "u", "description": "Fine.", "inputSchema": {"type": "object"}}
+    answers, _ = serve(
+        [
+            invoke(1, "strictmcp/listing", "tools/list", "response", {"tools": [clean, poisoned]}),
+            invoke(2, "strictmcp/listing", "tools/list", "response", {"tools": [clean]}),
+        ],
+        *setup,
+    )
+    found = answers[1]["result"]
+    assert found["valid"] is False
+    assert "SMT401" in codes(answers[1])
+    assert found["messages"][0]["path"].startswith("/tools/1")
+    assert answers[2]["result"]["valid"] is True
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b"not json\n", -32700),
+        (b'{"jsonrpc": "2.0", "id": 9}\n', -32600),
+        (b"[]\n", -32600),
+        (b'{"jsonrpc":"2.0","id":9,"method":"interceptor/invoke"}\n', -32602),
+        (b'{"jsonrpc":"2.0","id":9,"method":"interceptor/invoke","params":[1]}\n', -32600),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"interceptor/invoke","params":{"name":"strictmcp/schema"'
+            b',"event":"tools/call","phase":"later","payload":{}}}\n',
+            -32602,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"interceptor/invoke","params":{"name":"strictmcp/schema"'
+            b',"event":"tools/call","phase":"request"}}\n',
+            -32602,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"interceptor/invoke","params":{"name":"strictmcp/hygiene"'
+            b',"event":"tools/call","phase":"request","payload":{}}}\n',
+            -32602,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"interceptor/invoke","params":{"name":"strictmcp/nope"'
+            b',"event":"tools/call","phase":"request","payload":{}}}\n',
+            -32602,
+        ),
+        (b'{"jsonrpc":"2.0","id":9,"method":"interceptors/list","params":{"event":3}}\n', -32602),
+        (b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{}}\n', -32601),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"interceptor/invoke","params":{"name":"strictmcp/schema"'
+            b',"event":"tools/call","phase":"request","payload":{},"context":"x"}}\n',
+            -32602,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"'
+            + b"a" * (5 << 20)
+            + b'"}}\n',
+            -32600,
+        ),
+    ],
+)
+def test_a_malformed_message_gets_its_error_and_the_server_goes_on(
+    setup: list[str], line: bytes, code: int
+) -> None:
+    after = {"jsonrpc": "2.0", "id": 10, "method": "ping"}
+    answers, done = serve([line, after], *setup)
+    got = answers[9] if 9 in answers else answers[None][0]
+    assert got["error"]["code"] == code
+    assert answers[10]["result"] == {}  # still serving, in order
+    assert done.returncode == 0
+    assert b"Traceback" not in done.stderr
+
+
+def test_a_payload_no_check_can_read_is_refused_never_passed_on(setup: list[str]) -> None:
+    answers, done = serve(
+        [
+            invoke(1, "strictmcp/listing", "tools/list", "response", {"tools": [1, None, "x"]}),
+            invoke(2, "strictmcp/schema", "tools/list", "response", [SECRET]),
+            result(3, "strictmcp/hygiene", {"content": []}),  # no call named its tool
+            call(4, "strictmcp/schema", "fs__read_file", {"path": "/tmp/x"}),
+            result(5, "strictmcp/hygiene", [SECRET]),
+            result(6, "strictmcp/schema", [SECRET]),
+            call(7, "strictmcp/flow", "fs__read_file", "not arguments"),
+            {"jsonrpc": "2.0", "id": 8, "method": "ping"},
+        ],
+        *setup,
+    )
+    assert answers[1]["result"]["valid"] is False
+    assert answers[2]["result"]["valid"] is False
+    assert answers[3]["error"]["code"] == -32602
+    assert answers[5]["error"]["code"] == -32602
+    assert answers[6]["result"]["valid"] is False
+    assert answers[7]["result"]["valid"] is True  # nothing read yet: no flow to refuse
+    for id_ in (1, 2, 3, 5, 6, 7):
+        assert SECRET not in json.dumps(answers[id_])
+    assert answers[8]["result"] == {}
+    assert done.returncode == 0
+    assert done.stderr == b""
+
+
+@pytest.mark.parametrize(
+    ("option", "content", "said"),
+    [
+        ("--policy", "[[guard]\n", "--policy:"),
+        ("--tools", '{"not": "tools"}', "--tools:"),
+        ("--pin", "{}", "--pin:"),
+    ],
+)
+def test_a_configuration_that_does_not_load_is_exit_2(
+    tmp_path: Path, option: str, content: str, said: str
+) -> None:
+    bad = tmp_path / "bad"
+    bad.write_text(content, encoding="utf-8")
+    _, done = serve([], option, str(bad))
+    assert done.returncode == 2
+    assert said in done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+
+
+# --- the chain executor, sans I/O ------------------------------------------------------------
+
+
+def _chain_registry(ran: list[str], *, audit_crash: bool = False) -> Registry:
+    hooks = (Hook(("tools/call",), "request"), Hook(("tools/call",), "response"))
+
+    async def deny(_: Any) -> Validation:
+        ran.append("deny")
+        return Validation((Finding("no", "error"),))
+
+    async def mutate(_: Any) -> Mutation:
+        ran.append("mutate")
+        return Mutation({"changed": True}, True)
+
+    async def crash(_: Any) -> Validation:
+        ran.append("crash")
+        raise RuntimeError(SECRET)
+
+    if audit_crash:
+        return Registry([Interceptor("c", "validation", hooks, crash, mode="audit")])
+    return Registry(
+        [Interceptor("d", "validation", hooks, deny), Interceptor("m", "mutation", hooks, mutate)]
+    )
+
+
+def test_a_response_a_validator_refuses_is_never_mutated() -> None:
+    ran: list[str] = []
+    done = anyio.run(run_chain, _chain_registry(ran), Invocation("tools/call", "response", {}))
+    assert done.decision == "deny"
+    assert ran == ["deny"]  # validations first, and the mutator never ran
+    ran.clear()
+    done = anyio.run(run_chain, _chain_registry(ran), Invocation("tools/call", "request", {}))
+    assert (done.decision, ran) == ("deny", ["mutate", "deny"])
+
+
+def test_an_audit_interceptor_that_crashes_never_blocks_and_says_no_cause() -> None:
+    ran: list[str] = []
+    registry = _chain_registry(ran, audit_crash=True)
+    done = anyio.run(run_chain, registry, Invocation("tools/call", "request", {"a": 1}))
+    assert (done.decision, done.payload) == ("allow", {"a": 1})
+    line = json.dumps(invoke(1, "c", "tools/call", "request", {}))
+    answered = anyio.run(InterceptorServer(registry).answer, line)
+    assert answered["error"]["code"] == -32603
+    assert SECRET not in json.dumps(answered)
