@@ -53,7 +53,7 @@ from .limits import (
     StoreUnavailable,
     limiter_for,
 )
-from .listing import DEFAULT_LISTING_RULES, LintCode, listing_rules
+from .listing import DEFAULT_LISTING_RULES, LintCode, listing_option, listing_rules
 from .pins import PinError, PinFile, PinRule
 
 __all__ = [
@@ -78,6 +78,7 @@ __all__ = [
     "audit_records",
     "hidden_tools",
     "limiter_for",
+    "listing_option",
     "listing_rules",
     "outcome",
 ]

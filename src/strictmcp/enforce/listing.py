@@ -37,6 +37,12 @@ def listing_rules(selectors: Iterable[str] | None = None) -> tuple[LintRule, ...
     return select_rules(chosen) if chosen else ()
 
 
+def listing_option(option: str) -> tuple[str, ...]:
+    """The selectors of a ``--listing-rules`` option: comma-separated codes or prefixes;
+    ``none`` (alone) for none."""
+    return tuple(part.strip() for part in option.split(",") if part.strip().lower() != "none")
+
+
 @dataclass(frozen=True)
 class ListedTool:
     """What the listing rules found in one listed tool: its place in the page and the

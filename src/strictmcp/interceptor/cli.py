@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..connect.tool_source import ToolSourceError, load_file
-from ..enforce import PinError, PinFile, listing_rules
+from ..enforce import PinError, PinFile, listing_option, listing_rules
 from ..lint import UnknownRuleError
 from ..policy import Policy, PolicyError
 from .checks import StrictChecks
@@ -97,9 +97,7 @@ def _checks(
     except PinError as error:
         raise click.UsageError(f"--pin: {error} [{error.code}]") from None
     if selectors is not None:
-        chosen: tuple[str, ...] | None = tuple(
-            part.strip() for part in selectors.split(",") if part.strip().lower() != "none"
-        )
+        chosen: tuple[str, ...] | None = listing_option(selectors)
     else:
         chosen = policy.listing_rules if policy is not None else None
     try:

@@ -22,6 +22,7 @@ from ..enforce import (
     PinError,
     PinFile,
     SharedRateLimiter,
+    listing_option,
     listing_rules,
 )
 from ..lint import LintRule, UnknownRuleError
@@ -978,9 +979,7 @@ def _listing(option: str | None, policy: Policy | None) -> tuple[LintRule, ...]:
     """The lint rules run on every listing: --listing-rules, else the policy's, else the
     default; a selector naming no rule is a usage error, found before the server starts."""
     if option is not None:
-        selectors: tuple[str, ...] | None = tuple(
-            part.strip() for part in option.split(",") if part.strip().lower() != "none"
-        )
+        selectors: tuple[str, ...] | None = listing_option(option)
     else:
         selectors = policy.listing_rules if policy is not None else None
     try:
