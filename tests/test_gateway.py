@@ -688,3 +688,30 @@ def test_a_servers_answer_is_read_as_strictly_as_the_proxy_reads_it(tmp_path: Pa
     assert "server 'a' sent a message that cannot be read [json-duplicate-key]" in (
         errlog.read_text()
     )
+
+
+def test_a_listing_the_server_promised_to_say_changed_is_asked_once(tmp_path: Path) -> None:
+    policy = write_policy(tmp_path, *_two())
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", message_handler=on_message
+        ) as session:
+            for _ in range(3):
+                await session.list_tools()
+            # It declared tools.listChanged: asked once, then reused.
+            count = await session.call_tool("b__listings", {})
+            assert text_of(count) == "b listed its tools 1 times"
+            await session.call_tool("b__grow", {})
+            await changed.wait()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert "b__extra" in names  # asked again once it said the list changed
+            again = await session.call_tool("b__listings", {})
+            assert text_of(again) == "b listed its tools 2 times"
+
+    run(test)

@@ -1,13 +1,13 @@
 """A line-level MCP server for the gateway's tests, one of several behind one gateway.
 
-Run as ``gateway_server.py NAME [MODE]``. Its tools: ``echo`` (says NAME and the text),
-``env`` (the variables ``GW_PLAIN`` and ``GW_SECRET`` it was given, and the names of
-those it sees starting ``STRICTMCP_TEST_``), ``crash`` (exits at once,
-status 3, after a line on stderr), ``ask`` (asks the client for a sampling message with the
-id ``"s-1"``, which every such server uses, and answers with the client's text), ``grow``
-(adds the tool ``extra`` and says the list changed), ``log`` (a log message from the logger
-``core``), ``dup`` (answers with a result holding ``isError`` twice, true then false). MODE
-``hang``: it answers ``initialize`` and nothing after.
+Run as ``gateway_server.py NAME [MODE]``. Its tools: ``echo`` (says NAME and the text), ``env``
+(the variables ``GW_PLAIN`` and ``GW_SECRET`` it was given, and the names of those it sees
+starting ``STRICTMCP_TEST_``), ``crash`` (exits at once, status 3, after a line on stderr),
+``ask`` (asks the client for a sampling message with the id ``"s-1"``, which every such server
+uses, and answers with the client's text), ``grow`` (adds the tool ``extra`` and says the list
+changed), ``log`` (a log message from the logger ``core``), ``listings`` (how many
+``tools/list`` it answered), ``dup`` (answers with a result holding ``isError`` twice, true then
+false). MODE ``hang``: it answers ``initialize`` and nothing after.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
     """Serve stdin and stdout, one line at a time."""
     name = sys.argv[1]
     hang = sys.argv[2:] == ["hang"]
-    tools = ["echo", "env", "crash", "ask", "grow", "log", "dup"]
+    tools = ["echo", "env", "crash", "ask", "grow", "log", "dup", "listings"]
+    listings = 0
     asked: dict[str, object] = {}  # our request's id -> the call waiting for its answer
     out = sys.stdout
 
@@ -67,6 +68,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
         elif hang:
             continue
         elif method == "tools/list":
+            listings += 1
             listed = [_tool(tool) for tool in tools]
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": listed}})
         elif method == "logging/setLevel":
@@ -101,6 +103,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
                 tools.append("extra")
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
                 result(request_id, "grown")
+            elif tool == "listings":
+                result(request_id, f"{name} listed its tools {listings} times")
             elif tool == "dup":
                 # Two readers, two answers: a lenient one keeps the last isError, another the
                 # first.

@@ -73,6 +73,18 @@ _PORTABLE = re.compile(r"[^A-Za-z0-9_-]")
 _PORTABLE_LENGTH = 64
 _NEWEST_HANDSHAKE = max(HANDSHAKE_VERSIONS)
 _MAX_PAGES = 100
+_LISTED_BY = {
+    "tools": "tools",
+    "prompts": "prompts",
+    "resources": "resources",
+    "resourceTemplates": "resources",
+}
+"""The capability whose ``listChanged`` promise covers each listing (by its result key)."""
+_CHANGED = {
+    "notifications/tools/list_changed": ("tools",),
+    "notifications/prompts/list_changed": ("prompts",),
+    "notifications/resources/list_changed": ("resources", "resourceTemplates"),
+}
 _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", "tasks"})
 _NOTHING: Any = object()
 
@@ -90,6 +102,8 @@ class _Member:
     prompts: dict[str, str] = field(default_factory=dict)
     #: The URI templates it last listed, as patterns.
     templates: list[re.Pattern[str]] = field(default_factory=list)
+    #: Its listings (all pages) by result key, while it has not said they changed.
+    listed: dict[str, list[Any]] = field(default_factory=dict)
     #: Left down for good after too many failed starts.
     given_up: bool = False
 
@@ -101,6 +115,12 @@ class _Member:
     def ready(self) -> bool:
         """Whether it runs and has answered its handshake."""
         return self.upstream is not None and self.result is not None
+
+    def says_changed(self, capability: str) -> bool:
+        """Whether its handshake promised ``notifications/{capability}/list_changed``."""
+        capabilities = (self.result or {}).get("capabilities")
+        declared = capabilities.get(capability) if isinstance(capabilities, dict) else None
+        return isinstance(declared, dict) and declared.get("listChanged") is True
 
     def has(self, capability: str) -> bool:
         """Whether its handshake declared ``capability``."""
@@ -359,6 +379,7 @@ class Gateway:
         member.tools.clear()
         member.prompts.clear()
         member.templates.clear()
+        member.listed.clear()
         for uri in [uri for uri, owner in self._resources.items() if owner is member]:
             del self._resources[uri]
 
@@ -550,7 +571,19 @@ class Gateway:
         self._answer(client_id, {key: items})
 
     async def _pages(self, member: _Member, method: str, key: str) -> list[Any] | None:
-        """Every page of ``member``'s listing; None when it did not give them all."""
+        """Every page of ``member``'s listing; None when it did not give them all. A listing
+        the server promised to say it changed (``listChanged``) is asked once, then reused
+        until it says so, or restarts."""
+        kept = member.listed.get(key)
+        if kept is not None:
+            return kept
+        items = await self._fetch_pages(member, method, key)
+        capability = _LISTED_BY.get(key)
+        if items is not None and capability is not None and member.says_changed(capability):
+            member.listed[key] = items
+        return items
+
+    async def _fetch_pages(self, member: _Member, method: str, key: str) -> list[Any] | None:
         items: list[Any] = []
         cursor: Any = None
         for _ in range(_MAX_PAGES):
@@ -771,6 +804,8 @@ class Gateway:
     def _server_notification(self, member: _Member, message: dict[str, Any]) -> None:
         method = message["method"]
         params = message.get("params")
+        for key in _CHANGED.get(method, ()):
+            member.listed.pop(key, None)
         if method == "notifications/message" and isinstance(params, dict):
             logger = params.get("logger")
             named = f"{member.name}/{logger}" if isinstance(logger, str) else member.name
