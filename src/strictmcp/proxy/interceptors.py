@@ -88,15 +88,16 @@ class InterceptorProcess:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        # A timer on the future rather than wait_for: no task per invocation.
+        late = asyncio.get_running_loop().call_later(timeout, _expire, future)
         try:
             assert process.stdin is not None
             process.stdin.write(line_of(message))
-            answer = await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            raise InterceptorFailed("did not answer in time") from None
+            answer = await future
         except (OSError, RuntimeError):
             raise InterceptorFailed("is not running") from None
         finally:
+            late.cancel()
             self._pending.pop(request_id, None)
         if "result" not in answer:
             raise InterceptorFailed("answered with an error")
@@ -236,10 +237,17 @@ class Interceptors:
                         payload = result["payload"]
             return payload
         # Validations see the same payload and run at once; every one is recorded.
-        outcomes = await asyncio.gather(
-            *(self._invoke(entry, event, phase, payload) for entry in hooked),
-            return_exceptions=True,
-        )
+        outcomes: list[dict[str, Any] | BaseException]
+        if len(hooked) == 1:  # no task to make for the one
+            try:
+                outcomes = [await self._invoke(hooked[0], event, phase, payload)]
+            except InterceptorFailed as failure:
+                outcomes = [failure]
+        else:
+            outcomes = await asyncio.gather(
+                *(self._invoke(entry, event, phase, payload) for entry in hooked),
+                return_exceptions=True,
+            )
         refusal: Refusal | None = None
         for entry, answer in zip(hooked, outcomes, strict=True):
             if isinstance(answer, BaseException):
@@ -332,6 +340,11 @@ class _Recorder:
     def modified(self, entry: InterceptorSettings) -> None:
         action = outcome(True, entry.mode, "replaced")
         self._record(entry, InterceptorCode.MODIFIED, "changed it", action)
+
+
+def _expire(future: asyncio.Future[dict[str, Any]]) -> None:
+    if not future.done():
+        future.set_exception(InterceptorFailed("did not answer in time"))
 
 
 def _codes(result: dict[str, Any]) -> list[str]:
