@@ -235,6 +235,34 @@ def test_a_failing_interceptor_fails_the_call_closed(
     assert calls(tmp_path) == []
 
 
+@COMMANDS
+def test_invocations_for_different_calls_run_at_once(tmp_path: Path, command: str) -> None:
+    """A call waiting for its interceptor holds no other: the second call's invocation is
+    what releases the first's (a relay deciding in turn never sends it, and the first times
+    out)."""
+    table = interceptor("pair", "validation", fixture("hold"), phase="request", timeout_ms=4000)
+    results: dict[str, bool] = {}
+
+    async def test() -> None:
+        async with session(tmp_path, command, table) as (client, tool):
+
+            async def call(text: str) -> None:
+                result = await client.call_tool(tool, {**notes(tmp_path), "text": text})
+                results[text] = result.is_error
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, "hold")
+                await anyio.sleep(0.3)
+                group.start_soon(call, "release")
+
+    run(test)
+    assert results == {"hold": False, "release": False}
+    assert sorted(c["params"]["arguments"]["text"] for c in calls(tmp_path)) == [
+        "hold",
+        "release",
+    ]
+
+
 @pytest.mark.parametrize("mode", ["hang", "crash"])
 def test_fail_open_lets_the_call_through_and_records_it(tmp_path: Path, mode: str) -> None:
     table = interceptor(

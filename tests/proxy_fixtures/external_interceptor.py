@@ -12,7 +12,10 @@ Run as ``external_interceptor.py MODE [RECORD]``. It answers ``initialize`` and 
 - ``clean``: the request's ``arguments`` with ``path`` set to ``notes.txt``;
 - ``hang``: no answer to an invocation;
 - ``crash``: exits, status 3, on an invocation;
-- ``garbage``: answers an invocation with a result of neither type.
+- ``garbage``: answers an invocation with a result of neither type;
+- ``hold``: as ``allow``, but an invocation whose payload holds ``hold`` is answered only
+  once one holding ``release`` comes (then both): two calls are invoked on at once, or the
+  first is never answered.
 
 With RECORD, each invocation's params are appended to that file as one JSON line first.
 """
@@ -53,6 +56,12 @@ def main() -> None:
     mode = sys.argv[1]
     record = sys.argv[2] if len(sys.argv) > 2 else None
     out = sys.stdout
+    held: list[object] = []
+
+    def send(request_id: object, result: dict[str, Any] | None) -> None:
+        out.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
+        out.flush()
+
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -72,11 +81,18 @@ def main() -> None:
                 sys.exit(3)
             if mode == "hang":
                 continue
+            said = json.dumps(message["params"].get("payload"))
+            if mode == "hold" and "hold" in said:
+                held.append(request_id)
+                continue
             result = _answer(mode, message["params"])
+            if mode == "hold" and "release" in said:
+                for waiting in held:
+                    send(waiting, result)
+                held.clear()
         else:
             result = {}
-        out.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
-        out.flush()
+        send(request_id, result)
 
 
 if __name__ == "__main__":

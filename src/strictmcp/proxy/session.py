@@ -32,7 +32,7 @@ import json
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,36 @@ class Routed:
     reply: list[bytes] = field(default_factory=list)
     sent: list[int | str] = field(default_factory=list)
     settled: list[int | str] = field(default_factory=list)
+
+
+class Intercepted(Awaitable[Routed]):
+    """The awaited decision about a client request that waits for external interceptors
+    (``[[interceptor]]``): the relay lets later lines go on meanwhile, but for those naming
+    this request (:meth:`names`: its cancellation, its progress)."""
+
+    __slots__ = ("decision", "progress", "request_id")
+
+    def __init__(self, request: Message, decision: Coroutine[Any, Any, Routed]) -> None:
+        self.decision = decision
+        self.request_id = request.id
+        meta = (request.params or {}).get("_meta")
+        self.progress = meta.get("progressToken") if isinstance(meta, dict) else None
+
+    def __await__(self) -> Generator[Any, None, Routed]:
+        return self.decision.__await__()
+
+    def names(self, message: Message) -> bool:
+        """Whether the client's ``message`` is about this request."""
+        params = message.params or {}
+        if message.method == "notifications/cancelled":
+            return _same_id(params.get("requestId"), self.request_id)
+        if message.method == "notifications/progress" and self.progress is not None:
+            return _same_id(params.get("progressToken"), self.progress)
+        return message.kind == "request" and _same_id(message.id, self.request_id)
+
+
+def _same_id(one: Any, other: Any) -> bool:
+    return type(one) is type(other) and one == other
 
 
 @dataclass(slots=True)
@@ -269,7 +299,10 @@ class ProxySession:
         if self.interceptors is not None and not decoded.batch:
             event = self._intercepted_event(decoded.messages[0], direction)
             if event is not None:
-                return self._intercepted(line, direction, decoded, identity, event)
+                decision = self._intercepted(line, direction, decoded, identity, event)
+                if direction == "s2c":
+                    return decision
+                return Intercepted(decoded.messages[0], decision)
         return self._decided(line, direction, decoded, identity, started)
 
     def _decided(
