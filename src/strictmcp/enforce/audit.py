@@ -33,13 +33,23 @@ through as it came what enforce mode would have refused, withheld or replaced ("
 deny", the one audit-mode word at every stage; see :func:`outcome`)."""
 
 Stage = Literal[
-    "message", "access", "rate", "arguments", "policy", "deep", "result", "listing", "flow"
+    "message",
+    "access",
+    "rate",
+    "arguments",
+    "policy",
+    "deep",
+    "result",
+    "listing",
+    "flow",
+    "interceptor",
 ]
 """Which check found something: the message itself (envelope, method), the policy's access
 rules (may this identity call this tool), its rate limits, a ``tools/call``'s arguments
 against the ``inputSchema``, the policy's guards, the deep checks, a tool result against the
 ``outputSchema``, the tool definitions of a ``tools/list`` result, or the gateway's flows
-(data read from one server on its way to another, ``[[flow]]``)."""
+(data read from one server on its way to another, ``[[flow]]``), or an external
+interceptor (``[[interceptor]]``)."""
 
 
 def outcome(acts: bool, mode: Mode, action: Action = "refused") -> Action:

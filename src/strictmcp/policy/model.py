@@ -37,6 +37,7 @@ from .settings import (
     EndpointSettings,
     FlowRule,
     GatewaySettings,
+    InterceptorSettings,
     RateStoreSettings,
     ServerSettings,
     ToolOffer,
@@ -116,6 +117,8 @@ class Policy:
     validate_tool: bool = True
     #: The ``[[flow]]`` tables: data read from one gateway server on its way to another.
     flows: tuple[FlowRule, ...] = ()
+    #: The ``[[interceptor]]`` tables: external interceptors in the enforcement path.
+    interceptors: tuple[InterceptorSettings, ...] = ()
 
     def server_of(self, tool: str | None) -> str | None:
         """The ``[[server]]`` the tool or prompt ``tool`` belongs to, by its name; None

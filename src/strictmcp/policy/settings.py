@@ -181,6 +181,31 @@ def server_of(tool: str | None, servers: Collection[str], separator: str = "__")
 
 
 @dataclass(frozen=True)
+class InterceptorSettings:
+    """One ``[[interceptor]]`` table: an external interceptor server (the MCP interceptors
+    extension) the proxy or gateway invokes on ``events`` in ``phase`` (``request``,
+    ``response`` or ``both``), spawned by ``command`` (stdio; ``url`` is not served yet).
+    ``mode`` ``audit`` records and never blocks; an interceptor that fails (down, late past
+    ``timeout_ms``, a malformed answer) fails the message closed unless ``fail_open``.
+    Mutations run by ``priority`` (lower first), then name."""
+
+    name: str
+    kind: Literal["validation", "mutation"]
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    events: tuple[str, ...] = ("tools/call",)
+    phase: Literal["request", "response", "both"] = "both"
+    mode: Literal["enforce", "audit"] = "enforce"
+    fail_open: bool = False
+    priority: int = 0
+    timeout_ms: int = 1000
+
+    def hooks(self, event: str, phase: str) -> bool:
+        """Whether the interceptor is invoked on ``event`` in ``phase``."""
+        return self.phase in (phase, "both") and ("*" in self.events or event in self.events)
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     """One ``[[server]]`` table: a server behind the gateway, spawned (``command``, with
     ``env`` and the variables ``env_from`` copies from the gateway's own environment) or

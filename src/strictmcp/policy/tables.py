@@ -36,6 +36,7 @@ from .settings import (
     EndpointSettings,
     FlowRule,
     GatewaySettings,
+    InterceptorSettings,
     RateStoreSettings,
     ServerSettings,
     UpstreamSettings,
@@ -531,6 +532,60 @@ _ENDPOINT = {
         doc="Globs of tools not offered there: not listed, their calls answered as unknown tools.",
     ),
 }
+_INTERCEPTOR = {
+    "name": Option(
+        str,
+        required=True,
+        doc="The interceptor's name on its server (`interceptor/invoke`), unique among them.",
+    ),
+    "command": Option(
+        str,
+        array=True,
+        doc="The command that starts its server (stdio), supervised and restarted when it ends.",
+    ),
+    "url": Option(str, doc="Its streamable HTTP endpoint: not served yet (refused at load)."),
+    "events": Option(
+        str,
+        array=True,
+        default='`["tools/call"]`',
+        doc="The lifecycle events it is invoked on (`tools/call`, `resources/read`, `*` all).",
+    ),
+    "phase": Option(
+        str,
+        choices=("request", "response", "both"),
+        default='`"both"`',
+        doc="On the client's requests, the server's responses, or both.",
+    ),
+    "type": Option(
+        str,
+        choices=("validation", "mutation"),
+        required=True,
+        doc=(
+            "`validation` (its `valid: false` refuses the message) or `mutation` (its "
+            "payload replaces the message's)."
+        ),
+    ),
+    "mode": Option(
+        str,
+        choices=("enforce", "audit"),
+        default='`"enforce"`',
+        doc="`audit` records its decisions and failures and never blocks or changes anything.",
+    ),
+    "fail_open": Option(
+        bool,
+        default="`false`",
+        doc=(
+            "Whether a failure (down, late, a malformed answer) lets the message through "
+            "(recorded); by default it is refused, `interceptor-unavailable`."
+        ),
+    ),
+    "priority": Option(
+        int, default="`0`", doc="Mutations run lower first, then by name; validations all run."
+    ),
+    "timeout_ms": Option(
+        int, default="`1000`", doc="How long one invocation may take (1 to 60000)."
+    ),
+}
 _SEPARATOR = re.compile(r"[_.]{1,4}")
 _ENDPOINT_PATH = re.compile(r"/[A-Za-z0-9._~/-]{1,200}")
 WELL_KNOWN_PREFIX = "/.well-known/"
@@ -733,6 +788,23 @@ def _endpoint(where: str, entry: Any, context: Context) -> EndpointSettings:
     return EndpointSettings(**options)
 
 
+def _interceptor(where: str, entry: Any, context: Context) -> InterceptorSettings:
+    options = checked(where, entry, _INTERCEPTOR)
+    where = f"[[interceptor]] {options['name']!r}"
+    if "url" in options:
+        raise PolicyError(f"{where}: url is not served yet; give command (stdio)")
+    if not options.get("command"):
+        raise PolicyError(f"{where}: command must name the interceptor server to start")
+    if not 1 <= options.get("timeout_ms", 1000) <= 60_000:
+        raise PolicyError(f"{where}: timeout_ms must be between 1 and 60000")
+    if "events" in options and not options["events"]:
+        raise PolicyError(f"{where}: events must name at least one event")
+    for key in ("command", "events"):
+        if key in options:
+            options[key] = tuple(options[key])
+    return InterceptorSettings(kind=options.pop("type"), **options)
+
+
 TABLES = (
     Table(
         "guard",
@@ -859,6 +931,15 @@ TABLES = (
         "Virtual servers of the HTTP proxy or gateway: a path serving some servers and tools.",
         _ENDPOINT,
         _endpoint,
+        array=True,
+    ),
+    Table(
+        "interceptor",
+        "interceptors",
+        "External interceptor servers (the MCP interceptors extension) invoked in the one "
+        "enforcement path, around strictmcp's own checks.",
+        _INTERCEPTOR,
+        _interceptor,
         array=True,
     ),
 )

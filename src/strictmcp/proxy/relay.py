@@ -15,7 +15,10 @@ in one chain, and every line given after it waits its turn too, so that none ove
 many clients, no session) are independent of each other: one awaiting a decision holds no
 other, so each waits only for what it needs itself, bounded by that step's own timeout, and a
 request that needs nothing awaited goes on at once. Only a listing the tools still need is
-awaited in turn there, by the calls that need it.
+awaited in turn there, by the calls that need it. A request waiting for external interceptors
+(``[[interceptor]]``) is decided aside, in any session: later lines go on meanwhile, and may
+reach the server before it, but for those naming it (its cancellation, its progress, its id),
+which wait for it in turn.
 
 Timeouts: each client request sent on gets a deadline, ``timeout`` seconds on (but not those
 whose answer is a stream meant to stay open, ``subscriptions/listen``), on the event loop's
@@ -41,7 +44,7 @@ from ..connect.upstream import Sink, Upstream, long_lived
 from ..policy import Identity
 from ..protocol import Decoded
 from .listing import OwnRequests, list_before, may_need_listing
-from .session import ProxySession, Routed, settled
+from .session import Intercepted, ProxySession, Routed, settled
 
 
 class Relay:
@@ -68,6 +71,9 @@ class Relay:
         self._deadlines: dict[int | str, Alarm] = {}
         # The last line that had to be awaited before it could be decided: later ones wait.
         self._turn: asyncio.Task[Routed] | None = None
+        # Requests waiting for external interceptors, aside from the turns: only the lines
+        # naming one of them wait for it.
+        self._aside: dict[asyncio.Task[Routed], Intercepted] = {}
         self._asked = OwnRequests()
         self._flush_soon = False  # written in this turn: more waits for its end
         self._quiet: asyncio.Future[None] | None = None  # for answered(): no deadline left
@@ -87,7 +93,15 @@ class Relay:
             if session.shared:
                 return self._listed_alone(line, decoded, identity)
             return self._in_turn(self._listed_then_decided(line, decoded, identity))
+        named = self._named_aside(line, decoded)
+        if named:
+            return self._in_turn(self._after_aside(named, line, decoded, identity))
         routed = session.decide(line, "c2s", decoded, identity)
+        if isinstance(routed, Intercepted) and not session.shared:
+            aside = asyncio.create_task(self._awaited(line, routed))
+            self._aside[aside] = routed
+            aside.add_done_callback(self._aside_over)
+            return aside
         if not isinstance(routed, Routed):
             awaited = self._awaited(line, routed)
             return awaited if session.shared else self._in_turn(awaited)
@@ -129,6 +143,9 @@ class Relay:
                 routed = session.oversized("c2s")
             else:
                 decided = self.decide(line)
+                if isinstance(decided, asyncio.Task) and decided in self._aside:
+                    decided.add_done_callback(self._answer_aside)
+                    continue  # answered when decided; the next lines go on meanwhile
                 routed = decided if isinstance(decided, Routed) else await decided
             if routed.reply:
                 self._for_client(routed.reply)
@@ -289,6 +306,40 @@ class Relay:
             work.close()  # cancelled before its turn came
             raise
         return await work
+
+    def _named_aside(
+        self, line: bytes, decoded: Decoded | None
+    ) -> set[asyncio.Task[Routed]] | None:
+        """The requests waiting aside that client ``line`` names (cancels, reports progress
+        on, or reuses the id of); None when none is waiting."""
+        if not self._aside:
+            return None
+        read = decoded if decoded is not None else self.session.read(line)
+        return {
+            task
+            for task, request in self._aside.items()
+            if any(request.names(message) for message in read.messages)
+        }
+
+    async def _after_aside(
+        self,
+        named: set[asyncio.Task[Routed]],
+        line: bytes,
+        decoded: Decoded | None,
+        identity: Identity | None,
+    ) -> Routed:
+        await asyncio.wait(named)  # their failures are their callers'
+        return await self._awaited(line, self.session.decide(line, "c2s", decoded, identity))
+
+    def _aside_over(self, task: asyncio.Task[Routed]) -> None:
+        self._aside.pop(task, None)
+
+    def _answer_aside(self, task: asyncio.Task[Routed]) -> None:
+        """Answer the client for a request decided aside (the stdio pump does not wait)."""
+        if task.cancelled() or task.exception() is not None:
+            return
+        self._for_client(task.result().reply)
+        self.flush()
 
     def _turn_over(self, turn: asyncio.Task[Routed]) -> None:
         if self._turn is turn:

@@ -27,10 +27,18 @@ from ..lint import LintRule
 from ..policy import Policy, PolicyError
 from .session import ProxySession
 
-RESTART_ONLY = ("auth", "upstream", "rate_store", "gateway", "servers", "endpoints")
+RESTART_ONLY = (
+    "auth",
+    "upstream",
+    "rate_store",
+    "gateway",
+    "servers",
+    "endpoints",
+    "interceptors",
+)
 """The policy's fields a reload cannot change: what the listener, the upstreams and the
 gateway's servers were built from (``[auth]``, ``[upstream]``, ``[rate_store]``,
-``[gateway]``, ``[[server]]``, ``[[endpoint]]``)."""
+``[gateway]``, ``[[server]]``, ``[[endpoint]]``, ``[[interceptor]]``)."""
 
 WATCH_SECONDS = 1.0
 """How often ``--watch`` looks at the file."""

@@ -28,10 +28,11 @@ before answering it.
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,7 @@ from ..protocol.tasks import (
 )
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.wire import declared_capabilities, for_caller_alone
+from .interceptors import Interceptors, Refusal, interceptors_of
 from .observe import SessionObserver
 
 _STRAY = "answers no request the proxy forwarded and waits for"
@@ -105,6 +107,36 @@ class Routed:
     reply: list[bytes] = field(default_factory=list)
     sent: list[int | str] = field(default_factory=list)
     settled: list[int | str] = field(default_factory=list)
+
+
+class Intercepted(Awaitable[Routed]):
+    """The awaited decision about a client request that waits for external interceptors
+    (``[[interceptor]]``): the relay lets later lines go on meanwhile, but for those naming
+    this request (:meth:`names`: its cancellation, its progress)."""
+
+    __slots__ = ("decision", "progress", "request_id")
+
+    def __init__(self, request: Message, decision: Coroutine[Any, Any, Routed]) -> None:
+        self.decision = decision
+        self.request_id = request.id
+        meta = (request.params or {}).get("_meta")
+        self.progress = meta.get("progressToken") if isinstance(meta, dict) else None
+
+    def __await__(self) -> Generator[Any, None, Routed]:
+        return self.decision.__await__()
+
+    def names(self, message: Message) -> bool:
+        """Whether the client's ``message`` is about this request."""
+        params = message.params or {}
+        if message.method == "notifications/cancelled":
+            return _same_id(params.get("requestId"), self.request_id)
+        if message.method == "notifications/progress" and self.progress is not None:
+            return _same_id(params.get("progressToken"), self.progress)
+        return message.kind == "request" and _same_id(message.id, self.request_id)
+
+
+def _same_id(one: Any, other: Any) -> bool:
+    return type(one) is type(other) and one == other
 
 
 @dataclass(slots=True)
@@ -193,6 +225,10 @@ class ProxySession:
         self._tasks = _TaskIds(max_tasks, replica)
         #: Told every decision when metrics or traces are on (None: nothing is measured).
         self.observer: SessionObserver | None = None
+        #: The policy's external interceptors (``[[interceptor]]``; None: none).
+        self.interceptors: Interceptors | None = (
+            interceptors_of(policy.interceptors) if policy is not None else None
+        )
 
     def use(
         self,
@@ -260,6 +296,23 @@ class ProxySession:
             decoded = self.read(line)
         if decoded.violations and errors(decoded.violations):
             return self._unreadable(decoded.error_id, decoded.violations, direction)
+        if self.interceptors is not None and not decoded.batch:
+            event = self._intercepted_event(decoded.messages[0], direction)
+            if event is not None:
+                decision = self._intercepted(line, direction, decoded, identity, event)
+                if direction == "s2c":
+                    return decision
+                return Intercepted(decoded.messages[0], decision)
+        return self._decided(line, direction, decoded, identity, started)
+
+    def _decided(
+        self,
+        line: bytes,
+        direction: Direction,
+        decoded: Decoded,
+        identity: Identity | None,
+        started: int,
+    ) -> Routed | Awaitable[Routed]:
         if direction == "c2s":
             caller = identity if identity is not None else self.identity
             items = [self._client_message(m, decoded.size, caller) for m in decoded.messages]
@@ -269,6 +322,70 @@ class ProxySession:
             if item.dry_run is not None or item.deep is not None:
                 return self._after_dry_runs(line, direction, decoded, items, started)
         return self._routed(line, direction, decoded, items, started)
+
+    def _intercepted_event(self, message: Message, direction: Direction) -> str | None:
+        """The event external interceptors are invoked on for ``message`` (a client's
+        request, or the server's answer to one the session waits for); None: none is."""
+        assert self.interceptors is not None
+        if direction == "c2s" and message.kind == "request" and message.id is not None:
+            method = message.method
+            return method if self.interceptors.hooks(method, "request") else None
+        if direction == "s2c" and message.kind == "response" and message.id is not None:
+            forwarded = self._waiting.get(message.id)
+            method = forwarded[0] if forwarded is not None else None
+            return method if self.interceptors.hooks(method, "response") else None
+        return None
+
+    async def _intercepted(
+        self,
+        line: bytes,
+        direction: Direction,
+        decoded: Decoded,
+        identity: Identity | None,
+        event: str,
+    ) -> Routed:
+        """A message external interceptors are invoked on, in the order that is a security
+        property (:mod:`.interceptors`): a request is mutated, checked by strictmcp, then
+        validated; a response validated, mutated, then checked and cleaned by strictmcp."""
+        assert self.interceptors is not None
+        started = time.perf_counter_ns() if self.observer is not None else 0
+        message = decoded.messages[0]
+        caller = identity if identity is not None else self.identity
+        holder = "params" if direction == "c2s" else "result"
+        payload = message.raw.get(holder)
+        if direction == "c2s":
+            mutated = await self.interceptors.request(
+                event, payload, self.auditor, caller, "mutate"
+            )
+        else:
+            forwarded = self._waiting.get(message.id) if message.id is not None else None
+            who = forwarded[1] if forwarded is not None else None
+            mutated = await self.interceptors.response(event, payload, self.auditor, who)
+        if isinstance(mutated, Refusal):
+            refusal = error_response(message.id, mutated.code, mutated.text, mutated.data)
+            if direction == "c2s":  # never seen by the conversation: nothing to settle
+                return Routed(reply=[line_of(refusal)])
+            # The server's answer replaced by the refusal, which settles its request.
+            line = line_of(refusal)
+            decoded = self.read(line)
+        elif mutated is not payload:
+            line = line_of({**message.raw, holder: mutated})
+            decoded = self.read(line)
+            if decoded.violations and errors(decoded.violations):
+                return self._unreadable(message.id, decoded.violations, direction)
+        routed = await settled(self._decided(line, direction, decoded, identity, started))
+        if direction == "s2c" or not routed.forward or message.id is None:
+            return routed
+        forwarded_request = json.loads(routed.forward[0])
+        refused = await self.interceptors.request(
+            event, forwarded_request.get("params"), self.auditor, caller, "validate"
+        )
+        if not isinstance(refused, Refusal):
+            return routed
+        # Refused after strictmcp let it through: the session stops waiting for it.
+        self._waiting.pop(message.id, None)
+        reply = error_response(message.id, refused.code, refused.text, refused.data)
+        return Routed(reply=[line_of(self._answered(reply))], settled=[message.id])
 
     def read(self, data: bytes) -> Decoded:
         """``data`` read as :meth:`decide` reads a line: strictly, at the session's revision."""
