@@ -165,6 +165,15 @@ _SHARED_OPTIONS = (
         help="Append one JSON line per violation (codes and pointers, never values) to this file.",
     ),
     click.option(
+        "--audit",
+        "audit_what",
+        type=click.Choice(["findings", "all"]),
+        default="findings",
+        show_default=True,
+        help="all: the audit log also gets a record of every call when it ends, allowed ones "
+        "too (its outcome and latency).",
+    ),
+    click.option(
         "--strict", is_flag=True, help="Also refuse tool arguments the schema does not declare."
     ),
     click.option(
@@ -422,13 +431,14 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
             stack.callback(telemetry.close)
         # One for every session: an identity's calls count together, whichever session
         # they use; and every session judged by the policy in force (reloaded).
+        calls = options["audit_what"] == "all"
         policies = _policies(
             options, policy, _auditor(log, policy, gateway=gateway, telemetry=None)
         )
 
         def new_session(offer: ToolOffer | None = None) -> ProxySession:
             session = ProxySession(
-                _auditor(log, policy, gateway=gateway, telemetry=telemetry),
+                _auditor(log, policy, gateway=gateway, telemetry=telemetry, calls=calls),
                 policy=policies.current if policies is not None else None,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=options["strict"],
@@ -481,7 +491,11 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
                     if telemetry is not None:
                         reach = _watched(reach, telemetry)
                 auth = policy.auth if policy is not None else None
-                gate = http_main.gate(auth) if auth is not None else None
+                gate = (
+                    http_main.gate(auth, _auditor(log, policy, gateway=gateway, telemetry=None))
+                    if auth is not None
+                    else None
+                )
                 endpoints = [http_main.Endpoint(options["path"], new_session, reach, gate)]
                 endpoints += _endpoints(
                     policy, new_session, reach, gate, max_size, timeout, telemetry
@@ -637,14 +651,20 @@ def _pins(pin_file: str | None, policy: Policy | None, *, gateway: bool) -> PinF
 
 
 def _auditor(
-    log: IO[str] | None, policy: Policy | None, *, gateway: bool, telemetry: Telemetry | None
+    log: IO[str] | None,
+    policy: Policy | None,
+    *,
+    gateway: bool,
+    telemetry: Telemetry | None,
+    calls: bool = False,
 ) -> Auditor:
     """A session's auditor: its records name their session (a random id of its own) and the
-    gateway's server of a tool, and are counted when metrics are on."""
+    gateway's server of a tool, and are counted when metrics are on; with ``calls``, the log
+    gets a record of every call (``--audit all``)."""
     metrics = telemetry.metrics if telemetry is not None else None
     session = secrets.token_hex(6)
     if not gateway or policy is None:
-        return Auditor(log, stderr=sys.stderr, metrics=metrics, session=session)
+        return Auditor(log, stderr=sys.stderr, metrics=metrics, session=session, calls=calls)
     return Auditor(
         log,
         stderr=sys.stderr,
@@ -653,6 +673,7 @@ def _auditor(
         separator=policy.gateway.separator if policy.gateway else "__",
         metrics=metrics,
         session=session,
+        calls=calls,
     )
 
 
