@@ -22,6 +22,7 @@ from ..policy import Identity, Mode
 from ..policy.settings import server_of
 from ..protocol import Severity, Violation
 from ..schema import quote_name
+from . import logs
 from .metrics import Metrics
 
 AUDIT_LOGGER = "strictmcp.audit"
@@ -242,7 +243,8 @@ class Auditor:
         found = [v for v in violations if v.severity is Severity.ERROR]
         if found and self._stderr is not None:
             what = _what(method, tool)
-            self.say(f"{direction} {what} {action}: " + "; ".join(str(v) for v in found))
+            text = f"{direction} {what} {action}: " + "; ".join(str(v) for v in found)
+            self.say(text, level="warning", event="finding", server=self.server_of(tool))
 
     def event(self, event: str, **fields: Any) -> None:
         """One record in the audit log of something the proxy did besides judging a
@@ -307,10 +309,26 @@ class Auditor:
             if self.noted is not None:
                 self.noted.append((stage, action, violation.code))
 
-    def say(self, text: str) -> None:
-        """One line for the operator on stderr, when there is one."""
+    def say(
+        self,
+        text: str,
+        *,
+        level: logs.Level = "info",
+        event: str = "notice",
+        server: str | None = None,
+    ) -> None:
+        """One line for the operator on stderr, when there is one (:func:`.logs.say`, naming
+        this auditor's session)."""
         if self._stderr is not None:
-            print(f"strictmcp {self._command}: {text}", file=self._stderr, flush=True)
+            logs.say(
+                self._command,
+                text,
+                level=level,
+                event=event,
+                session=self.session,
+                server=server,
+                stream=self._stderr,
+            )
 
 
 def _what(method: str | None, tool: str | None) -> str:

@@ -136,7 +136,8 @@ class Jwks:
     ``refresh`` seconds ago; the set is also reloaded once it is ``max_age`` seconds old, so
     that keys the issuer withdrew stop being accepted. A failed load is retried no sooner
     either, and meanwhile the keys held are used. ``report`` is told, once per outage, that
-    the keys could not be loaded (and why, never the document), and that they could again.
+    the keys could not be loaded (and why, never the document; its flag True), and that they
+    could again (False).
     """
 
     def __init__(
@@ -146,7 +147,7 @@ class Jwks:
         refresh: float,
         max_age: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
-        report: Callable[[str], None] | None = None,
+        report: Callable[[str, bool], None] | None = None,
     ) -> None:
         #: Told once per outage of the issuer's keys; the operator's stderr, in the proxy.
         self.report = report
@@ -190,7 +191,7 @@ class Jwks:
                     raise
                 return keys  # the keys held stay in use until a load succeeds
             if self._out and self.report is not None:
-                self.report("the issuer's keys could be loaded again")
+                self.report("the issuer's keys could be loaded again", False)
             self._out = False
             self._keys = keys
             return keys
@@ -201,4 +202,4 @@ class Jwks:
         self._out = True
         if self.report is not None:
             then = "the keys held stay in use" if held else "tokens are refused (503)"
-            self.report(f"the issuer's keys cannot be loaded: {why}; {then} until they can")
+            self.report(f"the issuer's keys cannot be loaded: {why}; {then} until they can", True)

@@ -23,6 +23,7 @@ from ..enforce import (
     PinFile,
     SharedRateLimiter,
     listing_rules,
+    logs,
 )
 from ..lint import LintRule, UnknownRuleError
 from ..policy import Policy, PolicyError, ToolOffer, is_loopback
@@ -163,6 +164,14 @@ _SHARED_OPTIONS = (
         "--audit-log",
         type=click.Path(dir_okay=False, writable=True),
         help="Append one JSON line per violation (codes and pointers, never values) to this file.",
+    ),
+    click.option(
+        "--log-format",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help="json: each stderr line an object {time, level, event, command, message, "
+        "session, server, code}.",
     ),
     click.option(
         "--audit",
@@ -417,6 +426,7 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
     mode: str = options["mode"]
     max_size: int = options["max_size"]
     timeout: float = options["timeout"]
+    logs.use_format(options["log_format"])
     _standard_streams(listening=address is not None)
     policy = _policy(options, address, upstream, gateway=gateway)
     listing = _listing(options["listing_rules"], policy)
@@ -597,7 +607,7 @@ def _listening(
     )
 
     def announce(url: str) -> None:
-        click.echo(f"strictmcp {name}: listening on {url}", err=True)
+        logs.say(name, f"listening on {url}", event="listening")
 
     def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
         return http_main.listen(
@@ -744,7 +754,7 @@ async def _with_metrics(
     from .http_observe import serve_metrics  # noqa: PLC0415
 
     def announce(url: str) -> None:
-        click.echo(f"strictmcp {name}: metrics on {url}", err=True)
+        logs.say(name, f"metrics on {url}", event="listening")
 
     try:
         server = await serve_metrics(telemetry.metrics, *address, announce)
@@ -841,7 +851,7 @@ def _audit_file(path: str) -> IO[str]:
 
 
 def _exit_usage(message: str) -> NoReturn:
-    click.echo(f"strictmcp proxy: {message}", err=True)
+    logs.say("proxy", message, level="error", event="usage")
     sys.exit(2)
 
 
@@ -850,7 +860,8 @@ def _standard_streams(*, listening: bool) -> None:
     proxy (status 2) before the server starts: nothing it says could reach the client."""
     closed = hold_standard_streams()
     if not listening and 1 in closed:
-        click.echo("strictmcp proxy: standard output is closed: no answer could be given", err=True)
+        closed_out = "standard output is closed: no answer could be given"
+        logs.say("proxy", closed_out, level="error", event="usage")
         sys.exit(2)
 
 
@@ -942,10 +953,10 @@ def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
         return run_loop(main)
     except OSError as error:
         what = command[0] if command else "to listen"
-        click.echo(f"strictmcp proxy: cannot start {what}: {error.strerror}", err=True)
+        logs.say("proxy", f"cannot start {what}: {error.strerror}", level="error", event="start")
         return 127
     except (TransportError, ListenError) as error:
-        click.echo(f"strictmcp proxy: {error}", err=True)
+        logs.say("proxy", str(error), level="error", event="start")
         return 2
     except KeyboardInterrupt:
         return 130

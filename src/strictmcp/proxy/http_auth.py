@@ -43,7 +43,7 @@ class Gate:
         self.verifier = verifier
         self.auditor = auditor
         if auditor is not None:
-            verifier.keys.report = auditor.say
+            verifier.keys.report = self._keys_outage
         settings = verifier.settings
         resource = urlsplit(settings.resource)
         # RFC 9728 inserts the well-known path before the resource's own path; the bare one
@@ -71,6 +71,10 @@ class Gate:
 
         verifier = TokenVerifier(replace(settings, resource=resource), keys=self.verifier.keys)
         return Gate(verifier, self.auditor)
+
+    def _keys_outage(self, text: str, out: bool) -> None:
+        assert self.auditor is not None  # only then reported
+        self.auditor.say(text, level="error" if out else "info", event="issuer-keys")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request at one of its :attr:`paths` with the metadata document."""

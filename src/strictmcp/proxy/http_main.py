@@ -21,7 +21,7 @@ import httpx2
 
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
-from ..enforce import Auditor
+from ..enforce import Auditor, logs
 from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
@@ -305,4 +305,4 @@ class _Reloads:
 
 
 def _say(text: str) -> None:
-    print(f"strictmcp proxy: {text}", file=sys.stderr, flush=True)
+    logs.say("proxy", text, event="workers")
