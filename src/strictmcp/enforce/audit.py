@@ -9,9 +9,12 @@ often ends up somewhere far less protected than the traffic it describes.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import logging
+import re
 from collections.abc import Sequence
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import IO, Any, Literal
 
@@ -19,6 +22,7 @@ from ..policy import Identity, Mode
 from ..policy.settings import server_of
 from ..protocol import Severity, Violation
 from ..schema import quote_name
+from . import logs
 from .metrics import Metrics
 
 AUDIT_LOGGER = "strictmcp.audit"
@@ -52,6 +56,28 @@ against the ``inputSchema``, the policy's guards, the deep checks, a tool result
 interceptor (``[[interceptor]]``)."""
 
 
+CallOutcome = Literal["answered", "error", "refused", "timeout", "cancelled", "closed"]
+"""How a client's request ended, in its ``call`` record (``--audit all``): the server's
+result, the server's JSON-RPC error (or the proxy's in its place, for an answer it could not
+hand on), refused by the proxy (answered by it, not sent on), not answered in time, given
+up by the client, or failed when the server went away."""
+
+REQUEST: ContextVar[int | str | None] = ContextVar("strictmcp_request", default=None)
+"""The id of the message being decided, which every record made meanwhile names. A context
+variable, not an attribute: each HTTP request is decided in its own task, whose context is
+its own, so that decisions awaited at once in one shared session never name each other's."""
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+def request_label(request_id: int | str) -> int | str:
+    """How a record names a request: its id as sent when it is an integer or a short plain
+    string; else a digest (an id is the client's free text, which a log must not carry)."""
+    if isinstance(request_id, int) or _PLAIN_ID.fullmatch(request_id):
+        return request_id
+    return "sha256:" + hashlib.sha256(request_id.encode()).hexdigest()[:16]
+
+
 def outcome(acts: bool, mode: Mode, action: Action = "refused") -> Action:
     """The action of a stage that ran in ``mode``, whose findings ``acts`` (they would refuse,
     withhold or replace, which is ``action``): ``action`` in enforce mode, "would deny" in
@@ -74,11 +100,13 @@ def audit_records(
     identity: Identity | None = None,
     server: str | None = None,
     session: str | None = None,
+    request: int | str | None = None,
 ) -> list[dict[str, Any]]:
     """The audit record of each violation: ``{time, direction, method, tool, stage, action,
     mode, code, severity, pointer}``, ``identity`` (``{subject, clientId}``, never a token)
     when the caller is known, ``server`` (the gateway's server the tool belongs to) when
-    there is one, ``session`` (the proxy session's audit id) when given, and ``issues``
+    there is one, ``session`` (the proxy session's audit id) when given, ``request`` (the
+    message's id, by :func:`request_label`) when it has one, and ``issues``
     (``[{code, pointer}]``) for a schema violation."""
     records = []
     for violation in violations:
@@ -100,6 +128,8 @@ def audit_records(
             record["server"] = server
         if session is not None:
             record["session"] = session
+        if request is not None:
+            record["request"] = request_label(request)
         if violation.issues:
             record["issues"] = [
                 {"code": i.code.value, "pointer": violation.pointer + i.instance_path}
@@ -119,7 +149,9 @@ class Auditor:
     own (:meth:`record`'s ``mode``). ``session`` is the id each record gives its session
     (several proxies, or sessions, writing one log are told apart). ``metrics`` counts every
     record; ``noted``, when a
-    list, gets each record's ``(stage, action, code)`` (a trace's span reads it).
+    list, gets each record's ``(stage, action, code)`` (a trace's span reads it). ``calls``:
+    the log also gets a ``call`` record of every client request when it ends (:meth:`call`),
+    allowed ones too (``--audit all``).
     """
 
     def __init__(
@@ -134,8 +166,10 @@ class Auditor:
         separator: str = "__",
         metrics: Metrics | None = None,
         session: str | None = None,
+        calls: bool = False,
     ) -> None:
         self.mode = mode
+        self.calls = calls and log is not None
         #: The id its records give their session: random, never the ``Mcp-Session-Id``
         #: (which a log reader could use to reach the session).
         self.session = session
@@ -193,6 +227,7 @@ class Auditor:
                 identity=identity,
                 server=self.server_of(tool),
                 session=self.session,
+                request=REQUEST.get(),
             )
             if self._log is not None:
                 self._log.write("".join(json.dumps(r) + "\n" for r in records))
@@ -218,16 +253,49 @@ class Auditor:
         found = [v for v in violations if v.severity is Severity.ERROR]
         if found and self._stderr is not None:
             what = _what(method, tool)
-            self.say(f"{direction} {what} {action}: " + "; ".join(str(v) for v in found))
+            text = f"{direction} {what} {action}: " + "; ".join(str(v) for v in found)
+            self.say(text, level="warning", event="finding", server=self.server_of(tool))
 
-    def event(self, event: str, **fields: str) -> None:
+    def event(self, event: str, **fields: Any) -> None:
         """One record in the audit log of something the proxy did besides judging a
-        message (``{time, event, ...fields}``: a policy reloaded, with its digests)."""
+        message (``{time, event, ...fields}``: a policy reloaded, with its digests; an
+        authentication refused, with its code)."""
         if self._log is None:
             return
         now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._log.write(json.dumps({"time": now, "event": event, **fields}) + "\n")
         self._log.flush()
+
+    def call(
+        self,
+        request_id: int | str,
+        method: str,
+        tool: str | None,
+        ended: CallOutcome,
+        latency_ns: int,
+        identity: Identity | None = None,
+    ) -> None:
+        """The ``call`` record of a client's request that ended (when :attr:`calls`):
+        ``{time, event: "call", method, tool, request, outcome, latency_ms, session}``, with
+        ``server`` and ``identity`` when there are; ``latency_ms`` is from the proxy reading
+        the request to its answer (or refusal)."""
+        if not self.calls:
+            return
+        fields: dict[str, Any] = {
+            "method": method,
+            "tool": tool,
+            "request": request_label(request_id),
+            "outcome": ended,
+            "latency_ms": round(latency_ns / 1e6, 3),
+        }
+        server = self.server_of(tool)
+        if server is not None:
+            fields["server"] = server
+        if self.session is not None:
+            fields["session"] = self.session
+        if identity is not None:
+            fields["identity"] = identity.audit()
+        self.event("call", **fields)
 
     def _count(
         self,
@@ -251,10 +319,26 @@ class Auditor:
             if self.noted is not None:
                 self.noted.append((stage, action, violation.code))
 
-    def say(self, text: str) -> None:
-        """One line for the operator on stderr, when there is one."""
+    def say(
+        self,
+        text: str,
+        *,
+        level: logs.Level = "info",
+        event: str = "notice",
+        server: str | None = None,
+    ) -> None:
+        """One line for the operator on stderr, when there is one (:func:`.logs.say`, naming
+        this auditor's session)."""
         if self._stderr is not None:
-            print(f"strictmcp {self._command}: {text}", file=self._stderr, flush=True)
+            logs.say(
+                self._command,
+                text,
+                level=level,
+                event=event,
+                session=self.session,
+                server=server,
+                stream=self._stderr,
+            )
 
 
 def _what(method: str | None, tool: str | None) -> str:

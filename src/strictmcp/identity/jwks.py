@@ -135,7 +135,9 @@ class Jwks:
     A ``kid`` the set does not hold makes it reload, unless it was loaded less than
     ``refresh`` seconds ago; the set is also reloaded once it is ``max_age`` seconds old, so
     that keys the issuer withdrew stop being accepted. A failed load is retried no sooner
-    either, and meanwhile the keys held are used.
+    either, and meanwhile the keys held are used. ``report`` is told, once per outage, that
+    the keys could not be loaded (and why, never the document; its flag True), and that they
+    could again (False).
     """
 
     def __init__(
@@ -145,7 +147,11 @@ class Jwks:
         refresh: float,
         max_age: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
+        report: Callable[[str, bool], None] | None = None,
     ) -> None:
+        #: Told once per outage of the issuer's keys; the operator's stderr, in the proxy.
+        self.report = report
+        self._out = False
         self._load = load
         self._refresh = refresh
         self._max_age = max(max_age, refresh)
@@ -179,9 +185,21 @@ class Jwks:
             self.loads += 1
             try:
                 keys = KeySet.parse(await self._load())
-            except KeysUnavailable:
+            except KeysUnavailable as error:
+                self._outage(str(error), held=keys is not None)
                 if keys is None:
                     raise
                 return keys  # the keys held stay in use until a load succeeds
+            if self._out and self.report is not None:
+                self.report("the issuer's keys could be loaded again", False)
+            self._out = False
             self._keys = keys
             return keys
+
+    def _outage(self, why: str, *, held: bool) -> None:
+        if self._out:
+            return  # said when it began
+        self._out = True
+        if self.report is not None:
+            then = "the keys held stay in use" if held else "tokens are refused (503)"
+            self.report(f"the issuer's keys cannot be loaded: {why}; {then} until they can", True)

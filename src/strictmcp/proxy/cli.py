@@ -24,6 +24,7 @@ from ..enforce import (
     SharedRateLimiter,
     listing_option,
     listing_rules,
+    logs,
 )
 from ..lint import LintRule, UnknownRuleError
 from ..policy import Policy, PolicyError, ToolOffer, is_loopback
@@ -164,6 +165,23 @@ _SHARED_OPTIONS = (
         "--audit-log",
         type=click.Path(dir_okay=False, writable=True),
         help="Append one JSON line per violation (codes and pointers, never values) to this file.",
+    ),
+    click.option(
+        "--log-format",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help="json: each stderr line an object {time, level, event, command, message, "
+        "session, server, code}.",
+    ),
+    click.option(
+        "--audit",
+        "audit_what",
+        type=click.Choice(["findings", "all"]),
+        default="findings",
+        show_default=True,
+        help="all: the audit log also gets a record of every call when it ends, allowed ones "
+        "too (its outcome and latency).",
     ),
     click.option(
         "--strict", is_flag=True, help="Also refuse tool arguments the schema does not declare."
@@ -409,6 +427,7 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
     mode: str = options["mode"]
     max_size: int = options["max_size"]
     timeout: float = options["timeout"]
+    logs.use_format(options["log_format"])
     _standard_streams(listening=address is not None)
     policy = _policy(options, address, upstream, gateway=gateway)
     listing = _listing(options["listing_rules"], policy)
@@ -423,13 +442,14 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
             stack.callback(telemetry.close)
         # One for every session: an identity's calls count together, whichever session
         # they use; and every session judged by the policy in force (reloaded).
+        calls = options["audit_what"] == "all"
         policies = _policies(
             options, policy, _auditor(log, policy, gateway=gateway, telemetry=None)
         )
 
         def new_session(offer: ToolOffer | None = None) -> ProxySession:
             session = ProxySession(
-                _auditor(log, policy, gateway=gateway, telemetry=telemetry),
+                _auditor(log, policy, gateway=gateway, telemetry=telemetry, calls=calls),
                 policy=policies.current if policies is not None else None,
                 mode="audit" if mode == "audit" else "enforce",
                 strict=options["strict"],
@@ -482,7 +502,11 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
                     if telemetry is not None:
                         reach = _watched(reach, telemetry)
                 auth = policy.auth if policy is not None else None
-                gate = http_main.gate(auth) if auth is not None else None
+                gate = (
+                    http_main.gate(auth, _auditor(log, policy, gateway=gateway, telemetry=None))
+                    if auth is not None
+                    else None
+                )
                 endpoints = [http_main.Endpoint(options["path"], new_session, reach, gate)]
                 endpoints += _endpoints(
                     policy, new_session, reach, gate, max_size, timeout, telemetry
@@ -584,7 +608,7 @@ def _listening(
     )
 
     def announce(url: str) -> None:
-        click.echo(f"strictmcp {name}: listening on {url}", err=True)
+        logs.say(name, f"listening on {url}", event="listening")
 
     def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
         return http_main.listen(
@@ -638,14 +662,20 @@ def _pins(pin_file: str | None, policy: Policy | None, *, gateway: bool) -> PinF
 
 
 def _auditor(
-    log: IO[str] | None, policy: Policy | None, *, gateway: bool, telemetry: Telemetry | None
+    log: IO[str] | None,
+    policy: Policy | None,
+    *,
+    gateway: bool,
+    telemetry: Telemetry | None,
+    calls: bool = False,
 ) -> Auditor:
     """A session's auditor: its records name their session (a random id of its own) and the
-    gateway's server of a tool, and are counted when metrics are on."""
+    gateway's server of a tool, and are counted when metrics are on; with ``calls``, the log
+    gets a record of every call (``--audit all``)."""
     metrics = telemetry.metrics if telemetry is not None else None
     session = secrets.token_hex(6)
     if not gateway or policy is None:
-        return Auditor(log, stderr=sys.stderr, metrics=metrics, session=session)
+        return Auditor(log, stderr=sys.stderr, metrics=metrics, session=session, calls=calls)
     return Auditor(
         log,
         stderr=sys.stderr,
@@ -654,6 +684,7 @@ def _auditor(
         separator=policy.gateway.separator if policy.gateway else "__",
         metrics=metrics,
         session=session,
+        calls=calls,
     )
 
 
@@ -724,7 +755,7 @@ async def _with_metrics(
     from .http_observe import serve_metrics  # noqa: PLC0415
 
     def announce(url: str) -> None:
-        click.echo(f"strictmcp {name}: metrics on {url}", err=True)
+        logs.say(name, f"metrics on {url}", event="listening")
 
     try:
         server = await serve_metrics(telemetry.metrics, *address, announce)
@@ -821,7 +852,7 @@ def _audit_file(path: str) -> IO[str]:
 
 
 def _exit_usage(message: str) -> NoReturn:
-    click.echo(f"strictmcp proxy: {message}", err=True)
+    logs.say("proxy", message, level="error", event="usage")
     sys.exit(2)
 
 
@@ -830,7 +861,8 @@ def _standard_streams(*, listening: bool) -> None:
     proxy (status 2) before the server starts: nothing it says could reach the client."""
     closed = hold_standard_streams()
     if not listening and 1 in closed:
-        click.echo("strictmcp proxy: standard output is closed: no answer could be given", err=True)
+        closed_out = "standard output is closed: no answer could be given"
+        logs.say("proxy", closed_out, level="error", event="usage")
         sys.exit(2)
 
 
@@ -922,10 +954,10 @@ def _status(main: Coroutine[Any, Any, int], command: tuple[str, ...]) -> int:
         return run_loop(main)
     except OSError as error:
         what = command[0] if command else "to listen"
-        click.echo(f"strictmcp proxy: cannot start {what}: {error.strerror}", err=True)
+        logs.say("proxy", f"cannot start {what}: {error.strerror}", level="error", event="start")
         return 127
     except (TransportError, ListenError) as error:
-        click.echo(f"strictmcp proxy: {error}", err=True)
+        logs.say("proxy", str(error), level="error", event="start")
         return 2
     except KeyboardInterrupt:
         return 130

@@ -6,7 +6,9 @@
 Otherwise 401 with ``WWW-Authenticate: Bearer ... resource_metadata="..."`` (which is how an
 MCP client finds the authorization server), or 403 ``insufficient_scope`` naming the scopes;
 the body is a small JSON object with the OAuth ``error``, its description and strictmcp's
-stable ``code``. Nothing from the token is ever echoed or logged.
+stable ``code``. Each refusal is an ``auth-refused`` record in the audit log (its status and
+code), and an outage of the issuer's keys is said on stderr. Nothing from the token is ever
+echoed or logged.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send
 
 if TYPE_CHECKING:
+    from ..enforce import Auditor
     from ..identity.tokens import TokenVerifier
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -33,10 +36,14 @@ _DPOP = (
 
 
 class Gate:
-    """Who may use the endpoint, as the policy's ``[auth]`` section says."""
+    """Who may use the endpoint, as the policy's ``[auth]`` section says; ``auditor`` gets
+    each refusal, and the outages of the issuer's keys."""
 
-    def __init__(self, verifier: TokenVerifier) -> None:
+    def __init__(self, verifier: TokenVerifier, auditor: Auditor | None = None) -> None:
         self.verifier = verifier
+        self.auditor = auditor
+        if auditor is not None:
+            verifier.keys.report = self._keys_outage
         settings = verifier.settings
         resource = urlsplit(settings.resource)
         # RFC 9728 inserts the well-known path before the resource's own path; the bare one
@@ -63,7 +70,11 @@ class Gate:
         from ..identity.tokens import TokenVerifier  # noqa: PLC0415 - the [auth] extra's
 
         verifier = TokenVerifier(replace(settings, resource=resource), keys=self.verifier.keys)
-        return Gate(verifier)
+        return Gate(verifier, self.auditor)
+
+    def _keys_outage(self, text: str, out: bool) -> None:
+        assert self.auditor is not None  # only then reported
+        self.auditor.say(text, level="error" if out else "info", event="issuer-keys")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request at one of its :attr:`paths` with the metadata document."""
@@ -127,6 +138,10 @@ class Gate:
         if scope is not None:
             params.append(f'scope="{scope}"')
         params.append(f'resource_metadata="{self.metadata_url}"')
+        if self.auditor is not None:
+            # The status and the stable code: never the token, nor the description's reasons.
+            refused = {"status": status, "code": code, "resource": self.verifier.settings.resource}
+            self.auditor.event("auth-refused", **refused)
         extra = [(b"www-authenticate", ("Bearer " + ", ".join(params)).encode())]
         if status == 503:
             extra.append((b"retry-after", str(self.verifier.settings.jwks_refresh).encode()))

@@ -31,13 +31,13 @@ import errno
 import ipaddress
 import math
 import socket
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..connect.alarms import Alarm, alarms
+from ..enforce import logs
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -156,7 +156,7 @@ class _Notices:
         self._last[code] = now
         more = self._unsaid.pop(code, 0)
         tail = f" (and {more} more since the last such line)" if more else ""
-        print(f"strictmcp proxy: {text}{tail} [{code}]", file=sys.stderr, flush=True)
+        logs.say("proxy", f"{text}{tail}", level="warning", event="connections", code=code)
 
 
 class Admission:

@@ -21,6 +21,7 @@ import httpx2
 
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
+from ..enforce import Auditor, logs
 from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
@@ -73,13 +74,13 @@ def upstreams(
     return http if url is not None else spawned
 
 
-def gate(auth: AuthSettings) -> Gate:
-    """The protected-resource step for ``auth``; :class:`~strictmcp.identity.CredentialsError`
-    at once when the introspection secret it names cannot be read; MissingExtra without the
-    [auth] extra."""
+def gate(auth: AuthSettings, auditor: Auditor | None = None) -> Gate:
+    """The protected-resource step for ``auth``, its refusals told to ``auditor``;
+    :class:`~strictmcp.identity.CredentialsError` at once when the introspection secret it
+    names cannot be read; MissingExtra without the [auth] extra."""
     from ..identity.tokens import TokenVerifier  # noqa: PLC0415 - the [auth] extra's
 
-    return Gate(TokenVerifier(auth))
+    return Gate(TokenVerifier(auth), auditor)
 
 
 @dataclass(frozen=True)
@@ -304,4 +305,4 @@ class _Reloads:
 
 
 def _say(text: str) -> None:
-    print(f"strictmcp proxy: {text}", file=sys.stderr, flush=True)
+    logs.say("proxy", text, event="workers")

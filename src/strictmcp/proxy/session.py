@@ -41,6 +41,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 from ..connect.lines import framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..enforce import Auditor, Enforcer, Limiter, PinFile, outcome
+from ..enforce.audit import REQUEST, CallOutcome
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
 from ..lint import LintRule
 from ..policy import Identity, Mode, Policy, ToolOffer
@@ -78,9 +79,10 @@ from .observe import SessionObserver
 
 _STRAY = "answers no request the proxy forwarded and waits for"
 # What the proxy keeps of a client request it forwarded, until its answer: the method, and
-# who sent it (its answer may be shaped for them: a listing of their tools, their task ids).
+# who sent it (its answer may be shaped for them: a listing of their tools, their task ids),
+# when it was read (perf_counter_ns) and the tool it calls (for its ``call`` record).
 # A tuple, not a class: one is made per request.
-_Forwarded = tuple[str, "Identity | None"]
+_Forwarded = tuple[str, "Identity | None", int, "str | None"]
 UPSTREAM_TIMEOUT = REQUEST_TIMEOUT
 """-32001: the server did not answer within the proxy's timeout; it was sent a cancellation."""
 TOO_MANY_IN_FLIGHT = -32003
@@ -155,6 +157,8 @@ class _Item:
     settles: bool = True
     # What the message made the proxy say besides: to other requests it could be mistaken for.
     also: Routed | None = None
+    # The client request a server's answer ends, when the proxy was waiting for it.
+    ends: _Forwarded | None = None
 
 
 class ProxySession:
@@ -289,7 +293,8 @@ class ProxySession:
         holds): the one reading every decision is made on. ``identity`` is who sent a client
         line, when the transport authenticated it; else the session's :attr:`identity`.
         """
-        started = time.perf_counter_ns() if self.observer is not None else 0
+        timed = self.observer is not None or self.auditor.calls
+        started = time.perf_counter_ns() if timed else 0
         if decoded is None:
             if not line or line.isspace():
                 return Routed()  # a blank line between messages carries none
@@ -313,15 +318,16 @@ class ProxySession:
         identity: Identity | None,
         started: int,
     ) -> Routed | Awaitable[Routed]:
+        caller = identity if identity is not None else self.identity
         if direction == "c2s":
-            caller = identity if identity is not None else self.identity
-            items = [self._client_message(m, decoded.size, caller) for m in decoded.messages]
+            size = decoded.size
+            items = [self._client_message(m, size, caller, started) for m in decoded.messages]
         else:
             items = [self._server_message(m, decoded) for m in decoded.messages]
         for item in items:
             if item.dry_run is not None or item.deep is not None:
-                return self._after_dry_runs(line, direction, decoded, items, started)
-        return self._routed(line, direction, decoded, items, started)
+                return self._after_dry_runs(line, direction, decoded, items, started, caller)
+        return self._routed(line, direction, decoded, items, started, caller)
 
     def _intercepted_event(self, message: Message, direction: Direction) -> str | None:
         """The event external interceptors are invoked on for ``message`` (a client's
@@ -348,7 +354,8 @@ class ProxySession:
         property (:mod:`.interceptors`): a request is mutated, checked by strictmcp, then
         validated; a response validated, mutated, then checked and cleaned by strictmcp."""
         assert self.interceptors is not None
-        started = time.perf_counter_ns() if self.observer is not None else 0
+        timed = self.observer is not None or self.auditor.calls
+        started = time.perf_counter_ns() if timed else 0
         message = decoded.messages[0]
         caller = identity if identity is not None else self.identity
         holder = "params" if direction == "c2s" else "result"
@@ -405,6 +412,7 @@ class ProxySession:
         decoded: Decoded,
         items: list[_Item],
         started: int,
+        caller: Identity | None,
     ) -> Routed:
         for item in items:
             if item.dry_run is not None:
@@ -413,7 +421,7 @@ class ProxySession:
                 item.reply = await item.deep
                 if item.reply is not None:
                     item.forward = None
-        return self._routed(line, direction, decoded, items, started)
+        return self._routed(line, direction, decoded, items, started, caller)
 
     def _routed(
         self,
@@ -422,9 +430,12 @@ class ProxySession:
         decoded: Decoded,
         items: list[_Item],
         started: int = 0,
+        caller: Identity | None = None,
     ) -> Routed:
         if self.observer is not None:
             self.observer.decided(direction, decoded.messages, items, started)
+        if self.auditor.calls:
+            self._calls_ended(direction, decoded, items, started, caller)
         routed = Routed()
         sent, settled = routed.sent, routed.settled
         from_client = direction == "c2s"
@@ -462,6 +473,33 @@ class ProxySession:
             settled += more.settled
         return routed
 
+    def _calls_ended(
+        self,
+        direction: Direction,
+        decoded: Decoded,
+        items: list[_Item],
+        started: int,
+        caller: Identity | None,
+    ) -> None:
+        """The ``call`` record of each client request these decisions end: refused (or, for
+        the validate tool, answered) by the proxy, or answered by the server."""
+        now = time.perf_counter_ns()
+        for message, item in zip(decoded.messages, items, strict=True):
+            if direction == "c2s":
+                request_id = message.id
+                if message.kind != "request" or request_id is None or item.reply is None:
+                    continue
+                ended: CallOutcome = "answered" if item.dry_run is not None else "refused"
+                method = message.method or ""
+                self.auditor.call(
+                    request_id, method, _tool_of(message), ended, now - started, caller
+                )
+            elif item.ends is not None and message.id is not None:
+                method, who, since, tool = item.ends
+                forward = item.forward
+                ended = "answered" if forward is not None and "error" not in forward else "error"
+                self.auditor.call(message.id, method, tool, ended, now - since, who)
+
     def _unreadable(
         self,
         request_id: int | str | None,
@@ -473,7 +511,11 @@ class ProxySession:
         it answers (its id as read strictly, or the only request waiting) is failed at once
         rather than left waiting for the timeout."""
         found = errors(violations)
-        self.auditor.record(found, direction=direction, method=None, action="refused")
+        token = REQUEST.set(request_id)
+        try:
+            self.auditor.record(found, direction=direction, method=None, action="refused")
+        finally:
+            REQUEST.reset(token)
         if direction == "c2s":
             return Routed(reply=[line_of(refusal_for(request_id, found))])
         if request_id is None and len(self._waiting) == 1:
@@ -485,7 +527,18 @@ class ProxySession:
 
     # --- messages ----------------------------------------------------------------------------
 
-    def _client_message(self, message: Message, size: int, caller: Identity | None) -> _Item:
+    def _client_message(
+        self, message: Message, size: int, caller: Identity | None, started: int
+    ) -> _Item:
+        token = REQUEST.set(message.id)  # the id every record made meanwhile names
+        try:
+            return self._client_named(message, size, caller, started)
+        finally:
+            REQUEST.reset(token)
+
+    def _client_named(
+        self, message: Message, size: int, caller: Identity | None, started: int
+    ) -> _Item:
         if self._shared and message.kind == "request" and message.method in _NAMING_SHARED:
             if not extension_declared(declared_capabilities(message.params)):
                 return self._needs_extension(message)
@@ -493,7 +546,7 @@ class ProxySession:
             if own is None:
                 return self._unknown_task(message)
             message = own
-        item = self._client_checked(message, size, caller)
+        item = self._client_checked(message, size, caller, started)
         if message.method in _NAMING_SHARED and self._shared and item.forward is not None:
             item.changed = True  # sent on with the server's task id
         return item
@@ -523,7 +576,9 @@ class ProxySession:
         reply = error_response(message.id, UNKNOWN_TASK, UNKNOWN_TASK_TEXT)
         return _Item(reply=self._answered(reply))
 
-    def _client_checked(self, message: Message, size: int, caller: Identity | None) -> _Item:
+    def _client_checked(
+        self, message: Message, size: int, caller: Identity | None, started: int
+    ) -> _Item:
         params = message.params or {}
         name = params.get("name") if message.method == "tools/call" else None
         if (
@@ -581,7 +636,7 @@ class ProxySession:
             if flow is not None:
                 return _Item(reply=self._answered(_refusal(message, flow)))
             if message.kind == "request" and message.id is not None:
-                self._waiting[message.id] = (message.method or "", caller)
+                self._waiting[message.id] = (message.method or "", caller, started, None)
             return _Item(forward=forward, changed=rewritten or forward is not message.raw)
         decision = self.enforcer.check_call(
             self.conversation.tools, tool, params.get("arguments"), call, identity=caller
@@ -591,10 +646,10 @@ class ProxySession:
         if not decision.allowed:
             reply = _refusal(message, decision)
         elif self.enforcer.awaits(tool):
-            deep = self._deep(message, tool, params.get("arguments"), decision, caller)
+            deep = self._deep(message, tool, params.get("arguments"), decision, caller, started)
             return _Item(forward=forward, changed=rewritten, deep=deep)
         else:
-            self._waiting[message.id] = ("tools/call", caller)
+            self._waiting[message.id] = ("tools/call", caller, started, tool)
             return _Item(forward=forward, changed=rewritten)
         return _Item(reply=self._answered(reply))
 
@@ -691,22 +746,36 @@ class ProxySession:
         arguments: Any,
         decision: CallCheck,
         caller: Identity | None,
+        started: int,
     ) -> dict[str, Any] | None:
         """The answer to a call of ``caller`` its awaited checks refuse (shared rate limits,
         deep checks), or None when it goes to the server."""
         assert message.id is not None  # only requests are checked
-        decision = await self.enforcer.check_deep(
-            self.conversation.tools, tool, arguments, decision, identity=caller
-        )
+        # Set again here: this runs after the decision that made it, in the awaiting task's
+        # context, where another message of a batch may have been decided meanwhile.
+        token = REQUEST.set(message.id)
+        try:
+            decision = await self.enforcer.check_deep(
+                self.conversation.tools, tool, arguments, decision, identity=caller
+            )
+        finally:
+            REQUEST.reset(token)
         if decision.jsonrpc_error is not None:
             code, text = decision.jsonrpc_error
             return self._answered(error_response(message.id, code, text, decision.jsonrpc_data))
         if decision.error_result is None:
-            self._waiting[message.id] = ("tools/call", caller)
+            self._waiting[message.id] = ("tools/call", caller, started, tool)
             return None
         return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, decoded: Decoded) -> _Item:
+        token = REQUEST.set(message.id)  # an answer's is its request's
+        try:
+            return self._server_named(message, decoded)
+        finally:
+            REQUEST.reset(token)
+
+    def _server_named(self, message: Message, decoded: Decoded) -> _Item:
         answer = message.kind in ("response", "error")
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
         forwarded = (
@@ -726,7 +795,8 @@ class ProxySession:
             caller = forwarded[1] if forwarded is not None else None
             public = self._tasks.public(item.forward, method, caller)
             if public is not None:
-                return _Item(forward=public, changed=True)
+                item = _Item(forward=public, changed=True)
+        item.ends = forwarded
         return item
 
     def _cleaned(
@@ -988,6 +1058,7 @@ class ProxySession:
         if forwarded is None:
             return Routed()
         method = forwarded[0]
+        self._ended(request_id, forwarded, "timeout" if why == "timed out" else "cancelled")
         self._given_up[request_id] = why
         while len(self._given_up) > self._max_in_flight:
             self._given_up.popitem(last=False)
@@ -1003,9 +1074,16 @@ class ProxySession:
             routed.forward.append(line_of(cancel))
         return routed
 
+    def _ended(self, request_id: int | str, forwarded: _Forwarded, ended: CallOutcome) -> None:
+        """The ``call`` record of a request the proxy stopped waiting for."""
+        method, caller, since, tool = forwarded
+        self.auditor.call(request_id, method, tool, ended, time.perf_counter_ns() - since, caller)
+
     def fail_waiting(self, why: str) -> list[bytes]:
         """Error replies for every request still waiting, when the server is gone."""
         replies = [line_of(error_response(i, UPSTREAM_CLOSED, why)) for i in self._waiting]
+        for request_id, forwarded in self._waiting.items():
+            self._ended(request_id, forwarded, "closed")
         if self.observer is not None:
             for request_id in self._waiting:
                 self.observer.gave_up(request_id, "closed", UPSTREAM_CLOSED)
@@ -1067,6 +1145,11 @@ class _TaskIds:
 
 def _principal(identity: Identity | None) -> tuple[str | None, str | None] | None:
     return None if identity is None else (identity.subject, identity.client_id)
+
+
+def _tool_of(message: Message) -> str | None:
+    name = (message.params or {}).get("name") if message.method == "tools/call" else None
+    return name if isinstance(name, str) else None
 
 
 def _names_unknown_task(found: list[Violation]) -> bool:

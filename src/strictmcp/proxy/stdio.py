@@ -33,6 +33,7 @@ from typing import Literal
 from ..connect.lines import Flow, Lines
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import Upstream
+from ..enforce import logs
 from .relay import Relay
 from .session import ProxySession
 
@@ -220,7 +221,7 @@ class _FileReader:
                 await asyncio.sleep(0)  # the lines read are decided between chunks
         except OSError as error:
             # A directory, a device that cannot be read: its end, said.
-            print(f"strictmcp proxy: cannot read standard input: {error.strerror}", file=sys.stderr)
+            logs.say("proxy", f"cannot read standard input: {error.strerror}", level="error")
         finally:
             self._splitter.end()
 
