@@ -76,7 +76,7 @@ def in_server(arguments: dict[str, Any], result: dict[str, Any]) -> Any:
         return result
 
     async def call() -> Any:
-        return await core.call(listing, "read_file", arguments, proceed, lambda r: r)
+        return await core.call(listing, "read_file", arguments, proceed, lambda r: r, request_id=2)
 
     return anyio.run(call)
 

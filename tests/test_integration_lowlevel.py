@@ -107,6 +107,8 @@ def test_audit_records_carry_codes_and_pointers_never_values(
     [record] = [r for r in caplog.records if r.name == AUDIT_LOGGER]
     entry = dict(record.__dict__["strictmcp"])
     assert isinstance(entry.pop("time"), str)
+    # The call's JSON-RPC id, as the proxy's records name it.
+    assert isinstance(entry.pop("request"), int)
     assert entry == {
         "direction": "c2s",
         "method": "tools/call",

@@ -52,6 +52,7 @@ from typing import Any, TypedDict, TypeVar
 
 from ..enforce import AUDIT_LOGGER, Auditor, Enforcer, PinFile, outcome
 from ..enforce import listing_rules as enforce_listing_rules
+from ..enforce.audit import REQUEST
 from ..extras import needs
 from ..guards.deep import DeepValidators
 from ..guards.validation import PREFERRED_NAME, capability, choose_name, tool_definition
@@ -235,6 +236,7 @@ class ServerCore:
         dump: Callable[[R], Mapping[str, Any] | None],
         identity: Identity | None = None,
         created: Callable[[R], Mapping[str, Any] | None] | None = None,
+        request_id: int | str | None = None,
     ) -> R | dict[str, Any]:
         """Answer one ``tools/call`` of ``identity`` (by default the SDK's authenticated
         caller, :func:`authenticated`, else the policy's ``[identity]``): ``proceed()`` runs
@@ -247,8 +249,25 @@ class ServerCore:
         object of a result that is a ``CreateTaskResult``
         (:func:`~strictmcp.protocol.tasks.created_task`), or None: that task is remembered,
         to check its final result (:meth:`task_result`). Raises :class:`MCPError` for an
-        unknown tool.
+        unknown tool. ``request_id`` is the call's JSON-RPC id, which its audit records name
+        as the proxy's do.
         """
+        token = REQUEST.set(request_id)
+        try:
+            return await self._call(listing, name, arguments, proceed, dump, identity, created)
+        finally:
+            REQUEST.reset(token)
+
+    async def _call(
+        self,
+        listing: Listing,
+        name: str,
+        arguments: dict[str, Any] | None,
+        proceed: Callable[[], Awaitable[R]],
+        dump: Callable[[R], Mapping[str, Any] | None],
+        identity: Identity | None,
+        created: Callable[[R], Mapping[str, Any] | None] | None,
+    ) -> R | dict[str, Any]:
         registry = listing.registry
         enforcer = self.enforcer
         identity = self.caller(identity)

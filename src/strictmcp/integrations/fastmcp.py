@@ -112,6 +112,7 @@ class StrictMiddleware(Middleware):
             lambda: call_next(context),
             _tool_output,
             created=_created_task,
+            request_id=_request_id(context),
         )
         if not isinstance(result, dict):
             # The tool's ToolResult, or an extension's own result (a CreateTaskResult).
@@ -245,3 +246,13 @@ def _tool_output(result: ToolResult) -> Mapping[str, Any] | None:
     if result.structured_content is not None:
         output["structuredContent"] = result.structured_content
     return output
+
+
+def _request_id(context: MiddlewareContext[Any]) -> int | str | None:
+    """The JSON-RPC id of the request being answered, when FastMCP gives one."""
+    fastmcp = context.fastmcp_context
+    try:
+        request_id = fastmcp.request_id if fastmcp is not None else None
+    except (RuntimeError, ValueError):  # outside a request (a test harness): none to name
+        return None
+    return request_id if isinstance(request_id, (int, str)) else None

@@ -125,6 +125,7 @@ class ToolCallInterceptor(Extension):
             lambda: call_next(ctx),
             _tool_output,
             created=lambda result: created_task(_wire(result)),
+            request_id=ctx.request_id,
         )
 
 
