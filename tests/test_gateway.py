@@ -55,6 +55,18 @@ def _two() -> tuple[str, str]:
     return server_table("a", fixture("a")), server_table("b", fixture("b"))
 
 
+def _tools_changed() -> tuple[anyio.Event, Any]:
+    """An event set by the client's first ``notifications/tools/list_changed``, and the
+    message handler that sets it."""
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    return changed, on_message
+
+
 def write_policy(tmp_path: Path, *tables: str) -> Path:
     path = tmp_path / "gateway.toml"
     path.write_text("\n".join(tables), encoding="utf-8")
@@ -186,9 +198,7 @@ def test_three_real_servers_behind_one_http_gateway(
 
 
 def test_initialize_unites_the_servers(tmp_path: Path) -> None:
-    policy = write_policy(
-        tmp_path, server_table("a", fixture("a")), server_table("b", fixture("b"))
-    )
+    policy = write_policy(tmp_path, *_two())
     errlog = tmp_path / "stderr.log"
 
     async def test() -> None:
@@ -228,11 +238,7 @@ def test_a_crashing_server_leaves_the_others_and_comes_back(tmp_path: Path) -> N
         server_table("fragile", fixture("fragile")),
     )
     errlog = tmp_path / "stderr.log"
-    changed = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            changed.set()
+    changed, on_message = _tools_changed()
 
     async def test() -> None:
         async with gateway_session(policy, errlog, message_handler=on_message) as session:
@@ -305,14 +311,8 @@ def test_a_hanging_and_a_missing_server_touch_no_other(tmp_path: Path) -> None:
 
 
 def test_list_changed_from_one_server_reaches_the_client(tmp_path: Path) -> None:
-    policy = write_policy(
-        tmp_path, server_table("a", fixture("a")), server_table("b", fixture("b"))
-    )
-    changed = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            changed.set()
+    policy = write_policy(tmp_path, *_two())
+    changed, on_message = _tools_changed()
 
     async def test() -> None:
         async with gateway_session(
@@ -329,9 +329,7 @@ def test_list_changed_from_one_server_reaches_the_client(tmp_path: Path) -> None
 
 
 def test_sampling_from_two_servers_with_one_id_reaches_each_its_answer(tmp_path: Path) -> None:
-    policy = write_policy(
-        tmp_path, server_table("a", fixture("a")), server_table("b", fixture("b"))
-    )
+    policy = write_policy(tmp_path, *_two())
     seen: list[str] = []
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> Any:
@@ -482,11 +480,7 @@ def test_a_servers_own_lock_file_pins_only_its_tools(tmp_path: Path) -> None:
         server_table("a", fixture("a"), pin=_toml(lock.name)),
         server_table("b", fixture("b")),
     )
-    changed = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            changed.set()
+    changed, on_message = _tools_changed()
 
     async def test() -> None:
         async with gateway_session(
@@ -692,11 +686,7 @@ def test_a_servers_answer_is_read_as_strictly_as_the_proxy_reads_it(tmp_path: Pa
 
 def test_a_listing_the_server_promised_to_say_changed_is_asked_once(tmp_path: Path) -> None:
     policy = write_policy(tmp_path, *_two())
-    changed = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            changed.set()
+    changed, on_message = _tools_changed()
 
     async def test() -> None:
         async with gateway_session(

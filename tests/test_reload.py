@@ -68,6 +68,19 @@ def _start(tmp_path: Path, processes: list[Process], *args: str) -> Client:  # n
     return Client(process)
 
 
+def _proxy(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+    policy: Path,
+    audit: Path,
+    *options: str,
+) -> Client:
+    """A client of ``strictmcp proxy`` under ``policy``, auditing to ``audit``, in front of
+    the fixture server."""
+    args = ["--policy", str(policy), "--audit-log", str(audit), *options]
+    return _start(tmp_path, processes, "proxy", *args, "--", sys.executable, str(FIXTURE), "solo")
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -89,19 +102,7 @@ def test_sighup_puts_a_new_policy_in_force_in_the_open_session(
 ) -> None:
     policy = _policy(tmp_path, 3)
     audit = tmp_path / "audit.jsonl"
-    client = _start(
-        tmp_path,
-        processes,
-        "proxy",
-        "--policy",
-        str(policy),
-        "--audit-log",
-        str(audit),
-        "--",
-        sys.executable,
-        str(FIXTURE),
-        "solo",
-    )
+    client = _proxy(tmp_path, processes, policy, audit)
     assert client.refused("echo", "longer")
     _policy(tmp_path, 10)
     client.process.popen.send_signal(signal.SIGHUP)
@@ -121,19 +122,7 @@ def test_a_policy_that_does_not_load_leaves_the_old_in_force(
 ) -> None:
     policy = _policy(tmp_path, 3)
     audit = tmp_path / "audit.jsonl"
-    client = _start(
-        tmp_path,
-        processes,
-        "proxy",
-        "--policy",
-        str(policy),
-        "--audit-log",
-        str(audit),
-        "--",
-        sys.executable,
-        str(FIXTURE),
-        "solo",
-    )
+    client = _proxy(tmp_path, processes, policy, audit)
     wrong = ("[[guard]\n", '[[guard]]\ntool = "echo"\nkind = "nonsense"\n', "colour = 1\n")
     for count, broken in enumerate(wrong, start=1):
         policy.write_text(broken, encoding="utf-8")
@@ -151,20 +140,7 @@ def test_watch_reloads_when_the_file_changes(
 ) -> None:
     policy = _policy(tmp_path, 3)
     audit = tmp_path / "audit.jsonl"
-    client = _start(
-        tmp_path,
-        processes,
-        "proxy",
-        "--policy",
-        str(policy),
-        "--audit-log",
-        str(audit),
-        "--watch",
-        "--",
-        sys.executable,
-        str(FIXTURE),
-        "solo",
-    )
+    client = _proxy(tmp_path, processes, policy, audit, "--watch")
     assert client.refused("echo", "longer")
     _policy(tmp_path, 10)
     _wait_for(lambda: audit.exists() and _reloads(audit))

@@ -251,11 +251,13 @@ class Policy:
         """The mode the policy's stages run in for ``tool``: the ``mode`` of the gateway's
         ``[[server]]`` it belongs to (by its name, ``server`` + separator + ...), else the
         file's own."""
-        name = self.server_of(tool)
-        for server in self.servers:
-            if server.name == name and server.mode is not None:
-                return server.mode
-        return self.mode
+        mode = self._server_modes.get(self.server_of(tool)) if self._server_modes else None
+        return mode if mode is not None else self.mode
+
+    @cached_property
+    def _server_modes(self) -> dict[str | None, Mode]:
+        # Asked at every policy stage of every call: one look-up, not a walk of the tables.
+        return {server.name: server.mode for server in self.servers if server.mode is not None}
 
     def any_enforced(self) -> bool:
         """Whether the policy's stages enforce for some tool (the file's mode, or a server's)."""
