@@ -30,11 +30,22 @@ PROMETHEUS_STAMP := $(VENV)/.installed-prometheus
 # HAProxy in front of two proxy replicas, with examples/haproxy/haproxy.cfg, for
 # tests/test_scaleout_haproxy.py.
 HAPROXY_STAMP := $(VENV)/.installed-haproxy
+# The compiled build (pyproject.toml's mypyc hook): a wheel built from a copy of the sources
+# (hatch-mypyc compiles in place, and an extension beside an edited .py would shadow it),
+# unpacked where `make unit` puts it first on PYTHONPATH.
+COMPILED := build/compiled
+# The tests run against the pure-Python build too: between them they drive every compiled
+# module (pyproject.toml's list), from the strict reader to the relay.
+PURE_TESTS := tests/test_build.py tests/test_json_numbers.py tests/test_hostile.py \
+  tests/test_alarms.py tests/test_protocol_*.py tests/test_enforce.py tests/test_hygiene.py \
+  tests/test_proxy_session.py tests/test_proxy_stdio.py tests/test_proxy_malformed.py \
+  tests/test_proxy_fail_closed.py tests/test_proxy_cancel.py tests/test_listing_checks.py \
+  tests/test_rewrites.py
 # Headless Chromium renders `strictmcp check`'s HTML report in tests/test_check_html.py.
 CHROMIUM_STAMP := $(VENV)/.installed-chromium
 SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test install install-test lint typecheck unit bench bench-peers clean
+.PHONY: demo test install install-test lint typecheck unit compiled bench bench-peers clean
 
 demo: install  ## set up and run strictmcp on the bundled examples
 	@# The main job: the validating proxy in front of a bundled server; one valid call goes
@@ -131,10 +142,24 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-unit:
-	@# Two workers, each taking whole test files (module-scoped fixtures such as the
-	@# conformance suite's direct runs are then made once): about half the serial time.
-	$(BIN)/pytest -q -n 2 --dist loadfile
+unit: compiled
+	@# The whole suite against the compiled build, then the tests of every compiled module
+	@# against the pure-Python one (STRICTMCP_BUILD makes a run whose imports miss the build
+	@# it names fail at once). Two workers, each taking whole test files (module-scoped
+	@# fixtures such as the conformance suite's direct runs are then made once).
+	PYTHONPATH=$(CURDIR)/$(COMPILED) STRICTMCP_BUILD=compiled $(BIN)/pytest -q -n 2 --dist loadfile
+	STRICTMCP_BUILD="pure Python" $(BIN)/pytest -q -n 2 --dist loadfile $(PURE_TESTS)
+
+# The per-message path compiled with mypyc (pyproject.toml), about two minutes; `strictmcp
+# --version` then says "compiled" when run with PYTHONPATH=build/compiled.
+compiled: $(TEST_STAMP)
+	rm -rf build/wheel-src build/dist $(COMPILED)
+	mkdir -p build/wheel-src
+	cp -r pyproject.toml README.md src build/wheel-src/
+	find build/wheel-src -name __pycache__ -prune -exec rm -rf {} +
+	cd build/wheel-src && HATCH_BUILD_HOOK_ENABLE_MYPYC=true \
+	  $(CURDIR)/$(BIN)/hatchling build --target wheel --directory $(CURDIR)/build/dist
+	$(BIN)/pip install --quiet --no-deps --target $(COMPILED) build/dist/strictmcp-*.whl
 
 bench: install-test  ## engine and protocol benchmarks; figures go in docs/benchmarks.md
 	$(BIN)/python bench/engine.py

@@ -5,7 +5,9 @@ run, ``--rounds N`` to choose the rounds, ``--only NAME...`` to run some peers o
 the table's ``key`` column: ``stdio-direct``, ``http-strictmcp`` and so on), ``--json FILE`` to
 keep every sample, ``--install`` to (re)install the peers' environments first, ``--base REV``
 to run strictmcp's rows a second time on git revision REV's code, in the same rounds (with
-``--only http-strictmcp http-strictmcp@base``, say: an interleaved before/after over HTTP).
+``--only http-strictmcp http-strictmcp@base``, say: an interleaved before/after over HTTP);
+``--base DIR`` does the same with the package in a directory (``--base src`` with this run's
+PYTHONPATH at a compiled build: compiled against pure Python, interleaved).
 
 The peers (other projects' proxies) are never imported here: each lives in its own virtual
 environment under ``bench/.peers/<name>/`` (gitignored), made with ``python3 -m venv`` and
@@ -828,33 +830,40 @@ def _not_offered(setup: Setup, log: Path) -> tuple[Launched, Client]:
     )
 
 
-def base_specs(specs: list[Spec], revision: str, tree: Path) -> list[Spec]:
-    """strictmcp's rows again, on the code of git ``revision`` extracted at ``tree``: each
-    next to its own in the same rounds, for a before/after ratio over HTTP too."""
+def base_specs(specs: list[Spec], base: str, path: Path) -> list[Spec]:
+    """strictmcp's rows again, on the code of ``base`` (a git revision, or a directory that
+    holds a ``strictmcp`` package, such as a compiled build), importable from ``path``: each
+    next to its own in the same rounds, for a before/after ratio."""
 
     def env() -> dict[str, str]:
         # Only the base's own code: not whatever else this run's PYTHONPATH adds.
-        return {**os.environ, "PYTHONPATH": str(tree / "src")}
+        return {**os.environ, "PYTHONPATH": str(path)}
 
     def version(setup: Setup) -> str:
-        return f"base {revision}"
+        return f"base {base}"
 
     based = []
     for spec in specs:
-        if not spec.key.endswith(("-strictmcp", "-strictmcp-stateless")):
+        if not spec.key.endswith(("-strictmcp", "-strictmcp-stateless", "-strictmcp-gateway")):
             continue
         key = f"{spec.key}@base"
+        gateway = spec.key.endswith("-gateway")
+        tool = f"{GATEWAY_SERVERS[0]}__{TOOL}" if gateway else TOOL
         if spec.mode == "stdio":
-            start = stdio_peer(lambda s, k: [*STRICTMCP, "--", *s.echo(k)], key, env)
+            argv = _gateway_argv if gateway else lambda s, k: [*STRICTMCP, "--", *s.echo(k)]
+            start = stdio_peer(argv, key, env, tool=tool)
         else:
             start = http_peer(
-                lambda s, k, p: [*STRICTMCP, "--listen", "127.0.0.1:0", "--", *s.echo(k)],
+                (lambda s, k, p: [*_gateway_argv(s, k), "--listen", "127.0.0.1:0"])
+                if gateway
+                else lambda s, k, p: [*STRICTMCP, "--listen", "127.0.0.1:0", "--", *s.echo(k)],
                 key,
                 modern=spec.key.endswith("-stateless"),
                 announced=True,
                 env=env,
+                tool=tool,
             )
-        based.append(Spec(key, spec.mode, f"{spec.label} at {revision}", start, version))
+        based.append(Spec(key, spec.mode, f"{spec.label} at {base}", start, version))
     return based
 
 
@@ -882,6 +891,21 @@ def peer_specs() -> list[Spec]:
             "stdio",
             "strictmcp `proxy`",
             stdio_peer(lambda s, k: [*STRICTMCP, "--", *s.echo(k)], "stdio-strictmcp"),
+            strictmcp_version,
+        ),
+        Spec(
+            "stdio-floor",
+            "stdio",
+            "strictmcp's stdio transport relaying lines, every check off (the floor)",
+            stdio_peer(
+                lambda s, k: [
+                    sys.executable,
+                    str(LAUNCH / "stdio_floor.py"),
+                    "--",
+                    *s.echo(k),
+                ],
+                "stdio-floor",
+            ),
             strictmcp_version,
         ),
         Spec(
@@ -1291,8 +1315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--install", action="store_true", help="(re)install the peers first")
     parser.add_argument(
         "--base",
-        metavar="REV",
-        help="also run strictmcp's rows on git revision REV's code (keys end in @base)",
+        metavar="REV|DIR",
+        help="also run strictmcp's rows on git revision REV's code, or on the strictmcp package "
+        "in directory REV (a compiled build, say); their keys end in @base",
     )
     args = parser.parse_args(argv)
 
@@ -1304,7 +1329,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, tmp: Path) ->
     """The run ``args`` ask for, its files under ``tmp``."""
     specs = peer_specs()
     if args.base:
-        specs += base_specs(specs, args.base, extract(args.base, tmp / "base"))
+        given = Path(args.base)
+        path = given if given.is_dir() else extract(args.base, tmp / "base") / "src"
+        specs += base_specs(specs, args.base, path)
     if args.only:
         known = {spec.key for spec in specs}
         unknown = [name for name in args.only if name not in known]

@@ -138,11 +138,13 @@ def test_observe_returns_the_verdict_on_a_call() -> None:
     conversation = Conversation(Revision(REVISION))
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}
     observed = conversation.observe(decode(json.dumps(call)).messages[0], "c2s")
-    assert observed.call is not None
-    assert observed.call.jsonrpc_error is not None
-    assert list(observed) == list(observed.call.violations)
+    verdict = conversation.call
+    assert verdict is not None
+    assert verdict.jsonrpc_error is not None
+    assert observed == list(verdict.violations)
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-    assert conversation.observe(decode(json.dumps(ping)).messages[0], "c2s").call is None
+    conversation.observe(decode(json.dumps(ping)).messages[0], "c2s")
+    assert conversation.call is None
 
 
 @pytest.mark.parametrize(

@@ -246,10 +246,12 @@ def tool_results(draw: st.DrawFn) -> Any:
 
 
 def request_of(frame: dict[str, Any]) -> Message:
-    params = frame.get("params")
+    params, request_id = frame.get("params"), frame.get("id")
     return Message(
         kind="request",
-        id=frame.get("id"),
+        # The method checks never read the id; a Message holds only a valid one (the
+        # compiled build refuses any other), so a frame's invalid id stays in raw alone.
+        id=request_id if type(request_id) in (int, str) else 1,
         method="tools/call",
         params=params if isinstance(params, dict) else None,
         result=None,

@@ -82,7 +82,7 @@ class Session:
         self.next_id += 1
         obj = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         found = self.conversation.observe(message(obj), direction)  # type: ignore[arg-type]
-        self.last_call = found.call
+        self.last_call = self.conversation.call
         return self.next_id, list(found)
 
     def answer(

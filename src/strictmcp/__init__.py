@@ -31,15 +31,24 @@ __all__ = [
     "ValidationResult",
     "Validator",
     "__version__",
+    "build",
     "compile_schema",
 ]
+
+
+def build() -> str:
+    """Which build is running: ``"compiled"`` (the per-message path compiled with mypyc) or
+    ``"pure Python"``; ``strictmcp --version`` says it too."""
+    from ._build import COMPILED  # noqa: PLC0415 - only when asked
+
+    return "compiled" if COMPILED else "pure Python"
 
 
 def __getattr__(name: str) -> Any:
     # The schema layer is imported on first use of one of its names, not with the package:
     # `strictmcp --help` and `--version` need only the version, and the schema layer (with
     # jsonschema-rs) would cost more than the rest of their answer.
-    if name == "__version__" or name not in __all__:
+    if name in ("__version__", "build") or name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from . import schema  # noqa: PLC0415 - on first use
 

@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import click
 
-from . import __version__
+from . import __version__, build
 from .extras import MissingExtra
 
 
@@ -184,7 +184,14 @@ def _missing(command: str, error: MissingExtra) -> NoReturn:
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="strictmcp")
+@click.version_option(
+    __version__,
+    "-V",
+    "--version",
+    prog_name="strictmcp",
+    # Which build answers: the per-message path compiled, or pure Python (docs/install.md).
+    message=f"%(prog)s, version %(version)s ({build()})",
+)
 def main() -> None:
     """strictmcp: every Model Context Protocol message checked, strict and safe.
 

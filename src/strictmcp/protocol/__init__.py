@@ -3,7 +3,7 @@ sampling and prompts, for every revision from 2024-11-05 to 2026-07-28. Transpor
 the proxy and the SDK integrations use exactly this layer."""
 
 from .capture import CaptureFinding, CaptureFormatError, CaptureReport, validate_capture
-from .conversation import ASSUMED_REVISION, Conversation, Direction, Observed, own_message
+from .conversation import ASSUMED_REVISION, Conversation, Direction, own_message
 from .elicitation import (
     AppliedDefaults,
     apply_defaults,
@@ -55,7 +55,6 @@ __all__ = [
     "Decoded",
     "Direction",
     "Message",
-    "Observed",
     "RequestTracker",
     "Revision",
     "Rule",

@@ -96,14 +96,6 @@ class _Pending:
     task: TaskRecord | None = None
 
 
-class Observed(list[Violation]):
-    """What :meth:`Conversation.observe` found in one message: its violations (this list), and
-    for a ``tools/call`` request the verdict on the call (``call``), for a caller that answers
-    refused calls itself. The call's own violations are in the list too."""
-
-    call: CallCheck | None = None
-
-
 # Most requests leave nothing behind: this one shared instance says so, and is only ever
 # compared by identity (comparing by value costs more than the rest of remembering).
 _NOTHING = _Pending()
@@ -131,6 +123,7 @@ class Conversation:
         max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         self.strict = strict
+        self.call: CallCheck | None = None
         self.portable_names = portable_names
         self.limits = limits
         self._fixed = revision is not None
@@ -224,15 +217,18 @@ class Conversation:
 
     def observe(
         self, message: Message, direction: Direction, *, size: int | None = None
-    ) -> Observed:
-        """Check one message sent in ``direction`` and learn what it says about the session.
+    ) -> list[Violation]:
+        """Check one message sent in ``direction`` and learn what it says about the session;
+        its violations.
 
         ``size`` is the length of the JSON text the message came in, handed to the schema
         engine so it need not measure tool arguments again. A ``tools/call`` is checked once,
-        here: the verdict comes back as :attr:`Observed.call`.
+        here: the verdict is :attr:`call` until the next message is observed (its violations
+        are among those returned too), for a caller that answers refused calls itself.
         """
         sender: Sender = "client" if direction == "c2s" else "server"
-        violations = Observed()
+        violations: list[Violation] = []
+        self.call = None
         if message.kind == "request":
             duplicate = self._requests[direction].sent(message)
             violations += duplicate
@@ -345,7 +341,7 @@ class Conversation:
         direction: Direction,
         revision: Revision,
         size: int | None,
-        violations: Observed,
+        violations: list[Violation],
         *,
         remember: bool,
     ) -> None:
@@ -385,7 +381,7 @@ class Conversation:
                         check = CallCheck(
                             (*check.violations, violation), jsonrpc_error=error, tool=check.tool
                         )
-                violations.call = check
+                self.call = check
                 violations += check.violations
                 if check.tool is not None or capabilities is not None or asked:
                     pending = _Pending(
@@ -424,7 +420,11 @@ class Conversation:
     # --- tasks (tasks.py) ------------------------------------------------------------------
 
     def _task_asked(
-        self, message: Message, direction: Direction, revision: Revision, violations: Observed
+        self,
+        message: Message,
+        direction: Direction,
+        revision: Revision,
+        violations: list[Violation],
     ) -> bool:
         """Whether a 2025-11-25 request asks for a task, checked against the receiver's
         capabilities (2026-07-28 asks by declaring the extension instead)."""
@@ -441,7 +441,7 @@ class Conversation:
         params: Mapping[str, Any],
         direction: Direction,
         revision: Revision,
-        violations: Observed,
+        violations: list[Violation],
     ) -> _Pending:
         """A ``tasks/*`` request naming a task: an unknown one is reported (its answers
         cannot be checked); a known one is kept with the request, for its answer."""

@@ -292,7 +292,7 @@ def _lenient_id(data: bytes | str) -> int | str | None:
     except (ValueError, RecursionError):
         return None
     value = document.get("id") if isinstance(document, dict) else None
-    if isinstance(value, str) and any("\ud800" <= c <= "\udfff" for c in value):
+    if isinstance(value, str) and not _encodes(value):
         return None
     if isinstance(value, int) and id_readings(value):
         return None
@@ -369,9 +369,11 @@ def check_envelope(
             kind=kind,
             id=obj.get("id"),
             method=method,
-            params=obj.get("params"),
-            result=obj.get("result"),
-            error=obj.get("error"),
+            # Only the members of its own shape: a response's stray "params" (a list, say)
+            # is left in raw, never taken for a request's.
+            params=obj.get("params") if kind in ("request", "notification") else None,
+            result=obj.get("result") if kind == "response" else None,
+            error=obj.get("error") if kind == "error" else None,
             raw=obj,
         ),
         violations,

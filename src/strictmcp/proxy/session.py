@@ -603,9 +603,8 @@ class ProxySession:
                 params = {**params, "arguments": decoded}
                 message = own_message({**message.raw, "params": params})
                 rewritten = True
-        observed = self.conversation.observe(message, "c2s", size=size)
-        found: list[Violation] = observed
-        call, tool = observed.call, name if isinstance(name, str) and name else None
+        found = self.conversation.observe(message, "c2s", size=size)
+        call, tool = self.conversation.call, name if isinstance(name, str) and name else None
         if call is not None and tool is not None and call.violations:
             # The call's own findings are the enforcer's to report, at their stage.
             found = [v for v in found if v not in call.violations]

@@ -96,7 +96,9 @@ def _check_int(text: str, value: int) -> None:
     except OverflowError:
         # 10 followed by 400 zeros is 1e400, refused as such.
         raise JSONInputError("json-number-too-large", "a number is too large to read") from None
-    if len(text.lstrip("-").rstrip("0")) > _DIGITS and double != value:
+    # Compared as integers: compiled, a float compared with an int may be the int made a
+    # float, which would hide the very rounding looked for.
+    if len(text.lstrip("-").rstrip("0")) > _DIGITS and int(double) != value:
         raise JSONInputError("json-number-inexact", _INEXACT)
 
 

@@ -111,7 +111,7 @@ def _tool(properties: dict[str, Any], extra: Mapping[str, Any] | None = None) ->
     return {"name": "search", "inputSchema": {**schema, **(extra or {})}}
 
 
-RULES = (
+RULES: tuple[LintRule, ...] = (
     LintRule(
         code="SMT201",
         name="string-unbounded",

@@ -250,7 +250,7 @@ def _rule(
     )
 
 
-RULES = (
+RULES: tuple[LintRule, ...] = (
     _rule(
         "SMT301",
         _PATH,

@@ -40,7 +40,7 @@ def _duplicate(tool: ToolView) -> Iterator[Hit]:
         )
 
 
-RULES = (
+RULES: tuple[LintRule, ...] = (
     LintRule(
         code="SMT001",
         name="name-invalid",

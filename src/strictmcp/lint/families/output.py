@@ -71,7 +71,7 @@ def _result(temperature: Any) -> dict[str, Any]:
 _OBSERVED = {"get_weather": (_result(21.5),)}
 
 
-RULES = (
+RULES: tuple[LintRule, ...] = (
     LintRule(
         code="SMT501",
         name="output-schema-missing",

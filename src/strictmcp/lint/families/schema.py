@@ -277,7 +277,7 @@ def _nested(levels: int) -> dict[str, Any]:
     return schema
 
 
-RULES = (
+RULES: tuple[LintRule, ...] = (
     LintRule(
         code="SMT100",
         name="definition-invalid",

@@ -101,7 +101,7 @@ def _tool(description: str | None, argument: dict[str, Any] | None = None) -> di
     return tool if description is None else {**tool, "description": description}
 
 
-RULES = (
+RULES: tuple[LintRule, ...] = (
     LintRule(
         code="SMT401",
         name="hidden-characters",
