@@ -21,12 +21,14 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from auth_support import authorization_server, free_port
 from strictmcp.enforce import Auditor, Enforcer
 from strictmcp.enforce.flows import FlowTracker
 from strictmcp.guards.secrets import redact
 from strictmcp.policy import FlowRule, Policy, PolicyError
 from strictmcp.protocol import LATEST, ToolRegistry
 from test_gateway import gateway_session, run, server_table, write_policy
+from test_proxy_bridge import LEGACY, Bridged, _text
 from test_proxy_http import (  # noqa: F401 - a fixture
     Process,
     answer,
@@ -182,6 +184,19 @@ def test_at_the_bound_the_oldest_taint_is_evicted_and_counted() -> None:
     assert tracker.check("sink", {"q": keys[0]}, "/a").action is None
     assert tracker.check("sink", {"q": keys[1]}, "/a").action == "refuse"
     assert tracker.check("sink", {"q": keys[2]}, "/a").action == "refuse"
+
+
+def test_a_stateless_caller_forgotten_at_the_bound_is_counted() -> None:
+    tracker = FlowTracker((RULE,), max_callers=2)
+    alice, bob, carol = ("alice", None), ("bob", None), ("carol", None)
+    assert tracker.taint("files", result(f"{AWS} {GITHUB}"), owner=alice) == 0
+    assert tracker.taint("files", result(GITHUB), owner=bob) == 0
+    # A third caller: the least recently tainted one's two values are forgotten, and said.
+    assert tracker.taint("files", result(GITHUB), owner=carol) == 2
+    assert tracker.evicted == 2
+    assert tracker.check("sink", {"q": AWS}, "/a", owner=alice).action is None
+    assert tracker.check("sink", {"q": GITHUB}, "/a", owner=bob).action == "refuse"
+    assert tracker.check("sink", {"q": GITHUB}, "/a", owner=carol).action == "refuse"
 
 
 def test_redact_replaces_the_data_and_keeps_the_rest() -> None:
@@ -492,3 +507,146 @@ def test_http_raw_session_refusal_is_an_is_error_result(
 
     run(test)
     assert calls_of(tmp_path, "sink") == []
+
+
+# --- stateless (2026-07-28) requests through the gateway ------------------------------------------
+
+
+def _stateless_gateway(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+    action: str = "refuse",
+    *more: str,
+    port: int | None = None,
+    sink: list[str] | None = None,
+) -> Bridged:
+    """The gateway over HTTP before a ``vault`` and a ``sink`` fixture server (``sink``: its
+    command, if not the flow fixture), one flow rule between them; requests are 2026-07-28's,
+    each a POST of its own with no session."""
+    policy = write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "read_secret")),
+        server_table("sink", sink or flow_server("sink", tmp_path, "write_query")),
+        f'[[flow]]\nfrom = ["vault"]\nto = ["*"]\naction = "{action}"\n',
+        *more,
+    )
+    port = port or free_port()
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    process = Process([*args, "--listen", f"127.0.0.1:{port}"], tmp_path, "stderr")
+    processes.append(process)
+    process.wait_for("listening on")
+    return Bridged(f"http://127.0.0.1:{port}/mcp", process, tmp_path / "unused")
+
+
+def _refused(answer: Any) -> bool:
+    """Whether a tool call's answer is an ``isError`` result (a result either way)."""
+    return answer["result"].get("isError", False) is True
+
+
+def _read_secret(gateway: Bridged, tmp_path: Path, **options: Any) -> None:
+    planted = {"content": [{"type": "text", "text": f"AWS_ACCESS_KEY_ID={AWS}"}]}
+    (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
+    read = gateway.call("vault__read_secret", **options)
+    assert AWS in json.dumps(read["result"])
+
+
+def test_a_stateless_read_taints_the_next_stateless_request(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    gateway = _stateless_gateway(tmp_path, processes)
+    # Before any read the value is no flow (no session: the request alone is judged).
+    assert not _refused(gateway.call("sink__write_query", {"query": f"early {AWS}"}))
+    _read_secret(gateway, tmp_path)
+    # Each a request of its own, with no session: the read still taints them, whatever the
+    # client calls itself (every unauthenticated caller is one caller).
+    carried = [f"VALUES ('{AWS}')", _b64(AWS, "x"), AWS.encode().hex().upper(), quote(f"k={AWS}")]
+    for client in ("bridge-test", "another-client"):
+        for query in carried:
+            refused = gateway.call("sink__write_query", {"query": query}, client=client)
+            said = json.dumps(refused)
+            assert _refused(refused)
+            assert "flow-cross-server" in said
+            assert "'vault'" in said
+            assert "'sink'" in said
+            assert AWS not in said
+    # Back to the server it came from is no flow; clean data still goes to the sink.
+    back = gateway.call("vault__read_secret", {"note": AWS})
+    assert not _refused(back)
+    assert not _refused(gateway.call("sink__write_query", {"query": "SELECT 1"}))
+    # The ground truth: the sink got the early call and the clean one, nothing tainted.
+    got = [call["params"]["arguments"]["query"] for call in calls_of(tmp_path, "sink")]
+    assert got == [f"early {AWS}", "SELECT 1"]
+    assert AWS not in gateway.process.output()
+
+
+def test_stateless_redact_replaces_the_data_read_by_an_earlier_request(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    gateway = _stateless_gateway(tmp_path, processes, "redact")
+    _read_secret(gateway, tmp_path)
+    sent = gateway.call("sink__write_query", {"query": f"VALUES ('{AWS}', 1)"})
+    assert not _refused(sent)
+    [call] = calls_of(tmp_path, "sink")
+    assert call["params"]["arguments"]["query"] == "VALUES ('[redacted: data of 'vault']', 1)"
+
+
+def test_stateless_taints_are_each_authenticated_callers_own(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with authorization_server() as provider:
+        auth = f'[auth]\nissuer = "{provider.issuer}"\nresource = "{url}"\nscopes = ["mcp:read"]\n'
+        gateway = _stateless_gateway(tmp_path, processes, "refuse", auth, port=port)
+        reader = provider.token("reader", url)
+        admin = provider.token("admin", url, scope="mcp:read mcp:admin")
+        _read_secret(gateway, tmp_path, token=reader)
+        # The reader read it: the reader's next request may not carry it to the sink.
+        refused = gateway.call("sink__write_query", {"query": AWS}, token=reader)
+        assert _refused(refused)
+        assert "flow-cross-server" in json.dumps(refused)
+        # Another identity never read it: its request is its own.
+        sent = gateway.call("sink__write_query", {"query": AWS}, token=admin)
+        assert not _refused(sent)
+    assert [call["params"]["arguments"]["query"] for call in calls_of(tmp_path, "sink")] == [AWS]
+
+
+def test_a_stateless_retry_cannot_carry_tainted_data_in_its_input_responses(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    record = tmp_path / "record"
+    sink = [sys.executable, str(LEGACY), str(record)]  # asks the client to sample, then says it
+    gateway = _stateless_gateway(tmp_path, processes, "refuse", sink=sink)
+    _read_secret(gateway, tmp_path)
+    sampling: dict[str, Any] = {"sampling": {}}
+    first = gateway.call("sink__ask", capabilities=sampling)["result"]
+    assert first["resultType"] == "input_required"
+
+    def retry(text: str) -> Any:
+        answer = {"role": "assistant", "content": {"type": "text", "text": text}, "model": "m"}
+        params = {
+            "name": "sink__ask",
+            "arguments": {},
+            "inputResponses": {"r1": answer},
+            "requestState": first["requestState"],
+        }
+        return gateway.post("tools/call", params, capabilities=sampling)
+
+    # The answer to the sink's own request is data the client sends it, as arguments are.
+    for text in (f"It is {AWS}", _b64(AWS), quote(AWS)):
+        refused = retry(text)
+        said = json.dumps(refused)
+        assert _refused(refused)
+        assert "flow-cross-server" in said
+        assert "/params/inputResponses/r1/content/text" in said
+        assert AWS not in said
+    # The call still waits: a clean answer completes it.
+    assert _text(retry("Paris")) == "sampled: Paris"
+    sent = record.read_text(encoding="utf-8")
+    assert "Paris" in sent
+    assert AWS not in sent
+    assert _b64(AWS) not in sent

@@ -1,15 +1,12 @@
-"""The README's snippets run as written: its Python blocks (the names their prose gives are
-given here: a tool, its arguments, the bytes read) and its TOML blocks (each loads as a
-policy, the directories it names made first)."""
+"""The README's Python snippets run as written (the names their prose gives are given here: a
+tool, its arguments, the bytes read); its other blocks, as every page's: test_docs_blocks.py."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
-import os
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,13 +16,6 @@ import pytest
 from fastmcp import FastMCP
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
-
-from strictmcp.policy import Policy
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -77,14 +67,3 @@ def test_each_python_snippet_runs_as_written(
         exec(_blocks("python")[index], _givens())
     if index == 0:
         assert "/path wrong-type" in printed.getvalue()  # the snippet prints what it found
-
-
-@pytest.mark.parametrize("index", range(len(_blocks("toml"))))
-def test_each_toml_snippet_loads_as_a_policy(index: int, tmp_path: Path) -> None:
-    document = tomllib.loads(_blocks("toml")[index])
-    # A snippet names the directories a reader has: made here, under a scratch root.
-    for guard in document.get("guard", []):
-        guard["roots"] = [str(tmp_path / root.lstrip("/")) for root in guard.get("roots", [])]
-        for root in guard["roots"]:
-            os.makedirs(root, exist_ok=True)
-    Policy.from_dict(document, base=tmp_path)

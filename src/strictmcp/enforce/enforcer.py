@@ -220,7 +220,10 @@ class Enforcer:
             return
         evicted = flows.taint(source, result, owner)
         if evicted:
-            message = f"{evicted} tainted values forgotten: the session keeps at most so many"
+            message = (
+                f"{evicted} tainted values forgotten: taints are kept up to a bound per session"
+                " (per caller when stateless), and for a bounded number of stateless callers"
+            )
             self.auditor.record(
                 [Violation(FlowCode.EVICTED, message, "", Severity.WARNING)],
                 direction="s2c",
@@ -239,7 +242,8 @@ class Enforcer:
         owner: Hashable = None,
     ) -> tuple[CallCheck | None, Any]:
         """The ``[[flow]]`` rules on a request about to go to a gateway's server (a
-        ``tools/call``'s arguments, a ``prompts/get``'s, a resource's URI): the refusal to
+        ``tools/call``'s arguments, a ``prompts/get``'s, a resource's URI, a stateless retry's
+        ``inputResponses``): the refusal to
         answer it with (an ``isError`` result for a tool call, else -32602), or None, and
         the params to send (``params`` itself unless a ``redact`` rule replaced data).
         Findings are reported at the ``flow`` stage, in the policy's mode for the tool."""
@@ -247,14 +251,18 @@ class Enforcer:
         sink = self._flow_server(method, params)
         if flows is None or sink is None or flows.idle(sink, owner):
             return None, params
+        # What the client sends the server: a tool's or a prompt's arguments, a resource's
+        # URI, and a stateless retry's inputResponses (its answers to the server's requests).
         named = method in ("tools/call", "prompts/get")
-        if named:
-            flowed = flows.check(sink, params.get("arguments"), "/params/arguments", owner)
-        else:
-            flowed = flows.check(sink, {"uri": params.get("uri")}, "/params", owner)
+        carried = {
+            key: params[key]
+            for key in ("arguments" if named else "uri", "inputResponses")
+            if key in params
+        }
+        flowed = flows.check(sink, carried, "/params", owner)
         if flowed.action is None:
             return None, params
-        sent = {**params, "arguments": flowed.params} if named else {**params, **flowed.params}
+        sent = {**params, **flowed.params}
         name = params.get("name")
         tool = name if isinstance(name, str) and method == "tools/call" else None
         mode = self._policy_mode(tool)

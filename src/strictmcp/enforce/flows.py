@@ -22,6 +22,8 @@ values, verbatim. Data back to a server it came from is no flow.
 Kept per session, or per caller in a shared (stateless) session: at most ``max_taints``
 digests each; past that the oldest is forgotten, and :attr:`FlowTracker.evicted` counts it
 (the caller reports it), so a session can be made to forget a taint by reading many secrets.
+A shared session keeps at most ``max_callers`` callers' taints: the least recently tainted
+caller's are forgotten for a new one, and counted the same way.
 Nothing is shared between processes: behind several replicas, each keeps its own.
 """
 
@@ -49,7 +51,7 @@ from ..schema import from_fragment
 DEFAULT_MAX_TAINTS = 4096
 """The most tainted values kept per session (or per caller of a shared session)."""
 DEFAULT_MAX_CALLERS = 10_000
-"""The most callers a shared session keeps taints for; the least recently seen is forgotten."""
+"""The most callers a shared session keeps taints for; the least recently tainted is forgotten."""
 CLIENT = None
 """The source of a secret no server returned: the client (the model, or its user)."""
 
@@ -149,8 +151,8 @@ class FlowTracker:
         room (also added to :attr:`evicted`)."""
         if not self.taints_from(source):
             return 0
-        store = self._store(owner)
         before = self.evicted
+        store = self._store(owner)
         budget = [_MAX_DECODED]
         for text in _strings(result, 0):
             if len(text) < self._anchor:
@@ -322,7 +324,10 @@ class FlowTracker:
         if store is None:
             store = self._stores[owner] = _Store()
             while len(self._stores) > self._max_callers:
-                self._stores.popitem(last=False)
+                # A caller's taints forgotten are counted as the oldest taint is: a caller
+                # whose data silently stopped being tainted would be a flow let through unsaid.
+                _, gone = self._stores.popitem(last=False)
+                self.evicted += len(gone.taints)
         else:
             self._stores.move_to_end(owner)
         return store
