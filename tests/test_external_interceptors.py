@@ -410,7 +410,14 @@ def test_the_table_loads_with_its_defaults() -> None:
     "table",
     [
         '[[interceptor]]\nname = "x"\ntype = "validation"\n',
-        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "https://i.example/mcp"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "https://i.example/mcp"\n'
+        'command = ["a"]\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "http://i.example/mcp"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "ftp://127.0.0.1/mcp"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\ncommand = ["a"]\n'
+        '[interceptor.upstream]\nbearer_env = "T"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "https://i.example/mcp"\n'
+        '[interceptor.upstream]\n',
         '[[interceptor]]\nname = "x"\ntype = "other"\ncommand = ["a"]\n',
         '[[interceptor]]\nname = "x"\ntype = "mutation"\ncommand = ["a"]\ntimeout_ms = 0\n',
         '[[interceptor]]\nname = "x"\ntype = "mutation"\ncommand = ["a"]\nevents = []\n',
