@@ -566,6 +566,34 @@ def test_a_garbage_http_answer_fails_the_call_closed(tmp_path: Path, mode: str) 
     assert "Traceback" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    ("token", "allowed"), [("fixture-token", True), ("wrong-token-5f3a", False)]
+)
+def test_a_url_interceptor_gets_the_proxys_own_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str, allowed: bool
+) -> None:
+    """``upstream`` as ``[upstream]``: the token named is sent; refused (HTTP 401), the call
+    fails closed."""
+    monkeypatch.setenv("INTERCEPTOR_TOKEN", token)
+    fixture_args = [str(FIXTURES / "http_garbage_interceptor.py"), "auth"]
+
+    async def test(url: str) -> None:
+        table = url_interceptor("rules", "validation", url, phase="request")
+        table += '[interceptor.upstream]\nbearer_env = "INTERCEPTOR_TOKEN"\n'
+        async with session(tmp_path, "gateway", table) as (client, tool):
+            if allowed:
+                assert not (await client.call_tool(tool, notes(tmp_path))).is_error
+                return
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool(tool, notes(tmp_path))
+            assert refused.value.error.data["code"] == "interceptor-unavailable"
+
+    with listening(fixture_args, tmp_path, stderr=False) as url:
+        run(lambda: test(url))
+    assert len(calls(tmp_path)) == (1 if allowed else 0)
+    assert token not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
+
+
 def test_a_url_interceptor_is_reached_again_after_its_server_restarts(tmp_path: Path) -> None:
     """Supervision over HTTP: the interceptor server ends (calls refused meanwhile) and comes
     back on the same address with none of the old sessions; the gateway starts a new one."""

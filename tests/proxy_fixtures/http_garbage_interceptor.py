@@ -15,7 +15,9 @@ notification with 202, and every other request by MODE:
 - ``status``: HTTP 500 with an empty body;
 - ``events``: an event stream whose one event is no JSON;
 - ``huge``: a JSON body over the proxy's size bound;
-- ``initialize``: as ``html``, from ``initialize`` on (the session never starts).
+- ``initialize``: as ``html``, from ``initialize`` on (the session never starts);
+- ``auth``: no garbage: every request without ``Authorization: Bearer fixture-token`` is
+  HTTP 401, and every invocation with it valid.
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             break
     request = json.loads(body) if body else {}
     method = request.get("method") if isinstance(request, dict) else None
-    if method == "initialize" and MODE != "initialize":
+    authorization = dict(scope["headers"]).get(b"authorization")
+    if MODE == "auth" and authorization != b"Bearer fixture-token":
+        await _send(send, 401, [(b"www-authenticate", b'Bearer realm="fixture"')], b"")
+    elif method == "initialize" and MODE != "initialize":
         result = {
             "protocolVersion": "2025-11-25",
             "capabilities": {"interceptor": {}},
@@ -61,7 +66,10 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 async def _garbage(send: Any, request_id: Any) -> None:
-    if MODE in ("html", "initialize"):
+    if MODE == "auth":
+        answer = {"jsonrpc": "2.0", "id": request_id, "result": {"valid": True}}
+        await _send(send, 200, _JSON, json.dumps(answer).encode())
+    elif MODE in ("html", "initialize"):
         await _send(send, 200, [(b"content-type", b"text/html")], b"<html>no</html>")
     elif MODE == "badjson":
         await _send(send, 200, _JSON, b'{"jsonrpc": "2.0", "id": ')

@@ -190,7 +190,8 @@ async def _body(receive: Receive, length: str | None) -> bytes | int:
 
 async def _json(send: Send, status: int, answer: Any, extra: list[tuple[bytes, bytes]]) -> None:
     body = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
-    headers = [(b"content-type", b"application/json"), *extra]
+    length = str(len(body)).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", length), *extra]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
