@@ -28,6 +28,7 @@ from strictmcp.interceptor import (
     Invocation,
     Mutation,
     Registry,
+    StrictChecks,
     Validation,
     run_chain,
 )
@@ -625,3 +626,36 @@ def test_listen_on_a_port_in_use_is_exit_2() -> None:
     assert done.returncode == 2
     assert "cannot listen" in done.stderr.decode()
     assert b"Traceback" not in done.stderr
+
+
+def test_over_http_the_least_recently_used_session_is_ended_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from strictmcp.interceptor import http  # noqa: PLC0415 - the module under test
+
+    monkeypatch.setattr(http, "MAX_SESSIONS", 2)
+    app = http.InterceptorApp(
+        lambda: InterceptorServer(StrictChecks().registry()), path="/mcp", loopback=True
+    )
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    async def test() -> None:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+
+            async def start() -> str:
+                hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+                answer = await client.post("/mcp", json=hello)
+                return str(answer.headers["mcp-session-id"])
+
+            async def status(session: str) -> int:
+                headers = {"mcp-session-id": session}
+                answer = await client.post("/mcp", json=ping, headers=headers)
+                return int(answer.status_code)
+
+            first, second = await start(), await start()
+            assert await status(first) == 200  # now the second is the least recently used
+            third = await start()
+            assert [await status(s) for s in (first, second, third)] == [200, 404, 200]
+
+    anyio.run(test)
