@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from auth_support import free_port
 from strictmcp.policy import Policy, PolicyError
 
 FIXTURES = Path(__file__).resolve().parent / "proxy_fixtures"
@@ -77,13 +80,16 @@ def audit(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-def _policy(tmp_path: Path, command: str, *tables: str) -> tuple[Path, list[str], str]:
-    """The policy file, the options after it, and the tool's name as the client sees it."""
+def _policy(
+    tmp_path: Path, command: str, *tables: str, guarded: bool = True
+) -> tuple[Path, list[str], str]:
+    """The policy file (with the path guard unless not ``guarded``), the options after it,
+    and the tool's name as the client sees it."""
     path = tmp_path / "policy.toml"
     root = tmp_path / "root"
     root.mkdir(exist_ok=True)
     (root / "notes.txt").write_text("notes\n", encoding="utf-8")
-    body = "\n".join([guard(root), *tables])
+    body = "\n".join([guard(root) if guarded else "", *tables])
     if command == "gateway":
         body += f'[[server]]\nname = "s"\ncommand = {_toml(server_command(tmp_path))}\n'
         path.write_text(body, encoding="utf-8")
@@ -94,10 +100,10 @@ def _policy(tmp_path: Path, command: str, *tables: str) -> tuple[Path, list[str]
 
 @asynccontextmanager
 async def session(
-    tmp_path: Path, command: str, *tables: str
+    tmp_path: Path, command: str, *tables: str, guarded: bool = True
 ) -> AsyncIterator[tuple[ClientSession, str]]:
     """An official client session with ``strictmcp proxy`` or ``gateway`` over stdio."""
-    policy, rest, tool = _policy(tmp_path, command, *tables)
+    policy, rest, tool = _policy(tmp_path, command, *tables, guarded=guarded)
     args = ["-m", "strictmcp", command, "--policy", str(policy)]
     args += ["--audit-log", str(tmp_path / "audit.jsonl"), *rest]
     params = StdioServerParameters(
@@ -390,6 +396,237 @@ def test_the_gateway_calling_strictmcp_interceptor_refuses_as_the_proxy(tmp_path
     assert calls(tmp_path) == []
 
 
+def url_interceptor(name: str, kind: str, url: str, **extra: Any) -> str:
+    lines = ["[[interceptor]]", f"name = {_toml(name)}", f"type = {_toml(kind)}"]
+    lines += [f"url = {_toml(url)}", *(f"{key} = {_toml(value)}" for key, value in extra.items())]
+    return "\n".join(lines) + "\n"
+
+
+@contextmanager
+def listening(args: list[str], tmp_path: Path, *, stderr: bool) -> Iterator[str]:
+    """The URL of a server started with ``args`` that says where it listens on its first
+    line (of stderr, or of stdout); ended when done."""
+    log = (tmp_path / "listener.log").open("a", encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, *args],
+        stdout=subprocess.PIPE if not stderr else log,
+        stderr=subprocess.PIPE if stderr else log,
+        text=True,
+        cwd=str(tmp_path),
+    )
+    try:
+        said = process.stderr if stderr else process.stdout
+        assert said is not None
+        line = said.readline()
+        match = re.search(r"http://\S+", line)
+        assert match is not None, line
+        yield match.group(0)
+    finally:
+        process.kill()
+        process.wait()
+        log.close()
+
+
+def strictmcp_interceptor(tmp_path: Path, tool: str) -> list[str]:
+    """``strictmcp interceptor`` with the path guard of the proxy's own policy, judging
+    calls of ``tool``, over HTTP on a free loopback port."""
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    own = tmp_path / "own.toml"
+    own.write_text(guard(root), encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"tools": [{"name": tool, "inputSchema": {"type": "object"}}]}))
+    args = ["-m", "strictmcp", "interceptor", "--policy", str(own), "--tools", str(tools)]
+    return [*args, "--listen", "127.0.0.1:0"]
+
+
+@COMMANDS
+def test_strictmcp_interceptor_over_http_refuses_as_the_proxy_itself(
+    tmp_path: Path, command: str
+) -> None:
+    """End to end over streamable HTTP: ``strictmcp interceptor --listen`` as the only check
+    of the proxy or gateway refuses what the proxy's own guard refuses, with its codes, and
+    lets through what it lets through."""
+    tool = "s__read" if command == "gateway" else "read"
+    outside = [
+        {"path": "/etc/passwd"},
+        {"path": str(tmp_path / "root" / ".." / ".." / "etc" / "passwd")},
+        {"path": "notes.txt"},
+    ]
+    proxied = tmp_path / "proxied"
+    proxied.mkdir()
+    behind = tmp_path / "behind"
+    behind.mkdir()
+
+    async def through_proxy() -> list[str]:
+        async with session(proxied, command) as (client, name):
+            for arguments in outside:
+                assert (await client.call_tool(name, arguments)).is_error
+        return sorted({r["code"] for r in audit(proxied) if r["action"] == "refused"})
+
+    async def through_interceptor(url: str) -> list[str]:
+        table = url_interceptor("strictmcp/guards", "validation", url, phase="request")
+        codes: set[str] = set()
+        async with session(behind, command, table, guarded=False) as (client, name):
+            for arguments in outside:
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool(name, arguments)
+                data = refused.value.error.data
+                assert (data["code"], data["interceptor"]) == (
+                    "interceptor-denied",
+                    "strictmcp/guards",
+                )
+                assert data["codes"]
+                codes.update(data["codes"])
+            inside = await client.call_tool(name, notes(behind))
+            assert not inside.is_error
+        return sorted(codes)
+
+    with listening(strictmcp_interceptor(behind, tool), behind, stderr=True) as url:
+        assert url.startswith("http://127.0.0.1:")
+        assert url.endswith("/mcp")
+
+        async def test() -> None:
+            expected = await through_proxy()
+            assert expected
+            assert await through_interceptor(url) == expected
+
+        run(test)
+    # Only the call inside the root reached the server behind the interceptor.
+    assert [c["params"]["arguments"] for c in calls(behind)] == [notes(behind)]
+
+
+@COMMANDS
+def test_an_interceptor_url_that_is_down_fails_the_call_closed(
+    tmp_path: Path, command: str
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    table = url_interceptor("gone", "validation", url, phase="request", timeout_ms=2000)
+
+    async def test() -> None:
+        async with session(tmp_path, command, table) as (client, tool):
+            for _ in range(3):  # tried again each time, and refused each time
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool(tool, notes(tmp_path))
+                assert refused.value.error.data == {
+                    "code": "interceptor-unavailable",
+                    "interceptor": "gone",
+                }
+                await anyio.sleep(0.25)  # past the delay between two attempts to connect
+
+    run(test)
+    assert calls(tmp_path) == []
+    failed = [r for r in audit(tmp_path) if r["code"] == "interceptor-unavailable"]
+    assert [r["action"] for r in failed] == ["refused"] * 3
+
+
+@COMMANDS
+def test_fail_open_lets_the_call_through_when_the_url_is_down(tmp_path: Path, command: str) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    table = url_interceptor("gone", "validation", url, timeout_ms=2000, fail_open=True)
+
+    async def test() -> None:
+        async with session(tmp_path, command, table) as (client, tool):
+            result = await client.call_tool(tool, notes(tmp_path))
+            assert not result.is_error
+
+    run(test)
+    assert len(calls(tmp_path)) == 1
+    failed = [r for r in audit(tmp_path) if r["code"] == "interceptor-unavailable"]
+    assert failed
+    assert {r["action"] for r in failed} == {"allowed"}
+
+
+@pytest.mark.parametrize(
+    "mode",
+    ["html", "badjson", "notrpc", "wrongid", "neither", "status", "events", "huge", "initialize"],
+)
+def test_a_garbage_http_answer_fails_the_call_closed(tmp_path: Path, mode: str) -> None:
+    """Whatever the endpoint answers instead of a result, the call is refused with the one
+    code, the proxy goes on serving (the same again, then a call with no interceptor on
+    it), and the server never sees the call."""
+    fixture_args = [str(FIXTURES / "http_garbage_interceptor.py"), mode]
+
+    async def test(url: str) -> None:
+        table = url_interceptor("bad", "validation", url, phase="request", timeout_ms=1000)
+        async with session(tmp_path, "gateway", table) as (client, tool):
+            for _ in range(2):
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool(tool, notes(tmp_path))
+                assert refused.value.error.data == {
+                    "code": "interceptor-unavailable",
+                    "interceptor": "bad",
+                }
+                await anyio.sleep(0.25)
+            assert (await client.list_tools()).tools
+
+    with listening(fixture_args, tmp_path, stderr=False) as url:
+        run(lambda: test(url))
+    assert calls(tmp_path) == []
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("token", "allowed"), [("fixture-token", True), ("wrong-token-5f3a", False)]
+)
+def test_a_url_interceptor_gets_the_proxys_own_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str, allowed: bool
+) -> None:
+    """``upstream`` as ``[upstream]``: the token named is sent; refused (HTTP 401), the call
+    fails closed."""
+    monkeypatch.setenv("INTERCEPTOR_TOKEN", token)
+    fixture_args = [str(FIXTURES / "http_garbage_interceptor.py"), "auth"]
+
+    async def test(url: str) -> None:
+        table = url_interceptor("rules", "validation", url, phase="request")
+        table += '[interceptor.upstream]\nbearer_env = "INTERCEPTOR_TOKEN"\n'
+        async with session(tmp_path, "gateway", table) as (client, tool):
+            if allowed:
+                assert not (await client.call_tool(tool, notes(tmp_path))).is_error
+                return
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool(tool, notes(tmp_path))
+            assert refused.value.error.data["code"] == "interceptor-unavailable"
+
+    with listening(fixture_args, tmp_path, stderr=False) as url:
+        run(lambda: test(url))
+    assert len(calls(tmp_path)) == (1 if allowed else 0)
+    assert token not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
+
+
+def test_a_url_interceptor_is_reached_again_after_its_server_restarts(tmp_path: Path) -> None:
+    """Supervision over HTTP: the interceptor server ends (calls refused meanwhile) and comes
+    back on the same address with none of the old sessions; the gateway starts a new one."""
+    port = free_port()
+    args = strictmcp_interceptor(tmp_path, "s__read")
+    args[-1] = f"127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}/mcp"
+    table = url_interceptor("strictmcp/guards", "validation", url, phase="request")
+
+    async def test() -> None:
+        async with session(tmp_path, "gateway", table, guarded=False) as (client, tool):
+            with listening(args, tmp_path, stderr=True):
+                assert not (await client.call_tool(tool, notes(tmp_path))).is_error
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool(tool, notes(tmp_path))
+            assert refused.value.error.data["code"] == "interceptor-unavailable"
+            with listening(args, tmp_path, stderr=True):
+                outcomes = []
+                for _ in range(4):  # the old session's 404 ends it; a new one is started
+                    await anyio.sleep(0.25)
+                    try:
+                        outcomes.append((await client.call_tool(tool, notes(tmp_path))).is_error)
+                    except MCPError as error:
+                        outcomes.append(error.error.data["code"])
+                assert outcomes[-1] is False, outcomes
+                with pytest.raises(MCPError) as denied:
+                    await client.call_tool(tool, {"path": "/etc/passwd"})
+                assert denied.value.error.data["code"] == "interceptor-denied"
+
+    run(test)
+    assert all(c["params"]["arguments"] == notes(tmp_path) for c in calls(tmp_path))
+
+
 def _loads(text: str) -> Policy:
     return Policy.from_dict(tomllib.loads(text))
 
@@ -410,7 +647,14 @@ def test_the_table_loads_with_its_defaults() -> None:
     "table",
     [
         '[[interceptor]]\nname = "x"\ntype = "validation"\n',
-        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "https://i.example/mcp"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "https://i.example/mcp"\n'
+        'command = ["a"]\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "http://i.example/mcp"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "ftp://127.0.0.1/mcp"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\ncommand = ["a"]\n'
+        '[interceptor.upstream]\nbearer_env = "T"\n',
+        '[[interceptor]]\nname = "x"\ntype = "validation"\nurl = "https://i.example/mcp"\n'
+        "[interceptor.upstream]\n",
         '[[interceptor]]\nname = "x"\ntype = "other"\ncommand = ["a"]\n',
         '[[interceptor]]\nname = "x"\ntype = "mutation"\ncommand = ["a"]\ntimeout_ms = 0\n',
         '[[interceptor]]\nname = "x"\ntype = "mutation"\ncommand = ["a"]\nevents = []\n',

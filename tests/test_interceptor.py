@@ -8,12 +8,16 @@ server answers in order and ends when its stdin does.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 from strictmcp.interceptor import (
@@ -24,6 +28,7 @@ from strictmcp.interceptor import (
     Invocation,
     Mutation,
     Registry,
+    StrictChecks,
     Validation,
     run_chain,
 )
@@ -480,3 +485,177 @@ def test_an_audit_interceptor_that_crashes_never_blocks_and_says_no_cause() -> N
     answered = anyio.run(InterceptorServer(registry).answer, line)
     assert answered["error"]["code"] == -32603
     assert SECRET not in json.dumps(answered)
+
+
+# --- over streamable HTTP (--listen) ---------------------------------------------------------
+
+
+@contextmanager
+def listening(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``strictmcp interceptor ARGS --listen`` on a free loopback port: its URL (said on its
+    stderr's first line) and the process, ended when done."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "strictmcp", "interceptor", *args, "--listen", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        said = process.stderr.readline().decode()
+        assert said.startswith("strictmcp interceptor: listening on http://127.0.0.1:"), said
+        yield said.split()[-1], process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _initialize(client: httpx2.Client, url: str) -> str:
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    answer = client.post(url, json=hello)
+    assert answer.status_code == 200
+    assert answer.json()["result"]["capabilities"]["interceptor"]["supportedEvents"]
+    return answer.headers["mcp-session-id"]
+
+
+def test_over_http_each_session_is_a_connection_of_its_own(tmp_path: Path) -> None:
+    """Without a context ``sessionId``, state is the connection's: a listing one HTTP session
+    saw judges its calls, and never another session's."""
+    listing = {"tools": [TOOLS["tools"][0]]}
+    with listening() as (url, _), httpx2.Client(timeout=30) as client:
+        first, second = _initialize(client, url), _initialize(client, url)
+        assert first != second
+
+        def post(session: str, message: Any) -> dict[str, Any]:
+            answer = client.post(url, json=message, headers={"mcp-session-id": session})
+            assert answer.status_code == 200
+            return answer.json()  # type: ignore[no-any-return]
+
+        listed = post(first, invoke(1, "strictmcp/schema", "tools/list", "response", listing))
+        assert listed["result"]["valid"] is True
+        judged = post(first, call(2, "strictmcp/schema", "fs__read_file", {"path": 7}))
+        assert codes(judged) != ["tool-unknown"]
+        assert judged["result"]["valid"] is False
+        assert post(first, call(3, "strictmcp/schema", "fs__read_file", {"path": "/x"}))["result"][
+            "valid"
+        ]
+        other = post(second, call(4, "strictmcp/schema", "fs__read_file", {"path": "/x"}))
+        assert codes(other) == ["tool-unknown"]
+
+
+def test_over_http_what_no_session_may_send_is_refused_and_the_server_goes_on() -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with listening() as (url, process), httpx2.Client(timeout=30) as client:
+        session = _initialize(client, url)
+        ours = {"mcp-session-id": session}
+        # A page of another origin, or a name rebound to loopback, reads nothing.
+        assert (
+            client.post(
+                url, json=ping, headers={**ours, "origin": "http://evil.example"}
+            ).status_code
+            == 403
+        )
+        assert (
+            client.post(url, json=ping, headers={**ours, "host": "evil.example"}).status_code == 421
+        )
+        assert client.get(url.removesuffix("/mcp") + "/other").status_code == 404
+        assert client.get(url, headers=ours).status_code == 405
+        unasked = client.post(url, json=ping)
+        assert unasked.status_code == 400
+        assert unasked.json()["error"]["code"] == -32600
+        assert client.post(url, json=ping, headers={"mcp-session-id": "made-up"}).status_code == 404
+        huge = b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "x": "' + b"a" * (5 << 20) + b'"}'
+        assert client.post(url, content=huge, headers=ours).status_code == 413
+        garbage = client.post(url, content=b"{not json", headers=ours)
+        assert garbage.status_code == 400
+        assert garbage.json()["error"]["code"] == -32700
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert client.post(url, json=note, headers=ours).status_code == 202
+        assert client.post(url, json=ping, headers=ours).json() == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {},
+        }
+        assert client.delete(url, headers=ours).status_code == 204
+        assert client.post(url, json=ping, headers=ours).status_code == 404  # ended
+        assert _initialize(client, url)
+        assert process.poll() is None
+    assert process.stderr is not None
+    assert b"Traceback" not in process.stderr.read()
+
+
+@pytest.mark.parametrize(
+    ("listen", "said"),
+    [
+        ("0.0.0.0:0", "--allow-unauthenticated"),
+        ("[::]:0", "--allow-unauthenticated"),
+        ("nonsense", "HOST:PORT"),
+        ("127.0.0.1:99999", "HOST:PORT"),
+    ],
+)
+def test_listen_beyond_loopback_or_malformed_is_exit_2(listen: str, said: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "strictmcp", "interceptor", "--listen", listen],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert said in done.stderr.decode()
+
+
+def test_listen_on_a_port_in_use_is_exit_2() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "strictmcp", "interceptor", "--listen", f"127.0.0.1:{port}"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert "cannot listen" in done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+
+
+def test_over_http_the_least_recently_used_session_is_ended_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from strictmcp.interceptor import http  # noqa: PLC0415 - the module under test
+
+    monkeypatch.setattr(http, "MAX_SESSIONS", 2)
+    app = http.InterceptorApp(
+        lambda: InterceptorServer(StrictChecks().registry()), path="/mcp", loopback=True
+    )
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    async def test() -> None:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+
+            async def start() -> str:
+                hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+                answer = await client.post("/mcp", json=hello)
+                return str(answer.headers["mcp-session-id"])
+
+            async def status(session: str) -> int:
+                headers = {"mcp-session-id": session}
+                answer = await client.post("/mcp", json=ping, headers=headers)
+                return int(answer.status_code)
+
+            first, second = await start(), await start()
+            assert await status(first) == 200  # now the second is the least recently used
+            third = await start()
+            assert [await status(s) for s in (first, second, third)] == [200, 404, 200]
+
+    anyio.run(test)

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp_types.jsonrpc import (
     HEADER_MISMATCH,
@@ -33,6 +35,7 @@ from mcp_types.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
+from ..policy import is_loopback
 from ..protocol import error_response
 from ..protocol.surfaces import CLIENT_REQUESTS
 from ..protocol.wire import (
@@ -315,3 +318,62 @@ def challenge_hint(challenge: str | None, sent: Sequence[str] = ()) -> str:
         found[name] = clean(value) or "(withheld: it repeats a credential)"
     params = ", ".join(f'{name}="{found[name]}"' for name in _HINTS if name in found)
     return " ".join(part for part in (shown, params) if part)
+
+
+def header_map(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """A request's headers (as ASGI gives them) by lower-case name, without the whitespace
+    around each value (RFC 9110 5.5; h11 strips it, httptools keeps what trails); a repeated
+    one is its values joined with commas, as HTTP combines them, so that no check reads one
+    value and the rest another."""
+    headers: dict[str, str] = {}
+    for key, value in raw:
+        name = key.decode("latin-1").lower()
+        text = value.decode("latin-1").strip(" \t")
+        headers[name] = f"{headers[name]}, {text}" if name in headers else text
+    return headers
+
+
+_CACHED_HEADERS = 512
+"""The longest Host and Origin together whose verdict is cached (a host name is at most 253
+characters)."""
+
+
+def foreign(headers: dict[str, str], loopback: bool) -> int:
+    """The status refusing a request from a foreign page or name (403 for a foreign
+    ``Origin``, 421 for a foreign ``Host`` when listening on ``loopback``), else 0: what
+    every streamable HTTP endpoint of strictmcp checks before reading anything.
+
+    A page in a browser may post to any address, and DNS rebinding can make a foreign
+    name resolve to ours: on loopback only local origins are let in; elsewhere, a page
+    of our own origin (or a local one).
+    """
+    host, origin = headers.get("host", ""), headers.get("origin")
+    if len(host) + len(origin or "") > _CACHED_HEADERS:
+        # A client's headers are its own to size: the cache keeps short ones only.
+        return _foreign.__wrapped__(host, origin, loopback)
+    return _foreign(host, origin, loopback)
+
+
+@functools.lru_cache(maxsize=256)
+def _foreign(host_header: str, origin: str | None, loopback: bool) -> int:
+    # Every request asks, with the same few headers: parsing them is a few per cent of a call.
+    host = _hostname(f"//{host_header}")
+    if origin is not None:
+        origin_host = _hostname(origin)
+        allowed = origin_host is not None and (
+            is_loopback(origin_host) or (not loopback and origin_host == host)
+        )
+        if not allowed:
+            return 403
+    if loopback and (host is None or not is_loopback(host)):
+        return 421
+    return 0
+
+
+def _hostname(url: str) -> str | None:
+    """The host a URL names ("" for none); None when it cannot be read (a bracket left
+    open, something in brackets that is no IPv6 address), which no local name is."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return None

@@ -1,13 +1,14 @@
 """``strictmcp interceptor``: strictmcp's checks as interceptors of the MCP interceptors
-extension (SEP-2624), served over stdio to any client or gateway that runs an interceptor
-chain.
+extension (SEP-2624), served over stdio or streamable HTTP to any client or gateway that runs
+an interceptor chain.
 
 :mod:`.model` is the extension's vocabulary (interceptors, their hooks and results, the
 registry answering ``interceptors/list`` and ``interceptor/invoke``), :mod:`.chain` its chain
 execution, :mod:`.checks` strictmcp's five interceptors, :mod:`.server` the JSON-RPC side and
-:mod:`.stdio` the transport. All but the last do no I/O. docs/interceptors.md says what each
-interceptor checks, where the tool definitions come from, and where strictmcp follows the
-extension's conformance fixtures rather than its proposal's text.
+:mod:`.stdio` and :mod:`.http` the transports. All but the last two do no I/O.
+docs/interceptors.md says what each interceptor checks, where the tool definitions come from,
+and where strictmcp follows the extension's conformance fixtures rather than its proposal's
+text.
 """
 
 from .chain import ChainResult, run_chain

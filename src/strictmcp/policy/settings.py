@@ -184,7 +184,8 @@ def server_of(tool: str | None, servers: Collection[str], separator: str = "__")
 class InterceptorSettings:
     """One ``[[interceptor]]`` table: an external interceptor server (the MCP interceptors
     extension) the proxy or gateway invokes on ``events`` in ``phase`` (``request``,
-    ``response`` or ``both``), spawned by ``command`` (stdio; ``url`` is not served yet).
+    ``response`` or ``both``), spawned by ``command`` (stdio) or reached at ``url``
+    (streamable HTTP, with the proxy's own ``upstream`` credentials).
     ``mode`` ``audit`` records and never blocks; an interceptor that fails (down, late past
     ``timeout_ms``, a malformed answer) fails the message closed unless ``fail_open``.
     Mutations run by ``priority`` (lower first), then name."""
@@ -193,6 +194,7 @@ class InterceptorSettings:
     kind: Literal["validation", "mutation"]
     command: tuple[str, ...] | None = None
     url: str | None = None
+    upstream: UpstreamSettings | None = None
     events: tuple[str, ...] = ("tools/call",)
     phase: Literal["request", "response", "both"] = "both"
     mode: Literal["enforce", "audit"] = "enforce"

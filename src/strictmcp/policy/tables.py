@@ -541,9 +541,22 @@ _INTERCEPTOR = {
     "command": Option(
         str,
         array=True,
-        doc="The command that starts its server (stdio), supervised and restarted when it ends.",
+        doc=(
+            "The command that starts its server (stdio), supervised and restarted when it "
+            "ends; give this or `url`."
+        ),
     ),
-    "url": Option(str, doc="Its streamable HTTP endpoint: not served yet (refused at load)."),
+    "url": Option(
+        str,
+        doc=(
+            "Its streamable HTTP endpoint (https://, or http:// on loopback), instead of "
+            "`command`: reached again after its session ends."
+        ),
+    ),
+    "upstream": Option(
+        dict,
+        doc="With `url`: the proxy's own credentials toward it, the keys of `[upstream]`.",
+    ),
     "events": Option(
         str,
         array=True,
@@ -791,10 +804,16 @@ def _endpoint(where: str, entry: Any, context: Context) -> EndpointSettings:
 def _interceptor(where: str, entry: Any, context: Context) -> InterceptorSettings:
     options = checked(where, entry, _INTERCEPTOR)
     where = f"[[interceptor]] {options['name']!r}"
-    if "url" in options:
-        raise PolicyError(f"{where}: url is not served yet; give command (stdio)")
-    if not options.get("command"):
+    if ("command" in options) == ("url" in options):
+        raise PolicyError(f"{where}: give one of command or url")
+    if "command" in options and not options["command"]:
         raise PolicyError(f"{where}: command must name the interceptor server to start")
+    if "url" in options and not is_safe_url(options["url"]):
+        raise PolicyError(f"{where}: url must be an https:// URL (http:// only on loopback)")
+    if "upstream" in options:
+        if "url" not in options:
+            raise PolicyError(f"{where}: upstream is for an interceptor reached by url")
+        options["upstream"] = _upstream(f"{where} upstream", options["upstream"], context)
     if not 1 <= options.get("timeout_ms", 1000) <= 60_000:
         raise PolicyError(f"{where}: timeout_ms must be between 1 and 60000")
     if "events" in options and not options["events"]:

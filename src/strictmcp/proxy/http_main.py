@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import httpx2
 
+from ..connect import http_headers as h
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
 from ..enforce import Auditor, logs
@@ -28,7 +29,7 @@ from .bridge import bridged
 from .http_auth import Gate
 from .http_connections import listening_socket
 from .http_observe import Observed
-from .http_server import App, Limits, Routes, _headers, serve
+from .http_server import App, Limits, Routes, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
 from .observe import Telemetry
@@ -147,7 +148,7 @@ async def listen(
             routes,
             telemetry.metrics,
             admit=admit,
-            headers=_headers,
+            headers=h.header_map,
             tracing=telemetry.tracing is not None,
         )
     await serve(routes, host, port, announce, sock, around)

@@ -26,14 +26,12 @@ carry a stack trace or a value from a message.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import itertools
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import uvicorn
 from mcp_types.jsonrpc import INVALID_REQUEST
@@ -41,7 +39,7 @@ from mcp_types.jsonrpc import INVALID_REQUEST
 from ..connect import http_headers as h
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
-from ..policy import Identity, is_loopback
+from ..policy import Identity
 from ..protocol import Decoded, Message, Revision, decode, errors, own_message
 from ..protocol.jsonrpc import refusal_for
 from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, declared_version
@@ -173,7 +171,7 @@ class App:
         self._events = itertools.count(1)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = _headers(scope["headers"])
+        headers = h.header_map(scope["headers"])
         refused = self._refused(headers)
         if refused:
             await io.answer_status(send, refused)
@@ -202,11 +200,7 @@ class App:
 
     def _refused(self, headers: dict[str, str]) -> int:
         """403 for a foreign ``Origin``, 421 for a foreign ``Host`` on loopback; else 0."""
-        host, origin = headers.get("host", ""), headers.get("origin")
-        if len(host) + len(origin or "") > _CACHED_HEADERS:
-            # A client's headers are its own to size: the cache keeps short ones only.
-            return _foreign.__wrapped__(host, origin, self.loopback)
-        return _foreign(host, origin, self.loopback)
+        return h.foreign(headers, self.loopback)
 
     # --- POST --------------------------------------------------------------------------------
 
@@ -617,55 +611,6 @@ class _Server(uvicorn.Server):
             for sock in server.sockets:
                 host, port = sock.getsockname()[:2]
                 self._announce(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
-
-
-def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """The request's headers by lower-case name, without the whitespace around each value
-    (RFC 9110 5.5; h11 strips it, httptools keeps what trails); a repeated one is its values
-    joined with commas, as HTTP combines them, so that no check reads one value and the rest
-    another."""
-    headers: dict[str, str] = {}
-    for key, value in raw:
-        name = key.decode("latin-1").lower()
-        text = value.decode("latin-1").strip(" \t")
-        headers[name] = f"{headers[name]}, {text}" if name in headers else text
-    return headers
-
-
-_CACHED_HEADERS = 512
-"""The longest Host and Origin together whose verdict is cached (a host name is at most 253
-characters)."""
-
-
-@functools.lru_cache(maxsize=256)
-def _foreign(host_header: str, origin: str | None, loopback: bool) -> int:
-    """See :meth:`App._refused`; every request asks, with the same few headers (a cache:
-    parsing them is a few per cent of a call).
-
-    A page in a browser may post to any address, and DNS rebinding can make a foreign
-    name resolve to ours: on loopback only local origins are let in; elsewhere, a page
-    of our own origin (or a local one).
-    """
-    host = _hostname(f"//{host_header}")
-    if origin is not None:
-        origin_host = _hostname(origin)
-        allowed = origin_host is not None and (
-            is_loopback(origin_host) or (not loopback and origin_host == host)
-        )
-        if not allowed:
-            return 403
-    if loopback and (host is None or not is_loopback(host)):
-        return 421
-    return 0
-
-
-def _hostname(url: str) -> str | None:
-    """The host a URL names ("" for none); None when it cannot be read (a bracket left
-    open, something in brackets that is no IPv6 address), which no local name is."""
-    try:
-        return urlsplit(url).hostname or ""
-    except ValueError:
-        return None
 
 
 def _messages(parsed: Any) -> list[dict[str, Any]]:

@@ -12,10 +12,10 @@ ended, no answer within ``timeout_ms``, an answer that is no result of its type)
 and recorded, and never blocks or changes anything.
 
 Each interceptor's server is one child process (:class:`InterceptorProcess`) spoken to over
-stdio, started on first use and started again on the next invocation after it ends; its
-invocations are multiplexed by JSON-RPC id, so invocations for different messages run
-concurrently. Every decision is an audit record at the ``interceptor`` stage; none names a
-value.
+stdio, or one streamable HTTP session (:class:`InterceptorEndpoint`), started on first use
+and started again on the next invocation after it ends; its invocations are multiplexed by
+JSON-RPC id, so invocations for different messages run concurrently. Every decision is an
+audit record at the ``interceptor`` stage; none names a value.
 """
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ..connect.http_upstream import HttpUpstream
 from ..connect.lines import line_of
 from ..enforce import Auditor, outcome
-from ..policy import Identity, InterceptorSettings
+from ..identity.upstream import CredentialsError, UpstreamAuth
+from ..policy import Identity, InterceptorSettings, UpstreamSettings
 from ..protocol import Violation
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.violations import Severity
@@ -40,6 +42,9 @@ START_TIMEOUT = 5.0
 # A server that ends is started again at most this often: one that crashes at once is not
 # restarted in a loop (the invocations in between fail closed).
 _RESTART_DELAY = 0.2
+# Seconds an HTTP exchange may outlast the longest timeout of its server's interceptors
+# before its connection is dropped (the invocation has failed by then).
+_SLACK = 1.0
 
 
 class InterceptorCode(str, Enum):
@@ -68,21 +73,24 @@ class Refusal:
     data: dict[str, Any]
 
 
-class InterceptorProcess:
-    """One interceptor server over stdio: started on first use, restarted after it ends."""
+class _Connection:
+    """One interceptor server: connected on first use and again on the first use after it
+    ends (not sooner than :data:`_RESTART_DELAY` after), its requests multiplexed by
+    JSON-RPC id. A transport gives :meth:`_connect`, :meth:`_send` and :meth:`_close`."""
 
-    def __init__(self, command: tuple[str, ...]) -> None:
-        self.command = command
-        self._process: asyncio.subprocess.Process | None = None
+    def __init__(self) -> None:
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next_id = 0
         self._starting: asyncio.Lock | None = None
         self._ended_at = 0.0
-        self._reader: asyncio.Task[None] | None = None
+        self._ready = False
 
     async def request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
         """The result of one request, or :class:`InterceptorFailed`."""
-        process = await self._running()
+        await self._running()
+        return await self._request(method, params, timeout)
+
+    async def _request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
         self._next_id += 1
         request_id = self._next_id
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -91,8 +99,7 @@ class InterceptorProcess:
         # A timer on the future rather than wait_for: no task per invocation.
         late = asyncio.get_running_loop().call_later(timeout, _expire, future)
         try:
-            assert process.stdin is not None
-            process.stdin.write(line_of(message))
+            self._send(line_of(message))
             answer = await future
         except (OSError, RuntimeError):
             raise InterceptorFailed("is not running") from None
@@ -103,65 +110,109 @@ class InterceptorProcess:
             raise InterceptorFailed("answered with an error")
         return answer["result"]
 
-    async def _running(self) -> asyncio.subprocess.Process:
-        if self._process is not None and self._process.returncode is None:
-            return self._process
+    async def _running(self) -> None:
+        if self._ready:
+            return
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
-            if self._process is not None and self._process.returncode is None:
-                return self._process
+            if self._ready:
+                return
             if time.monotonic() - self._ended_at < _RESTART_DELAY:
                 raise InterceptorFailed("is restarting")
-            try:
-                self._process = await asyncio.create_subprocess_exec(
-                    *self.command,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    limit=DEFAULT_MAX_SIZE + 2,
-                )
-            except OSError:
-                self._ended_at = time.monotonic()
-                raise InterceptorFailed("could not be started") from None
-            self._reader = asyncio.create_task(self._read(self._process))
+            await self._connect()
             initialize = {
                 "protocolVersion": "2025-11-25",
                 "capabilities": {},
                 "clientInfo": {"name": "strictmcp", "version": "0"},
             }
-            process = self._process
-            await self.request("initialize", initialize, START_TIMEOUT)
-            assert process.stdin is not None
-            process.stdin.write(line_of({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            return process
+            try:
+                await self._request("initialize", initialize, START_TIMEOUT)
+                self._send(line_of({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            except (InterceptorFailed, OSError, RuntimeError):
+                # Never used half started: the next invocation connects afresh.
+                self._ended_at = time.monotonic()
+                await self._close()
+                raise InterceptorFailed("did not start") from None
+            self._ready = True
+
+    def _answered(self, line: bytes) -> None:
+        """Hand one line the server sent to the request it answers."""
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            return  # not an answer to anything: the invocation waiting times out
+        key = answer.get("id") if isinstance(answer, dict) else None
+        future = self._pending.get(key) if isinstance(key, int) else None
+        if future is not None and not future.done():
+            future.set_result(answer)
+
+    def _ended(self) -> None:
+        """The server is gone: what waits for it fails, the next invocation reconnects."""
+        self._ready = False
+        self._ended_at = time.monotonic()
+        for future in list(self._pending.values()):
+            if not future.done():
+                future.set_exception(InterceptorFailed("ended"))
+
+    async def _connect(self) -> None:
+        raise NotImplementedError
+
+    def _send(self, line: bytes) -> None:
+        raise NotImplementedError
+
+    async def _close(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Stop talking to the server."""
+        self._ready = False
+        await self._close()
+
+
+class InterceptorProcess(_Connection):
+    """One interceptor server over stdio: a child process, started again after it ends."""
+
+    def __init__(self, command: tuple[str, ...]) -> None:
+        super().__init__()
+        self.command = command
+        self._process: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def _connect(self) -> None:
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                limit=DEFAULT_MAX_SIZE + 2,
+            )
+        except OSError:
+            self._ended_at = time.monotonic()
+            raise InterceptorFailed("could not be started") from None
+        self._reader = asyncio.create_task(self._read(self._process))
+
+    def _send(self, line: bytes) -> None:
+        process = self._process
+        if process is None or process.stdin is None or process.returncode is not None:
+            raise RuntimeError("not running")
+        process.stdin.write(line)
 
     async def _read(self, process: asyncio.subprocess.Process) -> None:
         assert process.stdout is not None
         try:
-            while True:
-                line = await process.stdout.readline()
-                if not line:
-                    break
-                try:
-                    answer = json.loads(line)
-                except ValueError:
-                    continue  # not an answer to anything: the invocation waiting times out
-                key = answer.get("id") if isinstance(answer, dict) else None
-                future = self._pending.get(key) if isinstance(key, int) else None
-                if future is not None and not future.done():
-                    future.set_result(answer)
+            while line := await process.stdout.readline():
+                self._answered(line)
         except (OSError, ValueError):
             pass  # a line over the bound, or the pipe gone: the process is treated as ended
         finally:
-            self._ended_at = time.monotonic()
             if process.returncode is None:
                 process.kill()
             await process.wait()
-            for future in list(self._pending.values()):
-                if not future.done():
-                    future.set_exception(InterceptorFailed("ended"))
+            if process is self._process:
+                self._ended()
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         """End the process (its stdin closed, then killed if it lingers)."""
         process, self._process = self._process, None
         if process is None or process.returncode is not None:
@@ -175,6 +226,51 @@ class InterceptorProcess:
             await process.wait()
 
 
+class InterceptorEndpoint(_Connection):
+    """One interceptor server over streamable HTTP (an
+    :class:`~strictmcp.connect.http_upstream.HttpUpstream`, with the proxy's own
+    ``credentials``), reached again after its session ends. A POST that fails (the server
+    down, an answer that cannot be read, HTTP 401 or 403) fails its invocation; one that
+    hangs is the invocation's timeout, its connection dropped after ``timeout`` seconds."""
+
+    def __init__(self, url: str, credentials: UpstreamSettings | None, timeout: float) -> None:
+        super().__init__()
+        self.url = url
+        self.credentials = credentials
+        self.timeout = timeout
+        self._upstream: HttpUpstream | None = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def _connect(self) -> None:
+        try:
+            auth = UpstreamAuth(self.credentials) if self.credentials is not None else None
+        except CredentialsError:
+            self._ended_at = time.monotonic()
+            raise InterceptorFailed("has credentials that cannot be read") from None
+        upstream = HttpUpstream(self.url, timeout=self.timeout, auth=auth)
+        self._upstream = upstream
+        self._reader = asyncio.create_task(self._read(upstream))
+
+    def _send(self, line: bytes) -> None:
+        if self._upstream is None:
+            raise RuntimeError("not connected")
+        self._upstream.write([line])
+
+    async def _read(self, upstream: HttpUpstream) -> None:
+        while (line := await upstream.receive()) is not None:
+            if isinstance(line, bytes):
+                self._answered(line)
+        if upstream is self._upstream:  # the server ended the session
+            self._upstream = None
+            self._ended()
+            await upstream.aclose()
+
+    async def _close(self) -> None:
+        upstream, self._upstream = self._upstream, None
+        if upstream is not None:
+            await upstream.aclose()
+
+
 class Interceptors:
     """The policy's ``[[interceptor]]`` tables, each with its process; see the module
     documentation. The processes are shared by every session of a proxy: build one per
@@ -182,11 +278,21 @@ class Interceptors:
 
     def __init__(self, settings: Iterable[InterceptorSettings]) -> None:
         self.settings = tuple(settings)
-        processes: dict[tuple[str, ...], InterceptorProcess] = {}
+        # One connection per server, whichever of its interceptors is invoked.
+        connections: dict[Hashable, _Connection] = {}
         for entry in self.settings:
-            assert entry.command is not None  # the policy refuses one without
-            processes.setdefault(entry.command, InterceptorProcess(entry.command))
-        self._processes = processes
+            key = _server(entry)
+            if key in connections:
+                continue
+            if entry.command is not None:
+                connections[key] = InterceptorProcess(entry.command)
+            else:
+                assert entry.url is not None  # the policy refuses a table with neither
+                longest = max(s.timeout_ms for s in self.settings if _server(s) == key)
+                connections[key] = InterceptorEndpoint(
+                    entry.url, entry.upstream, longest / 1000 + _SLACK
+                )
+        self._connections = connections
 
     def hooks(self, event: str | None, phase: str) -> bool:
         """Whether some interceptor is invoked on ``event`` in ``phase``."""
@@ -266,9 +372,8 @@ class Interceptors:
         self, entry: InterceptorSettings, event: str, phase: str, payload: Any
     ) -> dict[str, Any]:
         """One ``interceptor/invoke``: its result, checked to be one of the entry's type."""
-        assert entry.command is not None
         params = {"name": entry.name, "event": event, "phase": phase, "payload": payload}
-        result = await self._processes[entry.command].request(
+        result = await self._connections[_server(entry)].request(
             "interceptor/invoke", params, entry.timeout_ms / 1000
         )
         valid = (
@@ -286,8 +391,13 @@ class Interceptors:
         return result  # type: ignore[no-any-return]
 
     async def close(self) -> None:
-        """End every interceptor process."""
-        await asyncio.gather(*(p.close() for p in self._processes.values()))
+        """End every interceptor process, and every HTTP session."""
+        await asyncio.gather(*(c.close() for c in self._connections.values()))
+
+
+def _server(entry: InterceptorSettings) -> Hashable:
+    """Which server ``entry`` is an interceptor of."""
+    return entry.command if entry.command is not None else (entry.url, entry.upstream)
 
 
 _SHARED: dict[tuple[InterceptorSettings, ...], Interceptors] = {}
