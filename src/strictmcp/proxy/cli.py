@@ -610,7 +610,9 @@ def _listening(
     def announce(url: str) -> None:
         logs.say(name, f"listening on {url}", event="listening")
 
-    def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
+    def served(
+        sock: socket.socket | None, peers: http_main.Peers | None = None
+    ) -> Coroutine[Any, Any, int]:
         return http_main.listen(
             endpoints,
             address,
@@ -621,6 +623,7 @@ def _listening(
             sock=sock,
             telemetry=telemetry,
             open_metrics=is_loopback(address[0]),
+            peers=peers,
         )
 
     if workers > 1:
@@ -630,7 +633,9 @@ def _listening(
                 address,
                 # Each worker reloads on SIGHUP; the supervisor sends it one once it has
                 # read the new policy itself, so that none takes a policy that does not load.
-                lambda sock: _status(_closing(served(sock), policies, watch=False), command),
+                lambda sock, peers: _status(
+                    _closing(served(sock, peers), policies, watch=False), command
+                ),
                 announce,
                 paths=[endpoint.path for endpoint in endpoints],
                 reload=policies.reload if policies is not None else None,

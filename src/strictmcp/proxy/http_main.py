@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 import traceback
 from collections import deque
@@ -27,7 +28,7 @@ from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
 from .http_auth import Gate
 from .http_connections import listening_socket
-from .http_observe import Observed
+from .http_observe import Observed, Peers
 from .http_server import App, Limits, Routes, _headers, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
@@ -35,7 +36,7 @@ from .observe import Telemetry
 from .session import ProxySession
 from .stdio import spawn
 
-__all__ = ["Endpoint", "Limits", "gate", "listen", "upstreams", "workers"]
+__all__ = ["Endpoint", "Limits", "Peers", "gate", "listen", "upstreams", "workers"]
 
 
 def upstreams(
@@ -105,12 +106,14 @@ async def listen(
     sock: socket.socket | None = None,
     telemetry: Telemetry | None = None,
     open_metrics: bool = True,
+    peers: Peers | None = None,
 ) -> int:
     """Streamable HTTP on ``address`` at each endpoint's path (the main one first) until
     interrupted, each a protected resource of its own when it has a gate; 0. With ``sock``,
     the listening socket of several workers, this is one of them: it serves the stateless
     revision only. With ``telemetry``, ``/metrics``, ``/healthz`` and ``/readyz`` are served
-    beside them (``/metrics`` behind the main endpoint's gate unless ``open_metrics``)."""
+    beside them (``/metrics`` behind the main endpoint's gate unless ``open_metrics``), and
+    with ``peers`` (a worker's) a scrape sees every worker's counters."""
     host, port = address
 
     def app(endpoint: Endpoint) -> App:
@@ -149,8 +152,16 @@ async def listen(
             admit=admit,
             headers=_headers,
             tracing=telemetry.tracing is not None,
+            peers=peers,
         )
-    await serve(routes, host, port, announce, sock, around)
+    if around is None or peers is None:
+        await serve(routes, host, port, announce, sock, around)
+        return 0
+    counters = await peers.serve(around.metrics)
+    try:
+        await serve(routes, host, port, announce, sock, around)
+    finally:
+        counters.close()
     return 0
 
 
@@ -168,7 +179,7 @@ RESTART_WINDOW = 60.0
 def workers(
     count: int,
     address: tuple[str, int],
-    work: Callable[[socket.socket], int],
+    work: Callable[[socket.socket, Peers], int],
     announce: Callable[[str], None],
     *,
     paths: Sequence[str],
@@ -182,21 +193,29 @@ def workers(
     within :data:`RESTART_WINDOW` seconds; past that every worker is stopped. The status, once
     every worker is gone: 0 when they were stopped (SIGTERM or SIGINT here, passed on to
     each, whatever was replaced before), else that of the worker whose exit stopped them.
+    ``work`` is also given the workers' :class:`Peers`, in a directory made here for them
+    alone and removed once they are gone.
 
     On SIGHUP (and, with ``watch``, when the policy file changes) the supervisor runs
     ``reload`` itself first, and passes SIGHUP on to the workers only when the new policy
     loaded: none of them takes a policy that does not."""
     # Kept open here for the workers that replace others; the port is free once this ends.
-    with listening_socket(*address) as listener:
+    with (
+        listening_socket(*address) as listener,
+        tempfile.TemporaryDirectory(prefix="strictmcp-") as directory,
+    ):
+        peers = Peers(directory)
         bound = listener.getsockname()
-        pids = {_fork(work, listener) for _ in range(count)}
+        pids = {_fork(work, listener, peers) for _ in range(count)}
         where = f"[{bound[0]}]" if listener.family == socket.AF_INET6 else bound[0]
         for path in paths:
             announce(f"http://{where}:{bound[1]}{path}")
-        return _supervise(pids, lambda: _fork(work, listener), reload, watch=watch)
+        return _supervise(pids, lambda: _fork(work, listener, peers), peers, reload, watch=watch)
 
 
-def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
+def _fork(
+    work: Callable[[socket.socket, Peers], int], listener: socket.socket, peers: Peers
+) -> int:
     """A worker running ``work`` on ``listener``; its pid. The worker never returns here."""
     pid = os.fork()
     if pid != 0:
@@ -208,7 +227,7 @@ def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     status = 1
     try:
-        status = work(listener)
+        status = work(listener, peers)
     except SystemExit as done:
         status = done.code if isinstance(done.code, int) else 1
     except BaseException:
@@ -222,6 +241,7 @@ def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
 def _supervise(
     pids: set[int],
     replace: Callable[[], int],
+    peers: Peers,
     reload: Callable[[], bool] | None = None,
     *,
     watch: bool = False,
@@ -255,6 +275,8 @@ def _supervise(
             time.sleep(0.05)
             continue
         pids.discard(pid)
+        with contextlib.suppress(OSError):
+            os.unlink(peers.path(pid))  # a scrape no longer asks it
         if stopping:
             continue
         code = os.waitstatus_to_exitcode(raw)
