@@ -554,3 +554,44 @@ def test_workers_counters_add_up_label_set_by_label_set() -> None:
     assert "strictmcp_tasks_open 4\n" in scraped
     # Without others, a worker's own counters as before.
     assert 'strictmcp_calls_total{strictmcp_decision="allowed"} 2\n' in one.prometheus()
+
+
+def _exported_calls(body: bytes) -> dict[str, float]:
+    """``strictmcp.calls`` of one OTLP export, summed by decision."""
+    export = ExportMetricsServiceRequest()
+    export.ParseFromString(body)
+    found: dict[str, float] = {}
+    for resource in export.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name != "strictmcp.calls":
+                    continue
+                for point in metric.sum.data_points:
+                    decision = _attributes(point)["strictmcp.decision"]
+                    value = point.as_int if point.HasField("as_int") else point.as_double
+                    found[decision] = found.get(decision, 0) + value
+    return found
+
+
+def test_the_supervisors_otlp_export_sends_every_workers_counts(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    receiver: Any,
+) -> None:
+    endpoint, bodies = receiver
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_TRACES_EXPORTER": "none",
+        "OTEL_METRIC_EXPORT_INTERVAL": "200",
+    }
+    proxy = _proxy(tmp_path, processes, "--workers", "2", env=env)
+    workers = children(processes[-1].popen.pid)
+    made = _spread(proxy + "/mcp", workers)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        exports = list(bodies.get("/v1/metrics", []))
+        if exports and _exported_calls(exports[-1]) == made:
+            break
+        time.sleep(0.2)
+    assert _exported_calls(bodies["/v1/metrics"][-1]) == made

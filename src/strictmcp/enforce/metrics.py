@@ -87,6 +87,35 @@ class Family:
             return
         yield from list(self.series.items())
 
+    def summed(self, others: Sequence[object]) -> Iterable[tuple[Labels, list[float]]]:
+        """:meth:`points` with those of this family in ``others`` added (other workers'
+        :meth:`Metrics.snapshot`, as decoded from JSON), label set by label set; a point of
+        another shape than this family's is left out."""
+        points = self.points()
+        if not others:
+            return points
+        summed = {labels: list(values) for labels, values in points}
+        width = len(self.bounds) + 2 if self.kind == "histogram" else 1
+        for other in others:
+            found = other.get(self.name) if isinstance(other, dict) else None
+            for point in found if isinstance(found, list) else ():
+                if not (isinstance(point, list) and len(point) == 2):
+                    continue
+                labels, values = point
+                if not (
+                    isinstance(labels, list)
+                    and len(labels) == len(self.labels)
+                    and all(isinstance(label, str) for label in labels)
+                    and isinstance(values, list)
+                    and len(values) == width
+                    and all(_is_number(value) for value in values)
+                ):
+                    continue
+                slot = summed.setdefault(tuple(labels), [0.0] * width)
+                for index, value in enumerate(values):
+                    slot[index] += value
+        return summed.items()
+
 
 # The methods MCP defines (every revision): any other is counted as _OTHER.
 _METHODS = frozenset(
@@ -329,16 +358,15 @@ class Metrics:
 
     def prometheus(self, others: Sequence[object] = ()) -> str:
         """Every metric in Prometheus' text format (version 0.0.4), with ``others`` (other
-        workers' :meth:`snapshot`, as decoded from JSON) added: counters, histogram buckets
-        and gauges summed label set by label set. A point of another shape than the family's
-        is left out."""
+        workers' :meth:`snapshot`) added: counters, histogram buckets and gauges summed label
+        set by label set (:meth:`Family.summed`)."""
         out: list[str] = []
         for family in self.families():
             name, suffix = prometheus_name(family)
             out.append(f"# HELP {name} {family.help}\n")
             out.append(f"# TYPE {name} {family.kind}\n")
             keys = [_prometheus_label(label) for label in family.labels]
-            for labels, values in _summed(family, others):
+            for labels, values in family.summed(others):
                 pairs = [f'{k}="{_escape(v)}"' for k, v in zip(keys, labels, strict=True) if v]
                 if family.kind == "histogram":
                     running = 0.0
@@ -392,34 +420,6 @@ class Health:
         if down and len(down) == len(self._failed) and not any(self._up.values()):
             return down
         return [name for name in down if name in self.required]
-
-
-def _summed(family: Family, others: Sequence[object]) -> Iterable[tuple[Labels, list[float]]]:
-    """``family``'s points with those of the same name in ``others`` added."""
-    points = family.points()
-    if not others:
-        return points
-    summed = {labels: list(values) for labels, values in points}
-    width = len(family.bounds) + 2 if family.kind == "histogram" else 1
-    for other in others:
-        found = other.get(family.name) if isinstance(other, dict) else None
-        for point in found if isinstance(found, list) else ():
-            if not (isinstance(point, list) and len(point) == 2):
-                continue
-            labels, values = point
-            if not (
-                isinstance(labels, list)
-                and len(labels) == len(family.labels)
-                and all(isinstance(label, str) for label in labels)
-                and isinstance(values, list)
-                and len(values) == width
-                and all(_is_number(value) for value in values)
-            ):
-                continue
-            slot = summed.setdefault(tuple(labels), [0.0] * width)
-            for index, value in enumerate(values):
-                slot[index] += value
-    return summed.items()
 
 
 def _is_number(value: object) -> bool:

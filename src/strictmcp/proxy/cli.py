@@ -640,6 +640,7 @@ def _listening(
                 paths=[endpoint.path for endpoint in endpoints],
                 reload=policies.reload if policies is not None else None,
                 watch=options["watch"],
+                telemetry=telemetry,
             )
         except ListenError as error:
             _exit_usage(str(error))

@@ -185,6 +185,7 @@ def workers(
     paths: Sequence[str],
     reload: Callable[[], bool] | None = None,
     watch: bool = False,
+    telemetry: Telemetry | None = None,
 ) -> int:
     """Listen on ``address`` and fork ``count`` workers that each run ``work`` on that one
     listening socket, as uvicorn's own ``--workers`` shares its socket: the kernel hands each
@@ -194,7 +195,8 @@ def workers(
     every worker is gone: 0 when they were stopped (SIGTERM or SIGINT here, passed on to
     each, whatever was replaced before), else that of the worker whose exit stopped them.
     ``work`` is also given the workers' :class:`Peers`, in a directory made here for them
-    alone and removed once they are gone.
+    alone and removed once they are gone; ``telemetry``'s OTLP export, here, sends what
+    they counted.
 
     On SIGHUP (and, with ``watch``, when the policy file changes) the supervisor runs
     ``reload`` itself first, and passes SIGHUP on to the workers only when the new policy
@@ -205,6 +207,8 @@ def workers(
         tempfile.TemporaryDirectory(prefix="strictmcp-") as directory,
     ):
         peers = Peers(directory)
+        if telemetry is not None:
+            telemetry.gather(peers.gather)
         bound = listener.getsockname()
         pids = {_fork(work, listener, peers) for _ in range(count)}
         where = f"[{bound[0]}]" if listener.family == socket.AF_INET6 else bound[0]

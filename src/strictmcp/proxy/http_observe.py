@@ -16,6 +16,8 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -76,33 +78,36 @@ class Peers:
 
         return await asyncio.start_unix_server(handle, path=self.path(os.getpid()))
 
-    async def gather(self) -> list[object]:
+    def gather(self) -> list[object]:
         """Every other worker's counters, of those that answer within
-        :data:`PEER_TIMEOUT`."""
+        :data:`PEER_TIMEOUT` in all (blocking: the supervisor's OTLP export calls it from
+        its thread, a worker answering a scrape from a thread of its own)."""
         own = os.path.basename(self.path(os.getpid()))
         try:
             names = [n for n in os.listdir(self.directory) if n.endswith(".sock") and n != own]
         except OSError:
             return []  # the supervisor is gone, and its directory with it
-        found = await asyncio.gather(*(self._ask(os.path.join(self.directory, n)) for n in names))
+        deadline = time.monotonic() + PEER_TIMEOUT
+        found = (_ask(os.path.join(self.directory, name), deadline) for name in names)
         return [counters for counters in found if counters is not None]
 
-    @staticmethod
-    async def _ask(path: str) -> object | None:
-        async def read() -> bytes:
-            reader, writer = await asyncio.open_unix_connection(path)
-            try:
-                return await reader.read()
-            finally:
-                writer.close()
 
-        try:
-            counters: object = json.loads(await asyncio.wait_for(read(), PEER_TIMEOUT))
-        except (OSError, asyncio.TimeoutError, ValueError):
-            # Gone (its file is removed once the supervisor sees it exit) or stuck: its
-            # counters are missing from this scrape, as a restarted process' are.
-            return None
-        return counters
+def _ask(path: str, deadline: float) -> object | None:
+    """The counters the worker at ``path`` answers with; None when it is gone (its file is
+    removed once the supervisor sees it exit) or does not answer by ``deadline``: its
+    counters are missing from this scrape, as a restarted process' are."""
+    chunks = []
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            sock.connect(path)
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        counters: object = json.loads(b"".join(chunks))
+    except (OSError, ValueError):
+        return None
+    return counters
 
 
 class Observed:
@@ -151,7 +156,9 @@ class Observed:
             identity = await self._admit(self._headers(scope["headers"]), send)
             if identity is None:
                 return
-        others = await self._peers.gather() if path == "/metrics" and self._peers else []
+        others: list[object] = []
+        if path == "/metrics" and self._peers is not None:
+            others = await asyncio.to_thread(self._peers.gather)
         status, kind, body = answer(self.metrics, path, others)
         await _send(send, status, kind, b"" if scope["method"] == "HEAD" else body)
 
