@@ -595,3 +595,33 @@ def test_the_supervisors_otlp_export_sends_every_workers_counts(
             break
         time.sleep(0.2)
     assert _exported_calls(bodies["/v1/metrics"][-1]) == made
+
+
+def test_a_stateless_requests_span_names_the_id_its_client_sent(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    receiver: Any,
+) -> None:
+    endpoint, bodies = receiver
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_TRACES_SAMPLER": "always_on",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "OTEL_METRICS_EXPORTER": "none",
+    }
+    proxy = _proxy(tmp_path, processes, env=env)
+    sent = ["trace-7", 0, "trace-8"]
+    with httpx2.Client(timeout=30) as http:
+        for request_id in sent:
+            text = {"text": "hi"}
+            call, headers = modern("tools/call", request_id, {"name": "echo", "arguments": text})
+            assert http.post(proxy + "/mcp", json=call, headers=headers).json()["id"] == request_id
+    deadline = time.monotonic() + 30
+    server_kind = 2  # SPAN_KIND_SERVER
+    named: list[str] = []
+    while time.monotonic() < deadline and len(named) < len(sent):
+        time.sleep(0.2)
+        spans = [s for s in _spans(bodies) if s.name.startswith("tools/call")]
+        named = [_attributes(s)["jsonrpc.request.id"] for s in spans if s.kind == server_kind]
+    assert sorted(named) == sorted(str(request_id) for request_id in sent)

@@ -261,7 +261,9 @@ class SessionObserver:
         if session_id is not None and not session.shared:
             attributes["mcp.session.id"] = session_id
         if message.id is not None:
-            attributes["jsonrpc.request.id"] = str(message.id)
+            # A client's request as the client sent it (not the shared session's own id).
+            sent = session.as_sent(message.id) if direction == "c2s" else message.id
+            attributes["jsonrpc.request.id"] = str(sent)
         if tool:
             key = "gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"
             attributes[key] = tool

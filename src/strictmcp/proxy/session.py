@@ -257,20 +257,21 @@ class ProxySession:
     def sent_as(self, own: int | str, sent: int | str | None) -> None:
         """The client's request ``sent`` (its id as the client sent it) goes on as ``own``,
         the proxy's id for it in a shared session, until ``sent`` is None: every record made
-        of it and of its answer meanwhile names ``sent``."""
+        of it and of its answer meanwhile names ``sent`` (:meth:`as_sent`)."""
         if sent is None:
             self._sent_ids.pop(own, None)
         else:
             self._sent_ids[own] = sent
 
     @overload
-    def _as_sent(self, request_id: int | str) -> int | str: ...
+    def as_sent(self, request_id: int | str) -> int | str: ...
     @overload
-    def _as_sent(self, request_id: None) -> None: ...
+    def as_sent(self, request_id: None) -> None: ...
     @overload
-    def _as_sent(self, request_id: int | str | None) -> int | str | None: ...
-    def _as_sent(self, request_id: int | str | None) -> int | str | None:
-        """``request_id`` as its client sent it (see :meth:`sent_as`)."""
+    def as_sent(self, request_id: int | str | None) -> int | str | None: ...
+    def as_sent(self, request_id: int | str | None) -> int | str | None:
+        """``request_id`` as its client sent it (see :meth:`sent_as`): what the audit log and
+        spans name a client's request by."""
         if request_id is None or not self._sent_ids:
             return request_id
         return self._sent_ids.get(request_id, request_id)
@@ -516,7 +517,7 @@ class ProxySession:
                 ended: CallOutcome = "answered" if item.dry_run is not None else "refused"
                 method = message.method or ""
                 self.auditor.call(
-                    self._as_sent(request_id),
+                    self.as_sent(request_id),
                     method,
                     _tool_of(message),
                     ended,
@@ -527,7 +528,7 @@ class ProxySession:
                 method, who, since, tool = item.ends
                 forward = item.forward
                 ended = "answered" if forward is not None and "error" not in forward else "error"
-                answered = self._as_sent(message.id)
+                answered = self.as_sent(message.id)
                 self.auditor.call(answered, method, tool, ended, now - since, who)
 
     def _unreadable(
@@ -541,7 +542,7 @@ class ProxySession:
         it answers (its id as read strictly, or the only request waiting) is failed at once
         rather than left waiting for the timeout."""
         found = errors(violations)
-        token = REQUEST.set(self._as_sent(request_id))
+        token = REQUEST.set(self.as_sent(request_id))
         try:
             self.auditor.record(found, direction=direction, method=None, action="refused")
         finally:
@@ -560,7 +561,7 @@ class ProxySession:
     def _client_message(
         self, message: Message, size: int, caller: Identity | None, started: int
     ) -> _Item:
-        token = REQUEST.set(self._as_sent(message.id))  # what every record meanwhile names
+        token = REQUEST.set(self.as_sent(message.id))  # what every record meanwhile names
         try:
             return self._client_named(message, size, caller, started)
         finally:
@@ -783,7 +784,7 @@ class ProxySession:
         assert message.id is not None  # only requests are checked
         # Set again here: this runs after the decision that made it, in the awaiting task's
         # context, where another message of a batch may have been decided meanwhile.
-        token = REQUEST.set(self._as_sent(message.id))
+        token = REQUEST.set(self.as_sent(message.id))
         try:
             decision = await self.enforcer.check_deep(
                 self.conversation.tools, tool, arguments, decision, identity=caller
@@ -801,7 +802,7 @@ class ProxySession:
     def _server_message(self, message: Message, decoded: Decoded) -> _Item:
         answer = message.kind in ("response", "error")
         # An answer's is its request's; a server's request has an id of the server's own.
-        token = REQUEST.set(self._as_sent(message.id) if answer else message.id)
+        token = REQUEST.set(self.as_sent(message.id) if answer else message.id)
         try:
             return self._server_named(message, decoded)
         finally:
