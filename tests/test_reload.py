@@ -82,7 +82,8 @@ def _proxy(
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    # Whole lines only: with --workers, another process may be writing the last one now.
+    return [json.loads(line) for line in path.read_text().split("\n")[:-1]]
 
 
 def _reloads(path: Path) -> list[dict[str, Any]]:
