@@ -625,3 +625,18 @@ def test_a_stateless_requests_span_names_the_id_its_client_sent(
         spans = [s for s in _spans(bodies) if s.name.startswith("tools/call")]
         named = [_attributes(s)["jsonrpc.request.id"] for s in spans if s.kind == server_kind]
     assert sorted(named) == sorted(str(request_id) for request_id in sent)
+
+
+def test_workers_that_cannot_share_their_counters_still_serve_and_say_so(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    # A temporary directory too deep for a Unix socket's path (at most 107 bytes).
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    proxy = _proxy(tmp_path, processes, "--workers", "2", env={**os.environ, "TMPDIR": str(deep)})
+    workers = children(processes[-1].popen.pid)
+    made = _spread(proxy + "/mcp", workers)
+    scraped = _decisions(httpx2.get(proxy + "/metrics", timeout=10).text)
+    assert 0 < scraped["allowed"] < made["allowed"]  # the answering worker's own
+    processes[-1].wait_for("cannot share its counters: AF_UNIX path too long")

@@ -15,7 +15,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx2
@@ -27,7 +27,7 @@ from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
 from .http_auth import Gate
-from .http_connections import listening_socket
+from .http_connections import ListenError, listening_socket
 from .http_observe import Observed, Peers
 from .http_server import App, Limits, Routes, _headers, serve
 from .http_sessions import Channel, NewSession, NewUpstream
@@ -157,7 +157,14 @@ async def listen(
     if around is None or peers is None:
         await serve(routes, host, port, announce, sock, around)
         return 0
-    counters = await peers.serve(around.metrics)
+    try:
+        counters = await peers.serve(around.metrics)
+    except OSError as error:
+        # Scrapes this worker answers still sum the others'; theirs go without its own.
+        why = error.strerror or str(error)  # "AF_UNIX path too long" has no errno
+        _say(f"worker {os.getpid()} cannot share its counters: {why}", "warning")
+        await serve(routes, host, port, announce, sock, around)
+        return 0
     try:
         await serve(routes, host, port, announce, sock, around)
     finally:
@@ -202,10 +209,7 @@ def workers(
     ``reload`` itself first, and passes SIGHUP on to the workers only when the new policy
     loaded: none of them takes a policy that does not."""
     # Kept open here for the workers that replace others; the port is free once this ends.
-    with (
-        listening_socket(*address) as listener,
-        tempfile.TemporaryDirectory(prefix="strictmcp-") as directory,
-    ):
+    with listening_socket(*address) as listener, _private_directory() as directory:
         peers = Peers(directory)
         if telemetry is not None:
             telemetry.gather(peers.gather)
@@ -215,6 +219,20 @@ def workers(
         for path in paths:
             announce(f"http://{where}:{bound[1]}{path}")
         return _supervise(pids, lambda: _fork(work, listener, peers), peers, reload, watch=watch)
+
+
+@contextlib.contextmanager
+def _private_directory() -> Iterator[str]:
+    """A directory of the workers' own (mode 0700, removed when they are gone), or
+    :class:`ListenError` saying why there cannot be one."""
+    try:
+        holder = tempfile.TemporaryDirectory(prefix="strictmcp-")
+    except OSError as error:
+        raise ListenError(
+            f"--workers: cannot make a private directory for the workers: {error.strerror}"
+        ) from None
+    with holder as directory:
+        yield directory
 
 
 def _fork(
@@ -330,5 +348,5 @@ class _Reloads:
                     os.kill(pid, signal.SIGHUP)
 
 
-def _say(text: str) -> None:
-    logs.say("proxy", text, event="workers")
+def _say(text: str, level: logs.Level = "info") -> None:
+    logs.say("proxy", text, level=level, event="workers")
