@@ -33,6 +33,7 @@ from .settings import (
     ASYMMETRIC_ALGORITHMS,
     AUDIT_RECORDS,
     SERVER_NAME,
+    AuditRecord,
     AuthSettings,
     EndpointSettings,
     FlowRule,
@@ -731,8 +732,8 @@ def _server_requests(where: str, entry: Any, context: Context) -> Hygiene:
     return hygiene
 
 
-def _audit(where: str, entry: Any, context: Context) -> str:
-    record: str = checked(where, entry, _AUDIT).get("record", "findings")
+def _audit(where: str, entry: Any, context: Context) -> AuditRecord:
+    record: AuditRecord = checked(where, entry, _AUDIT).get("record", "findings")
     return record
 
 

@@ -5,6 +5,7 @@ Loaded only for those modes: the HTTP client and server take a while to import.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -23,6 +24,7 @@ import httpx2
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
 from ..enforce import Auditor, logs
+from ..enforce.metrics import Metrics
 from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
@@ -154,22 +156,26 @@ async def listen(
             tracing=telemetry.tracing is not None,
             peers=peers,
         )
-    if around is None or peers is None:
-        await serve(routes, host, port, announce, sock, around)
-        return 0
-    try:
-        counters = await peers.serve(around.metrics)
-    except OSError as error:
-        # Scrapes this worker answers still sum the others'; theirs go without its own.
-        why = error.strerror or str(error)  # "AF_UNIX path too long" has no errno
-        _say(f"worker {os.getpid()} cannot share its counters: {why}", "warning")
-        await serve(routes, host, port, announce, sock, around)
-        return 0
+    counters = None
+    if around is not None and peers is not None:
+        counters = await _share(peers, around.metrics)
     try:
         await serve(routes, host, port, announce, sock, around)
     finally:
-        counters.close()
+        if counters is not None:
+            counters.close()
     return 0
+
+
+async def _share(peers: Peers, metrics: Metrics) -> asyncio.Server | None:
+    """This worker's counters served to the others (:class:`Peers`); None, once said on
+    stderr, when they cannot be: scrapes it answers still sum the others'."""
+    try:
+        return await peers.serve(metrics)
+    except OSError as error:
+        why = error.strerror or str(error)  # "AF_UNIX path too long" has no errno
+        _say(f"worker {os.getpid()} cannot share its counters: {why}", "warning")
+        return None
 
 
 WORKER_STOP_SECONDS = 10.0
