@@ -143,11 +143,14 @@ def test_concurrent_stateless_calls_each_name_their_own_request(
     records = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
     denials = [r for r in records if r.get("stage") == "access"]
     calls = [r for r in records if r.get("event") == "call" and r["method"] == "tools/call"]
-    # A shared session's requests are named by the proxy's own id for each (its client's ids
-    # may collide): one each, and every record names its own request and caller.
+    # A shared session's requests are named by the id each client sent (both callers send
+    # 1 to 8: the identity tells them apart): one each, and every record names its own
+    # request and caller.
     assert len(denials) == 8
     assert all(r["identity"]["subject"] == "reader" for r in denials)
-    ended = {r["request"]: (r["identity"]["subject"], r["outcome"]) for r in calls}
+    ended = {(r["identity"]["subject"], r["request"]): r["outcome"] for r in calls}
     assert len(ended) == len(calls) == 16
-    assert sorted(ended.values()) == [("admin", "answered")] * 8 + [("reader", "refused")] * 8
-    assert {ended[r["request"]] for r in denials} == {("reader", "refused")}
+    expected = {("admin", n): "answered" for n in range(1, 9)}
+    expected.update({("reader", n): "refused" for n in range(1, 9)})
+    assert ended == expected
+    assert {("reader", r["request"]) for r in denials} == {("reader", n) for n in range(1, 9)}

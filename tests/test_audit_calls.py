@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from strictmcp.policy import Policy, PolicyError
 from test_proxy_http import FIXTURES, Process, processes  # noqa: F401 - processes is a fixture
 
 _POLICY = """
@@ -48,10 +51,11 @@ def _records(
     tmp_path: Path,
     processes: list[Process],  # noqa: F811 - the fixture imported above
     *options: str,
+    policy: str = _POLICY,
 ) -> tuple[list[dict[str, Any]], str]:
     """The audit log's records once every call is answered, and the log's text."""
     policy_file = tmp_path / "policy.toml"
-    policy_file.write_text(_POLICY, encoding="utf-8")
+    policy_file.write_text(policy, encoding="utf-8")
     audit = tmp_path / "audit.jsonl"
     server = [sys.executable, str(FIXTURES / "sdk_server.py"), str(tmp_path / "calls")]
     args = [sys.executable, "-m", "strictmcp.proxy", "--policy", str(policy_file)]
@@ -111,3 +115,46 @@ def test_audit_all_records_every_call_with_its_outcome_and_latency(
         assert record["session"] == calls[0]["session"]
     assert len(calls) == 6  # one per request: none for the notification
     assert _SECRET_ID not in text
+
+
+@pytest.mark.parametrize(
+    ("record", "options", "every_call"),
+    [
+        ("all", (), True),
+        ("findings", (), False),
+        (None, (), False),
+        # --audit on the command line wins over the policy, either way.
+        ("all", ("--audit", "findings"), False),
+        ("findings", ("--audit", "all"), True),
+    ],
+)
+def test_the_policy_asks_for_a_record_of_every_call(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    record: str | None,
+    options: tuple[str, ...],
+    every_call: bool,
+) -> None:
+    table = f'[audit]\nrecord = "{record}"\n' if record is not None else ""
+    records, _ = _records(tmp_path, processes, *options, policy=table + _POLICY)
+    calls = {r["request"]: r["outcome"] for r in records if r.get("event") == "call"}
+    if every_call:
+        assert calls[7] == "answered"  # the allowed call
+        assert calls[_digest("w" * 65)] == "answered"
+        assert calls["call-8.b:x"] == "refused"
+        assert len(calls) == 6
+    else:
+        assert calls == {}
+    # The findings are there either way.
+    assert ("access", "call-8.b:x") in {(r.get("stage"), r["request"]) for r in records}
+
+
+@pytest.mark.parametrize(
+    "table",
+    ['[audit]\nrecord = "everything"\n', "[audit]\nrecord = true\n", "[audit]\nlevel = 1\n"],
+)
+def test_a_wrong_audit_table_is_refused_when_loaded(table: str) -> None:
+    with pytest.raises(PolicyError) as refused:
+        Policy.loads(table.encode())
+    assert "[audit]" in str(refused.value)
+    assert "everything" not in str(refused.value)

@@ -12,6 +12,7 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from strictmcp.enforce.metrics import Metrics
 from test_proxy_http import (  # noqa: F401 - processes is a fixture
     _ACCEPT,
     FIXTURES,
@@ -35,9 +37,12 @@ from test_proxy_http import (  # noqa: F401 - processes is a fixture
     answer,
     handshake,
     in_session,
+    modern,
     processes,
     request,
+    run,
 )
+from test_proxy_workers import _replaced, children
 
 _PROMETHEUS = shutil.which("prometheus")
 _INSTALL = "Debian's prometheus is needed: apt-get install -y prometheus (make install-test)"
@@ -416,3 +421,222 @@ def test_traces_continue_the_callers_trace_and_go_upstream(
         for metric in scope.metrics
     }
     assert {"mcp.server.operation.duration", "strictmcp.calls"} <= names
+
+
+def _decisions(scraped: str) -> dict[str, float]:
+    """``strictmcp_calls_total`` of one scrape, summed by decision."""
+    found: dict[str, float] = {}
+    for line in scraped.splitlines():
+        if line.startswith("strictmcp_calls_total{"):
+            labels, value = line.rsplit(" ", 1)
+            decision = labels.split('strictmcp_decision="', 1)[1].split('"', 1)[0]
+            found[decision] = found.get(decision, 0) + float(value)
+    return found
+
+
+def _spread(url: str, workers: list[int]) -> dict[str, int]:
+    """Calls on new connections (each a client of its own) until every one of ``workers``
+    has served some (a worker starts its server with its first call); how many were allowed
+    and how many refused."""
+    made = {"allowed": 0, "refused": 0}
+
+    async def body() -> None:
+        for attempt in range(200):
+            async with httpx2.AsyncClient(timeout=30) as http:
+                text = {"text": "a"}
+                good, headers = modern("tools/call", 1, {"name": "echo", "arguments": text})
+                assert "result" in (await http.post(url, json=good, headers=headers)).json()
+                made["allowed"] += 1
+                if attempt % 2 == 0:
+                    wrong = {"text": 5}
+                    bad, headers = modern("tools/call", 2, {"name": "echo", "arguments": wrong})
+                    refused = (await http.post(url, json=bad, headers=headers)).json()
+                    assert refused["result"]["isError"] is True
+                    made["refused"] += 1
+            if attempt >= 5 and all(children(worker) for worker in workers):
+                return
+        raise AssertionError("a worker was never reached")
+
+    run(body)
+    return made
+
+
+def test_one_scrape_sees_every_worker(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    prometheus: Any,
+) -> None:
+    proxy = _proxy(tmp_path, processes, "--workers", "2")
+    workers = children(processes[-1].popen.pid)
+    assert len(workers) == 2
+    made = _spread(proxy + "/mcp", workers)
+    # Each scrape on a new connection, whichever worker takes it: every worker's calls.
+    for _ in range(6):
+        assert _decisions(httpx2.get(proxy + "/metrics").text) == made
+    server = prometheus(proxy.removeprefix("http://"))
+    expression = "sum by (strictmcp_decision) (strictmcp_calls_total)"
+    expected = {_key(strictmcp_decision=key): value for key, value in made.items()}
+    assert _settled(server, expression, expected) == expected
+    calls = 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"}'
+    assert _query(server, f"sum({calls})") == {_key(): sum(made.values())}
+
+
+def _counter_sockets(pids: list[int]) -> list[Path]:
+    """The Unix sockets ``pids`` listen on for their counters (from /proc/net/unix), once
+    each listens."""
+    names = {f"{pid}.sock" for pid in pids}
+    deadline = time.monotonic() + 30
+    while True:
+        lines = Path("/proc/net/unix").read_text().splitlines()[1:]
+        paths = {Path(line.split()[-1]) for line in lines if line.split()[-1].startswith("/")}
+        found = sorted(path for path in paths if path.name in names)
+        if len(found) == len(pids) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_workers_counters_stay_private_and_a_dead_worker_is_left_out(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    proxy = _proxy(tmp_path, processes, "--workers", "2")
+    parent = processes[-1].popen.pid
+    workers = children(parent)
+    sockets = _counter_sockets(workers)
+    assert len(sockets) == 2
+    directory = sockets[0].parent
+    assert sockets[1].parent == directory
+    assert directory.stat().st_mode & 0o777 == 0o700  # this user's, no one else's
+    made = _spread(proxy + "/mcp", workers)
+    assert _decisions(httpx2.get(proxy + "/metrics").text) == made
+    os.kill(workers[0], signal.SIGKILL)
+    now = _replaced(parent, workers[0], 2)
+    processes[-1].wait_for(f"worker {workers[0]} exited")
+    assert not (directory / f"{workers[0]}.sock").exists()
+    # The dead worker's counts went with it; every scrape still answers, with the rest.
+    for _ in range(4):
+        scraped = _decisions(httpx2.get(proxy + "/metrics", timeout=10).text)
+        assert 0 < scraped.get("allowed", 0) < made["allowed"]
+    assert len(_counter_sockets(now)) == 2
+    processes[-1].popen.send_signal(signal.SIGTERM)
+    assert processes[-1].popen.wait(timeout=60) == 0
+    assert not directory.exists()
+
+
+def test_workers_counters_add_up_label_set_by_label_set() -> None:
+    one, two = Metrics(), Metrics()
+    one.calls.add(("allowed", "", ""), 2)
+    two.calls.add(("allowed", "", ""), 3)
+    two.calls.add(("refused", "", ""), 1)
+    one.overhead.observe(("request",), 7.0)
+    two.overhead.observe(("request",), 700.0)
+    two.opened("a session", lambda: 4)
+    other = json.loads(json.dumps(two.snapshot()))  # as it crosses the socket
+    malformed: list[object] = [
+        None,
+        [],
+        {"strictmcp.calls": "all of them"},
+        {"strictmcp.calls": [[["allowed", "", ""], [1e9, 1]]]},  # a histogram's shape
+        {"strictmcp.calls": [[["allowed", ""], [1e9]]]},  # labels missing
+        {"strictmcp.calls": [[["allowed", "", ""], [True]]]},
+        {"strictmcp.calls": [[["allowed", "", ""], ["1e9"]]]},
+        {"strictmcp.calls": [[["allowed", "", ""], [float("nan")]]]},
+        {"strictmcp.calls": [[[1, 2, 3], [1e9]]]},
+    ]
+    scraped = one.prometheus([other, *malformed])
+    assert 'strictmcp_calls_total{strictmcp_decision="allowed"} 5\n' in scraped
+    assert 'strictmcp_calls_total{strictmcp_decision="refused"} 1\n' in scraped
+    direction = 'strictmcp_direction="request"'
+    assert f'strictmcp_proxy_overhead_microseconds_bucket{{{direction},le="10"}} 1\n' in scraped
+    assert f'strictmcp_proxy_overhead_microseconds_bucket{{{direction},le="1000"}} 2\n' in scraped
+    assert f"strictmcp_proxy_overhead_microseconds_sum{{{direction}}} 707\n" in scraped
+    assert "strictmcp_sessions_open 1\n" in scraped
+    assert "strictmcp_tasks_open 4\n" in scraped
+    # Without others, a worker's own counters as before.
+    assert 'strictmcp_calls_total{strictmcp_decision="allowed"} 2\n' in one.prometheus()
+
+
+def _exported_calls(body: bytes) -> dict[str, float]:
+    """``strictmcp.calls`` of one OTLP export, summed by decision."""
+    export = ExportMetricsServiceRequest()
+    export.ParseFromString(body)
+    found: dict[str, float] = {}
+    for resource in export.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name != "strictmcp.calls":
+                    continue
+                for point in metric.sum.data_points:
+                    decision = _attributes(point)["strictmcp.decision"]
+                    value = point.as_int if point.HasField("as_int") else point.as_double
+                    found[decision] = found.get(decision, 0) + value
+    return found
+
+
+def test_the_supervisors_otlp_export_sends_every_workers_counts(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    receiver: Any,
+) -> None:
+    endpoint, bodies = receiver
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_TRACES_EXPORTER": "none",
+        "OTEL_METRIC_EXPORT_INTERVAL": "200",
+    }
+    proxy = _proxy(tmp_path, processes, "--workers", "2", env=env)
+    workers = children(processes[-1].popen.pid)
+    made = _spread(proxy + "/mcp", workers)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        exports = list(bodies.get("/v1/metrics", []))
+        if exports and _exported_calls(exports[-1]) == made:
+            break
+        time.sleep(0.2)
+    assert _exported_calls(bodies["/v1/metrics"][-1]) == made
+
+
+def test_a_stateless_requests_span_names_the_id_its_client_sent(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    receiver: Any,
+) -> None:
+    endpoint, bodies = receiver
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_TRACES_SAMPLER": "always_on",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "OTEL_METRICS_EXPORTER": "none",
+    }
+    proxy = _proxy(tmp_path, processes, env=env)
+    sent = ["trace-7", 0, "trace-8"]
+    with httpx2.Client(timeout=30) as http:
+        for request_id in sent:
+            text = {"text": "hi"}
+            call, headers = modern("tools/call", request_id, {"name": "echo", "arguments": text})
+            assert http.post(proxy + "/mcp", json=call, headers=headers).json()["id"] == request_id
+    deadline = time.monotonic() + 30
+    server_kind = 2  # SPAN_KIND_SERVER
+    named: list[str] = []
+    while time.monotonic() < deadline and len(named) < len(sent):
+        time.sleep(0.2)
+        spans = [s for s in _spans(bodies) if s.name.startswith("tools/call")]
+        named = [_attributes(s)["jsonrpc.request.id"] for s in spans if s.kind == server_kind]
+    assert sorted(named) == sorted(str(request_id) for request_id in sent)
+
+
+def test_workers_that_cannot_share_their_counters_still_serve_and_say_so(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    # A temporary directory too deep for a Unix socket's path (at most 107 bytes).
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    proxy = _proxy(tmp_path, processes, "--workers", "2", env={**os.environ, "TMPDIR": str(deep)})
+    workers = children(processes[-1].popen.pid)
+    made = _spread(proxy + "/mcp", workers)
+    scraped = _decisions(httpx2.get(proxy + "/metrics", timeout=10).text)
+    assert 0 < scraped["allowed"] < made["allowed"]  # the answering worker's own
+    processes[-1].wait_for("cannot share its counters: AF_UNIX path too long")

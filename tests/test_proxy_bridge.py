@@ -11,6 +11,7 @@ of tests/auth_support.py.
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import json
 import os
 import sys
@@ -47,8 +48,10 @@ class Bridged:
         capabilities: dict[str, Any] | None = None,
         client: str = "bridge-test",
         timeout: float = 30,
+        request_id: int | str | None = None,
     ) -> Any:
-        """One 2026-07-28 request; its answer (a JSON-RPC message)."""
+        """One 2026-07-28 request (its id ``request_id``, else the next number); its answer
+        (a JSON-RPC message)."""
         meta = {
             "io.modelcontextprotocol/protocolVersion": _MODERN,
             "io.modelcontextprotocol/clientCapabilities": capabilities or {},
@@ -56,7 +59,7 @@ class Bridged:
         }
         message: dict[str, Any] = {
             "jsonrpc": "2.0",
-            "id": next(self._ids),
+            "id": next(self._ids) if request_id is None else request_id,
             "method": method,
             "params": {**(params or {}), "_meta": meta},
         }
@@ -405,3 +408,36 @@ def test_an_http_server_of_a_handshake_revision_is_bridged_too(
     assert echoed["result"]["resultType"] == "complete"
     assert "over HTTP" in _text(echoed)
     assert "the server speaks a handshake revision" in bridged.process.output()
+
+
+def test_audit_records_name_the_id_the_stateless_client_sent(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    options = ("--audit-log", str(audit), "--audit", "all")
+    bridged = _start(tmp_path, processes, options=options)
+    long_id = "a client's id with spaces, and far too long to be written as it is " * 2
+    sent: list[tuple[int | str, dict[str, Any]]] = [
+        (41, {"text": "allowed"}),
+        ("req-b.7", {"text": 7}),  # refused: the schema wants a string
+        (0, {"text": "allowed too"}),
+        (long_id, {"text": 8}),
+    ]
+    for request_id, arguments in sent:
+        answer = bridged.call("echo", arguments, request_id=request_id)
+        assert answer["id"] == request_id
+    digest = "sha256:" + hashlib.sha256(long_id.encode()).hexdigest()[:16]
+    records = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
+    calls = {r["request"]: r["outcome"] for r in records if r.get("event") == "call"}
+    assert {key: calls.get(key) for key in (41, "req-b.7", 0, digest)} == {
+        41: "answered",
+        "req-b.7": "refused",
+        0: "answered",
+        digest: "refused",
+    }
+    findings = {r["request"] for r in records if "stage" in r}
+    assert findings == {"req-b.7", digest}
+    # Never the proxy's own ids (c1, c2, ...), which the bridge then sends on.
+    assert not [r for r in records if str(r.get("request", "")).startswith("c")]
+    assert long_id not in audit.read_text(encoding="utf-8")

@@ -82,7 +82,8 @@ def _proxy(
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    # Whole lines only: with --workers, another process may be writing the last one now.
+    return [json.loads(line) for line in path.read_text().split("\n")[:-1]]
 
 
 def _reloads(path: Path) -> list[dict[str, Any]]:
@@ -213,3 +214,47 @@ def test_workers_take_a_policy_only_once_the_supervisor_has_loaded_it(
     _wait_for(lambda: len(_reloads(audit)) == 4)
     assert [r["outcome"] for r in _reloads(audit)] == ["refused", "applied", "applied", "applied"]
     assert refusals("longer") == {False}
+
+
+def _calls(path: Path) -> list[dict[str, Any]]:
+    return [r for r in _records(path) if r.get("event") == "call"] if path.exists() else []
+
+
+def _reloaded(client: Client, audit: Path, count: int) -> None:
+    client.process.popen.send_signal(signal.SIGHUP)
+    _wait_for(lambda: audit.exists() and len(_reloads(audit)) == count)
+    assert _reloads(audit)[-1]["outcome"] == "applied"
+
+
+def test_a_reloaded_audit_table_records_every_call_of_the_open_session(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    policy = _policy(tmp_path, 10)
+    audit = tmp_path / "audit.jsonl"
+    client = _proxy(tmp_path, processes, policy, audit)
+    assert not client.refused("echo", "allowed")
+    assert _calls(audit) == []
+    _policy(tmp_path, 10, extra='[audit]\nrecord = "all"\n')
+    _reloaded(client, audit, 1)
+    # The same session: its next allowed call is recorded.
+    assert not client.refused("echo", "allowed")
+    (call,) = _calls(audit)
+    assert (call["method"], call["tool"], call["outcome"]) == ("tools/call", "echo", "answered")
+    _policy(tmp_path, 10, extra='[audit]\nrecord = "findings"\n')
+    _reloaded(client, audit, 2)
+    assert not client.refused("echo", "allowed")
+    assert len(_calls(audit)) == 1  # none more
+
+
+def test_audit_on_the_command_line_holds_whatever_a_reload_says(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    policy = _policy(tmp_path, 10)
+    audit = tmp_path / "audit.jsonl"
+    client = _proxy(tmp_path, processes, policy, audit, "--audit", "findings")
+    _policy(tmp_path, 10, extra='[audit]\nrecord = "all"\n')
+    _reloaded(client, audit, 1)
+    assert not client.refused("echo", "allowed")
+    assert _calls(audit) == []

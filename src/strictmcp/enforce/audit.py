@@ -170,17 +170,22 @@ class Auditor:
     ) -> None:
         self.mode = mode
         self.calls = calls and log is not None
+        self._log = log
         #: The id its records give their session: random, never the ``Mcp-Session-Id``
         #: (which a log reader could use to reach the session).
         self.session = session
         self.metrics = metrics
         self.noted: list[tuple[str, str, str]] | None = None
-        self._log = log
         self._stderr = stderr
         self._logger = logger
         self._command = command
         self._servers = servers
         self._separator = separator
+
+    def record_calls(self, calls: bool) -> None:
+        """Whether the log gets a ``call`` record of every client request from now on
+        (:meth:`call`; a reloaded policy's ``[audit] record``); never without a log."""
+        self.calls = calls and self._log is not None
 
     def server_of(self, tool: str | None) -> str | None:
         """The gateway's server ``tool`` belongs to, by its name; None outside a gateway."""

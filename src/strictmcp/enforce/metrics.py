@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -86,6 +86,35 @@ class Family:
                 yield labels, [value]
             return
         yield from list(self.series.items())
+
+    def summed(self, others: Sequence[object]) -> Iterable[tuple[Labels, list[float]]]:
+        """:meth:`points` with those of this family in ``others`` added (other workers'
+        :meth:`Metrics.snapshot`, as decoded from JSON), label set by label set; a point of
+        another shape than this family's is left out."""
+        points = self.points()
+        if not others:
+            return points
+        summed = {labels: list(values) for labels, values in points}
+        width = len(self.bounds) + 2 if self.kind == "histogram" else 1
+        for other in others:
+            found = other.get(self.name) if isinstance(other, dict) else None
+            for point in found if isinstance(found, list) else ():
+                if not (isinstance(point, list) and len(point) == 2):
+                    continue
+                labels, values = point
+                if not (
+                    isinstance(labels, list)
+                    and len(labels) == len(self.labels)
+                    and all(isinstance(label, str) for label in labels)
+                    and isinstance(values, list)
+                    and len(values) == width
+                    and all(_is_number(value) for value in values)
+                ):
+                    continue
+                slot = summed.setdefault(tuple(labels), [0.0] * width)
+                for index, value in enumerate(values):
+                    slot[index] += value
+        return summed.items()
 
 
 # The methods MCP defines (every revision): any other is counted as _OTHER.
@@ -322,15 +351,22 @@ class Metrics:
 
     # --- Prometheus ------------------------------------------------------------------------
 
-    def prometheus(self) -> str:
-        """Every metric in Prometheus' text format (version 0.0.4)."""
+    def snapshot(self) -> dict[str, list[tuple[Labels, list[float]]]]:
+        """Every metric's points now by its name, as JSON can carry them: what one worker of
+        ``--workers`` hands the worker that answers a scrape."""
+        return {family.name: list(family.points()) for family in self.families()}
+
+    def prometheus(self, others: Sequence[object] = ()) -> str:
+        """Every metric in Prometheus' text format (version 0.0.4), with ``others`` (other
+        workers' :meth:`snapshot`) added: counters, histogram buckets and gauges summed label
+        set by label set (:meth:`Family.summed`)."""
         out: list[str] = []
         for family in self.families():
             name, suffix = prometheus_name(family)
             out.append(f"# HELP {name} {family.help}\n")
             out.append(f"# TYPE {name} {family.kind}\n")
             keys = [_prometheus_label(label) for label in family.labels]
-            for labels, values in family.points():
+            for labels, values in family.summed(others):
                 pairs = [f'{k}="{_escape(v)}"' for k, v in zip(keys, labels, strict=True) if v]
                 if family.kind == "histogram":
                     running = 0.0
@@ -384,6 +420,10 @@ class Health:
         if down and len(down) == len(self._failed) and not any(self._up.values()):
             return down
         return [name for name in down if name in self.required]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def prometheus_name(family: Family) -> tuple[str, str]:

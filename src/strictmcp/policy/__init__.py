@@ -42,6 +42,8 @@ from .rules import (
 )
 from .settings import (
     ASYMMETRIC_ALGORITHMS,
+    AUDIT_RECORDS,
+    AuditRecord,
     AuthSettings,
     EndpointSettings,
     FlowAction,
@@ -57,6 +59,7 @@ from .urls import is_loopback, redis_url_problem
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
+    "AUDIT_RECORDS",
     "DEFAULT_DEEP_TIMEOUT",
     "DEFAULT_RESULT_RULE",
     "DEFAULT_TOOL_RULE",
@@ -64,6 +67,7 @@ __all__ = [
     "RESULT_METHODS",
     "TOOLS_CALL",
     "AccessRule",
+    "AuditRecord",
     "AuthSettings",
     "DeepRule",
     "EndpointSettings",

@@ -33,6 +33,7 @@ from .rules import (
     values_at,
 )
 from .settings import (
+    AuditRecord,
     AuthSettings,
     EndpointSettings,
     FlowRule,
@@ -76,6 +77,9 @@ class Policy:
     listing_rules: tuple[str, ...] | None = None
     results: tuple[ResultRule, ...] = ()
     server_requests: Hygiene = "flag"
+    #: The ``[audit]`` table's ``record``: ``all`` when the audit log is to get a record of
+    #: every call, allowed ones too, besides the findings.
+    audit_record: AuditRecord = "findings"
     tool_rules: tuple[ToolRule, ...] = ()
     allow_subdivision_flags: tuple[str, ...] = ()
 

@@ -272,6 +272,11 @@ class GatewaySettings:
     start_timeout: float = 30.0
 
 
+AuditRecord = Literal["findings", "all"]
+AUDIT_RECORDS: tuple[AuditRecord, ...] = ("findings", "all")
+"""What ``[audit] record`` may say, the words of the command line's ``--audit``: the audit
+log gets the findings, or ``all`` calls besides (allowed ones too)."""
+
 FlowAction = Literal["refuse", "audit", "redact"]
 
 

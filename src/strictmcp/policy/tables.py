@@ -31,7 +31,9 @@ from .options import Context, Option, PolicyError, checked
 from .rules import RESULT_METHODS, TOOLS_CALL, Hygiene, ResultRule, ToolRule
 from .settings import (
     ASYMMETRIC_ALGORITHMS,
+    AUDIT_RECORDS,
     SERVER_NAME,
+    AuditRecord,
     AuthSettings,
     EndpointSettings,
     FlowRule,
@@ -464,6 +466,18 @@ _GATEWAY = {
         doc="Seconds for each request the gateway makes of a server itself (handshake, listings).",
     ),
 }
+_AUDIT = {
+    "record": Option(
+        str,
+        choices=AUDIT_RECORDS,
+        default='`"findings"`',
+        doc=(
+            "What the audit log (`--audit-log`) gets: a record of each finding (`findings`), "
+            "or also a `call` record of every client request when it ends, allowed ones too "
+            "(`all`). `--audit` on the command line, when given, wins over it."
+        ),
+    ),
+}
 _FLOW = {
     "from": Option(
         str,
@@ -731,6 +745,11 @@ def _server_requests(where: str, entry: Any, context: Context) -> Hygiene:
     return hygiene
 
 
+def _audit(where: str, entry: Any, context: Context) -> AuditRecord:
+    record: AuditRecord = checked(where, entry, _AUDIT).get("record", "findings")
+    return record
+
+
 def _server(where: str, entry: Any, context: Context) -> ServerSettings:
     options = checked(where, entry, _SERVER)
     name = options["name"]
@@ -867,6 +886,14 @@ TABLES = (
         _SERVER_REQUESTS,
         _server_requests,
         absent="flag",
+    ),
+    Table(
+        "audit",
+        "audit_record",
+        "What the audit log records, besides what `--audit` says (the proxy and the gateway).",
+        _AUDIT,
+        _audit,
+        absent="findings",
     ),
     Table(
         "tool",

@@ -27,7 +27,7 @@ from ..enforce import (
     logs,
 )
 from ..lint import LintRule, UnknownRuleError
-from ..policy import Policy, PolicyError, ToolOffer, is_loopback
+from ..policy import AUDIT_RECORDS, Policy, PolicyError, ToolOffer, is_loopback
 from ..protocol.tasks import DEFAULT_MAX_TASKS
 from .http_connections import (
     DEFAULT_CONNECTIONS,
@@ -38,7 +38,7 @@ from .http_connections import (
     Network,
     descriptor_problem,
 )
-from .reload import Policies
+from .reload import Policies, records_calls
 from .session import ProxySession
 from .stdio import TransportError, hold_standard_streams, run, through
 
@@ -177,11 +177,9 @@ _SHARED_OPTIONS = (
     click.option(
         "--audit",
         "audit_what",
-        type=click.Choice(["findings", "all"]),
-        default="findings",
-        show_default=True,
+        type=click.Choice(AUDIT_RECORDS),
         help="all: the audit log also gets a record of every call when it ends, allowed ones "
-        "too (its outcome and latency).",
+        "too (its outcome and latency). Default: the policy's [audit] record, else findings.",
     ),
     click.option(
         "--strict", is_flag=True, help="Also refuse tool arguments the schema does not declare."
@@ -442,12 +440,14 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
             stack.callback(telemetry.close)
         # One for every session: an identity's calls count together, whichever session
         # they use; and every session judged by the policy in force (reloaded).
-        calls = options["audit_what"] == "all"
         policies = _policies(
             options, policy, _auditor(log, policy, gateway=gateway, telemetry=None)
         )
 
         def new_session(offer: ToolOffer | None = None) -> ProxySession:
+            # Reloaded, the policy's [audit] record applies to new sessions too.
+            current = policies.current if policies is not None else policy
+            calls = records_calls(options["audit_what"], current)
             session = ProxySession(
                 _auditor(log, policy, gateway=gateway, telemetry=telemetry, calls=calls),
                 policy=policies.current if policies is not None else None,
@@ -610,7 +610,9 @@ def _listening(
     def announce(url: str) -> None:
         logs.say(name, f"listening on {url}", event="listening")
 
-    def served(sock: socket.socket | None) -> Coroutine[Any, Any, int]:
+    def served(
+        sock: socket.socket | None, peers: http_main.Peers | None = None
+    ) -> Coroutine[Any, Any, int]:
         return http_main.listen(
             endpoints,
             address,
@@ -621,6 +623,7 @@ def _listening(
             sock=sock,
             telemetry=telemetry,
             open_metrics=is_loopback(address[0]),
+            peers=peers,
         )
 
     if workers > 1:
@@ -630,11 +633,14 @@ def _listening(
                 address,
                 # Each worker reloads on SIGHUP; the supervisor sends it one once it has
                 # read the new policy itself, so that none takes a policy that does not load.
-                lambda sock: _status(_closing(served(sock), policies, watch=False), command),
+                lambda sock, peers: _status(
+                    _closing(served(sock, peers), policies, watch=False), command
+                ),
                 announce,
                 paths=[endpoint.path for endpoint in endpoints],
                 reload=policies.reload if policies is not None else None,
                 watch=options["watch"],
+                telemetry=telemetry,
             )
         except ListenError as error:
             _exit_usage(str(error))
@@ -671,7 +677,7 @@ def _auditor(
 ) -> Auditor:
     """A session's auditor: its records name their session (a random id of its own) and the
     gateway's server of a tool, and are counted when metrics are on; with ``calls``, the log
-    gets a record of every call (``--audit all``)."""
+    gets a record of every call (``--audit all``, or the policy's ``[audit] record``)."""
     metrics = telemetry.metrics if telemetry is not None else None
     session = secrets.token_hex(6)
     if not gateway or policy is None:
@@ -834,7 +840,13 @@ def _policies(options: dict[str, Any], policy: Policy | None, auditor: Auditor) 
             raise PolicyError(f"[listing] rules: {error}") from None
 
     try:
-        return Policies.of(options["policy_file"], policy, auditor, None if fixed else listing_of)
+        return Policies.of(
+            options["policy_file"],
+            policy,
+            auditor,
+            None if fixed else listing_of,
+            record=options["audit_what"],
+        )
     except PolicyError as error:
         raise click.UsageError(f"--policy: {error}") from None
 

@@ -5,16 +5,18 @@ Loaded only for those modes: the HTTP client and server take a while to import.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx2
@@ -23,12 +25,13 @@ from ..connect import http_headers as h
 from ..connect.http_upstream import HttpUpstream
 from ..connect.upstream import Upstream
 from ..enforce import Auditor, logs
+from ..enforce.metrics import Metrics
 from ..identity.upstream import UpstreamAuth
 from ..policy import AuthSettings, UpstreamSettings, is_loopback
 from .bridge import bridged
 from .http_auth import Gate
-from .http_connections import listening_socket
-from .http_observe import Observed
+from .http_connections import ListenError, listening_socket
+from .http_observe import Observed, Peers
 from .http_server import App, Limits, Routes, serve
 from .http_sessions import Channel, NewSession, NewUpstream
 from .listing import input_schema
@@ -36,7 +39,7 @@ from .observe import Telemetry
 from .session import ProxySession
 from .stdio import spawn
 
-__all__ = ["Endpoint", "Limits", "gate", "listen", "upstreams", "workers"]
+__all__ = ["Endpoint", "Limits", "Peers", "gate", "listen", "upstreams", "workers"]
 
 
 def upstreams(
@@ -106,12 +109,14 @@ async def listen(
     sock: socket.socket | None = None,
     telemetry: Telemetry | None = None,
     open_metrics: bool = True,
+    peers: Peers | None = None,
 ) -> int:
     """Streamable HTTP on ``address`` at each endpoint's path (the main one first) until
     interrupted, each a protected resource of its own when it has a gate; 0. With ``sock``,
     the listening socket of several workers, this is one of them: it serves the stateless
     revision only. With ``telemetry``, ``/metrics``, ``/healthz`` and ``/readyz`` are served
-    beside them (``/metrics`` behind the main endpoint's gate unless ``open_metrics``)."""
+    beside them (``/metrics`` behind the main endpoint's gate unless ``open_metrics``), and
+    with ``peers`` (a worker's) a scrape sees every worker's counters."""
     host, port = address
 
     def app(endpoint: Endpoint) -> App:
@@ -150,9 +155,28 @@ async def listen(
             admit=admit,
             headers=h.header_map,
             tracing=telemetry.tracing is not None,
+            peers=peers,
         )
-    await serve(routes, host, port, announce, sock, around)
+    counters = None
+    if around is not None and peers is not None:
+        counters = await _share(peers, around.metrics)
+    try:
+        await serve(routes, host, port, announce, sock, around)
+    finally:
+        if counters is not None:
+            counters.close()
     return 0
+
+
+async def _share(peers: Peers, metrics: Metrics) -> asyncio.Server | None:
+    """This worker's counters served to the others (:class:`Peers`); None, once said on
+    stderr, when they cannot be: scrapes it answers still sum the others'."""
+    try:
+        return await peers.serve(metrics)
+    except OSError as error:
+        why = error.strerror or str(error)  # "AF_UNIX path too long" has no errno
+        _say(f"worker {os.getpid()} cannot share its counters: {why}", "warning")
+        return None
 
 
 WORKER_STOP_SECONDS = 10.0
@@ -169,12 +193,13 @@ RESTART_WINDOW = 60.0
 def workers(
     count: int,
     address: tuple[str, int],
-    work: Callable[[socket.socket], int],
+    work: Callable[[socket.socket, Peers], int],
     announce: Callable[[str], None],
     *,
     paths: Sequence[str],
     reload: Callable[[], bool] | None = None,
     watch: bool = False,
+    telemetry: Telemetry | None = None,
 ) -> int:
     """Listen on ``address`` and fork ``count`` workers that each run ``work`` on that one
     listening socket, as uvicorn's own ``--workers`` shares its socket: the kernel hands each
@@ -183,21 +208,43 @@ def workers(
     within :data:`RESTART_WINDOW` seconds; past that every worker is stopped. The status, once
     every worker is gone: 0 when they were stopped (SIGTERM or SIGINT here, passed on to
     each, whatever was replaced before), else that of the worker whose exit stopped them.
+    ``work`` is also given the workers' :class:`Peers`, in a directory made here for them
+    alone and removed once they are gone; ``telemetry``'s OTLP export, here, sends what
+    they counted.
 
     On SIGHUP (and, with ``watch``, when the policy file changes) the supervisor runs
     ``reload`` itself first, and passes SIGHUP on to the workers only when the new policy
     loaded: none of them takes a policy that does not."""
     # Kept open here for the workers that replace others; the port is free once this ends.
-    with listening_socket(*address) as listener:
+    with listening_socket(*address) as listener, _private_directory() as directory:
+        peers = Peers(directory)
+        if telemetry is not None:
+            telemetry.gather(peers.gather)
         bound = listener.getsockname()
-        pids = {_fork(work, listener) for _ in range(count)}
+        pids = {_fork(work, listener, peers) for _ in range(count)}
         where = f"[{bound[0]}]" if listener.family == socket.AF_INET6 else bound[0]
         for path in paths:
             announce(f"http://{where}:{bound[1]}{path}")
-        return _supervise(pids, lambda: _fork(work, listener), reload, watch=watch)
+        return _supervise(pids, lambda: _fork(work, listener, peers), peers, reload, watch=watch)
 
 
-def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
+@contextlib.contextmanager
+def _private_directory() -> Iterator[str]:
+    """A directory of the workers' own (mode 0700, removed when they are gone), or
+    :class:`ListenError` saying why there cannot be one."""
+    try:
+        holder = tempfile.TemporaryDirectory(prefix="strictmcp-")
+    except OSError as error:
+        raise ListenError(
+            f"--workers: cannot make a private directory for the workers: {error.strerror}"
+        ) from None
+    with holder as directory:
+        yield directory
+
+
+def _fork(
+    work: Callable[[socket.socket, Peers], int], listener: socket.socket, peers: Peers
+) -> int:
     """A worker running ``work`` on ``listener``; its pid. The worker never returns here."""
     pid = os.fork()
     if pid != 0:
@@ -209,7 +256,7 @@ def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     status = 1
     try:
-        status = work(listener)
+        status = work(listener, peers)
     except SystemExit as done:
         status = done.code if isinstance(done.code, int) else 1
     except BaseException:
@@ -223,6 +270,7 @@ def _fork(work: Callable[[socket.socket], int], listener: socket.socket) -> int:
 def _supervise(
     pids: set[int],
     replace: Callable[[], int],
+    peers: Peers,
     reload: Callable[[], bool] | None = None,
     *,
     watch: bool = False,
@@ -256,6 +304,8 @@ def _supervise(
             time.sleep(0.05)
             continue
         pids.discard(pid)
+        with contextlib.suppress(OSError):
+            os.unlink(peers.path(pid))  # a scrape no longer asks it
         if stopping:
             continue
         code = os.waitstatus_to_exitcode(raw)
@@ -305,5 +355,5 @@ class _Reloads:
                     os.kill(pid, signal.SIGHUP)
 
 
-def _say(text: str) -> None:
-    logs.say("proxy", text, event="workers")
+def _say(text: str, level: logs.Level = "info") -> None:
+    logs.say("proxy", text, level=level, event="workers")

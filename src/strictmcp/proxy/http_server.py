@@ -342,24 +342,29 @@ class App:
     ) -> None:
         """One stateless request, its id the caller's alone while it is in flight."""
         message = decoded.messages[0]
-        renamed, sent_as, token = self.shared.rename(request)
-        line = line_of(renamed)
-        # What was read, with the proxy's own id (and progress token) in place of the
-        # client's: read once, not again for the new id.
-        read = Decoded((own_message(renamed),), False, decoded.violations, len(line), sent_as)
-        await channel.relay.learn_tools(line, read)
-        if message.method == "tools/call":
-            schema = input_schema(channel.relay.session, str(h.named(request)))
-            header_refusal = h.param_mismatch(request, schema, post.headers)
-            if header_refusal is not None:
-                await self._refuse(post, header_refusal)
-                return
-        tokens: dict[RequestId, RequestId] = {}
-        if token is not None:
-            tokens[token] = request["params"]["_meta"]["progressToken"]
         assert message.id is not None  # a request
-        exchange = Exchange({sent_as: message.id}, tokens, streaming=post.sse, whole=post.json)
-        await self._answer(channel, post, [(line, read)], exchange, [], modern=True)
+        renamed, sent_as, token = self.shared.rename(request)
+        session = channel.relay.session
+        session.sent_as(sent_as, message.id)  # the audit log names the client's own id
+        try:
+            line = line_of(renamed)
+            # What was read, with the proxy's own id (and progress token) in place of the
+            # client's: read once, not again for the new id.
+            read = Decoded((own_message(renamed),), False, decoded.violations, len(line), sent_as)
+            await channel.relay.learn_tools(line, read)
+            if message.method == "tools/call":
+                schema = input_schema(session, str(h.named(request)))
+                header_refusal = h.param_mismatch(request, schema, post.headers)
+                if header_refusal is not None:
+                    await self._refuse(post, header_refusal)
+                    return
+            tokens: dict[RequestId, RequestId] = {}
+            if token is not None:
+                tokens[token] = request["params"]["_meta"]["progressToken"]
+            exchange = Exchange({sent_as: message.id}, tokens, streaming=post.sse, whole=post.json)
+            await self._answer(channel, post, [(line, read)], exchange, [], modern=True)
+        finally:
+            session.sent_as(sent_as, None)
 
     async def _read_alone(self, post: _Post, statuses: dict[int, int]) -> Decoded | None:
         """The body read outside any session (which would read it at its own revision); None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -261,7 +261,9 @@ class SessionObserver:
         if session_id is not None and not session.shared:
             attributes["mcp.session.id"] = session_id
         if message.id is not None:
-            attributes["jsonrpc.request.id"] = str(message.id)
+            # A client's request as the client sent it (not the shared session's own id).
+            sent = session.as_sent(message.id) if direction == "c2s" else message.id
+            attributes["jsonrpc.request.id"] = str(sent)
         if tool:
             key = "gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"
             attributes[key] = tool
@@ -364,6 +366,13 @@ class Telemetry:
         session.observer = SessionObserver(
             session, self.metrics, transport=transport, tracing=self.tracing
         )
+
+    def gather(self, others: Callable[[], Sequence[object]]) -> None:
+        """Add ``others`` (other processes' :meth:`Metrics.snapshot`, read at each export)
+        to what the OTLP export sends: the supervisor of ``--workers``, which serves no
+        call, exports its workers' counters."""
+        if self._export is not None:
+            self._export.others = others
 
     def close(self) -> None:
         """Export what is left (spans and metrics), then stop exporting."""

@@ -18,7 +18,7 @@ import contextvars
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..enforce.metrics import Family, Metrics
@@ -175,6 +175,9 @@ class MetricsExport:
     (default 60000), cumulative, from a thread of its own; once more when stopped."""
 
     def __init__(self, metrics: Metrics) -> None:
+        #: The other processes' counters to add to ``metrics`` at each export (with
+        #: ``--workers``, the supervisor's export gathers its workers'); None: none.
+        self.others: Callable[[], Sequence[object]] | None = None
         with needs("otel"):
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # noqa: PLC0415
                 OTLPMetricExporter,
@@ -238,8 +241,9 @@ class MetricsExport:
         ) = self._types
         now = time.time_ns()
         metrics = []
+        others = self.others() if self.others is not None else ()
         for family in self._metrics.families():
-            points = list(family.points())
+            points = list(family.summed(others))
             if not points:
                 continue
             if family.kind == "histogram":

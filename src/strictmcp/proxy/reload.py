@@ -8,7 +8,8 @@ the audit log say what happened, naming the two policies by the SHA-256 of their
 
 What a reload keeps: each session's tools, tasks and pins (``--pin`` and ``[[server]] pin``
 files are read at start), and the rate limits' buckets while ``[[rate_limit]]`` is unchanged
-(a change starts every bucket full). What needs a restart: :data:`RESTART_ONLY`.
+(a change starts every bucket full). ``[audit] record`` applies to open sessions too, unless
+``--audit`` was given. What needs a restart: :data:`RESTART_ONLY`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class Policies:
     auditor: Auditor
     limiter: Limiter | None
     listing: Callable[[Policy], tuple[LintRule, ...]] | None = None
+    #: ``--audit`` as given on the command line, which a reload never overrides (None: the
+    #: policy's ``[audit] record`` says).
+    record: str | None = None
     sessions: weakref.WeakSet[ProxySession] = field(default_factory=weakref.WeakSet)
     _seen: tuple[float, int] | None = None
     _closing: set[asyncio.Future[None]] = field(default_factory=set)
@@ -72,11 +76,13 @@ class Policies:
         policy: Policy,
         auditor: Auditor,
         listing: Callable[[Policy], tuple[LintRule, ...]] | None = None,
+        record: str | None = None,
     ) -> Policies:
         """``policy``, loaded from ``path``, in force; PolicyError when the file cannot be
         read again, or its rate limits' store named."""
         holder = cls(Path(path), policy, digest(_read(Path(path))), auditor, limiter_for(policy))
         holder.listing = listing
+        holder.record = record
         holder._seen = _stamp(holder.path)
         return holder
 
@@ -111,8 +117,10 @@ class Policies:
         if limiter is not self.limiter and isinstance(self.limiter, SharedRateLimiter):
             self._closing.add(asyncio.ensure_future(self.limiter.aclose()))
         self.current, self.digest, self.limiter = policy, new, limiter
+        calls = records_calls(self.record, policy)
         for session in list(self.sessions):
             session.use(policy, limiter, rules)
+            session.auditor.record_calls(calls)
         self.auditor.event("policy-reload", outcome="applied", old=old, new=new)
         self.auditor.say(f"policy reloaded: {old} -> {new} ({len(self.sessions)} open sessions)")
         return True
@@ -136,6 +144,12 @@ _TABLES = {
     "gateway": "[gateway]",
     "servers": "[[server]]",
 }
+
+
+def records_calls(flag: str | None, policy: Policy | None) -> bool:
+    """Whether the audit log gets a record of every call: as ``--audit`` says (``flag``)
+    when given, else as ``policy``'s ``[audit] record`` says."""
+    return (flag or (policy.audit_record if policy is not None else "findings")) == "all"
 
 
 def _differs(old: Policy, new: Policy, name: str) -> bool:

@@ -34,7 +34,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Coroutine, Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
@@ -227,6 +227,9 @@ class ProxySession:
         # own, unguessable, each mapped to the server's and to the caller that created it.
         self._shared = False
         self._tasks = _TaskIds(max_tasks, replica)
+        # Shared: the id each client sent, by the one the proxy gave its request in flight
+        # (:meth:`sent_as`), which the audit log names instead.
+        self._sent_ids: dict[int | str, int | str] = {}
         #: Told every decision when metrics or traces are on (None: nothing is measured).
         self.observer: SessionObserver | None = None
         #: The policy's external interceptors (``[[interceptor]]``; None: none).
@@ -250,6 +253,28 @@ class ProxySession:
         task is reachable only through the id the proxy gave its creator, and only by the
         same identity."""
         self._shared = True
+
+    def sent_as(self, own: int | str, sent: int | str | None) -> None:
+        """The client's request ``sent`` (its id as the client sent it) goes on as ``own``,
+        the proxy's id for it in a shared session, until ``sent`` is None: every record made
+        of it and of its answer meanwhile names ``sent`` (:meth:`as_sent`)."""
+        if sent is None:
+            self._sent_ids.pop(own, None)
+        else:
+            self._sent_ids[own] = sent
+
+    @overload
+    def as_sent(self, request_id: int | str) -> int | str: ...
+    @overload
+    def as_sent(self, request_id: None) -> None: ...
+    @overload
+    def as_sent(self, request_id: int | str | None) -> int | str | None: ...
+    def as_sent(self, request_id: int | str | None) -> int | str | None:
+        """``request_id`` as its client sent it (see :meth:`sent_as`): what the audit log and
+        spans name a client's request by."""
+        if request_id is None or not self._sent_ids:
+            return request_id
+        return self._sent_ids.get(request_id, request_id)
 
     @property
     def shared(self) -> bool:
@@ -492,13 +517,19 @@ class ProxySession:
                 ended: CallOutcome = "answered" if item.dry_run is not None else "refused"
                 method = message.method or ""
                 self.auditor.call(
-                    request_id, method, _tool_of(message), ended, now - started, caller
+                    self.as_sent(request_id),
+                    method,
+                    _tool_of(message),
+                    ended,
+                    now - started,
+                    caller,
                 )
             elif item.ends is not None and message.id is not None:
                 method, who, since, tool = item.ends
                 forward = item.forward
                 ended = "answered" if forward is not None and "error" not in forward else "error"
-                self.auditor.call(message.id, method, tool, ended, now - since, who)
+                answered = self.as_sent(message.id)
+                self.auditor.call(answered, method, tool, ended, now - since, who)
 
     def _unreadable(
         self,
@@ -511,7 +542,7 @@ class ProxySession:
         it answers (its id as read strictly, or the only request waiting) is failed at once
         rather than left waiting for the timeout."""
         found = errors(violations)
-        token = REQUEST.set(request_id)
+        token = REQUEST.set(self.as_sent(request_id))
         try:
             self.auditor.record(found, direction=direction, method=None, action="refused")
         finally:
@@ -530,7 +561,7 @@ class ProxySession:
     def _client_message(
         self, message: Message, size: int, caller: Identity | None, started: int
     ) -> _Item:
-        token = REQUEST.set(message.id)  # the id every record made meanwhile names
+        token = REQUEST.set(self.as_sent(message.id))  # what every record meanwhile names
         try:
             return self._client_named(message, size, caller, started)
         finally:
@@ -752,7 +783,7 @@ class ProxySession:
         assert message.id is not None  # only requests are checked
         # Set again here: this runs after the decision that made it, in the awaiting task's
         # context, where another message of a batch may have been decided meanwhile.
-        token = REQUEST.set(message.id)
+        token = REQUEST.set(self.as_sent(message.id))
         try:
             decision = await self.enforcer.check_deep(
                 self.conversation.tools, tool, arguments, decision, identity=caller
@@ -768,7 +799,9 @@ class ProxySession:
         return self._answered(_result(message, decision.error_result))
 
     def _server_message(self, message: Message, decoded: Decoded) -> _Item:
-        token = REQUEST.set(message.id)  # an answer's is its request's
+        answer = message.kind in ("response", "error")
+        # An answer's is its request's; a server's request has an id of the server's own.
+        token = REQUEST.set(self.as_sent(message.id) if answer else message.id)
         try:
             return self._server_named(message, decoded)
         finally:
