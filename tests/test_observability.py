@@ -475,7 +475,9 @@ def test_one_scrape_sees_every_worker(
         assert _decisions(httpx2.get(proxy + "/metrics").text) == made
     server = prometheus(proxy.removeprefix("http://"))
     expression = "sum by (strictmcp_decision) (strictmcp_calls_total)"
-    expected = {_key(strictmcp_decision=key): value for key, value in made.items()}
+    expected: dict[str, float] = {
+        _key(strictmcp_decision=key): value for key, value in made.items()
+    }
     assert _settled(server, expression, expected) == expected
     calls = 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"}'
     assert _query(server, f"sum({calls})") == {_key(): sum(made.values())}
@@ -611,7 +613,7 @@ def test_a_stateless_requests_span_names_the_id_its_client_sent(
         "OTEL_METRICS_EXPORTER": "none",
     }
     proxy = _proxy(tmp_path, processes, env=env)
-    sent = ["trace-7", 0, "trace-8"]
+    sent: list[int | str] = ["trace-7", 0, "trace-8"]
     with httpx2.Client(timeout=30) as http:
         for request_id in sent:
             text = {"text": "hi"}
