@@ -17,7 +17,6 @@ import asyncio
 import hashlib
 import os
 import signal
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 from ..enforce import Auditor, Limiter, SharedRateLimiter, limiter_for
 from ..lint import LintRule
 from ..policy import Policy, PolicyError
-from .session import ProxySession
+from .session import InForce, ProxySession
 
 RESTART_ONLY = (
     "auth",
@@ -61,7 +60,7 @@ class Policies:
     auditor: Auditor
     limiter: Limiter | None
     listing: Callable[[Policy], tuple[LintRule, ...]] | None = None
-    sessions: weakref.WeakSet[ProxySession] = field(default_factory=weakref.WeakSet)
+    in_force: InForce = field(init=False)
     _seen: tuple[float, int] | None = None
     _closing: set[asyncio.Future[None]] = field(default_factory=set)
 
@@ -80,9 +79,12 @@ class Policies:
         holder._seen = _stamp(holder.path)
         return holder
 
+    def __post_init__(self) -> None:
+        self.in_force = InForce(self.current, self.limiter)
+
     def joined(self, session: ProxySession) -> ProxySession:
         """``session``, judged from now on by whatever policy is in force."""
-        self.sessions.add(session)
+        session.follow(self.in_force)
         return session
 
     def reload(self) -> bool:
@@ -111,10 +113,11 @@ class Policies:
         if limiter is not self.limiter and isinstance(self.limiter, SharedRateLimiter):
             self._closing.add(asyncio.ensure_future(self.limiter.aclose()))
         self.current, self.digest, self.limiter = policy, new, limiter
-        for session in list(self.sessions):
-            session.use(policy, limiter, rules)
+        self.in_force.replace(policy, limiter, rules)
         self.auditor.event("policy-reload", outcome="applied", old=old, new=new)
-        self.auditor.say(f"policy reloaded: {old} -> {new} ({len(self.sessions)} open sessions)")
+        self.auditor.say(
+            f"policy reloaded: {old} -> {new} (open sessions take it at their next message)"
+        )
         return True
 
     def on_hangup(self) -> None:
