@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from strictmcp import __version__
+from strictmcp import __version__, build
 from strictmcp.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "schema"
@@ -33,7 +33,7 @@ def write(tmp_path: Path, name: str, content: Any) -> str:
 
 def test_version_and_help_read_well() -> None:
     code, out = run("--version")
-    assert (code, out.strip()) == (0, f"strictmcp, version {__version__}")
+    assert (code, out.strip()) == (0, f"strictmcp, version {__version__} ({build()})")
     code, out = run("--help")
     assert code == 0
     assert "schema validate SCHEMA" in out

@@ -24,6 +24,8 @@ LEAF = 8
 LAYERS = {
     # The extras and their one error, for every layer that imports an optional dependency.
     "extras": 0,
+    # Which build runs (compiled or pure Python), for the package and its --version.
+    "_build": 0,
     # The page every HTML report is, for check's and audit's alike.
     "html_page": 0,
     "schema": 0,

@@ -18,7 +18,6 @@ import asyncio
 import hashlib
 import os
 import signal
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 from ..enforce import Auditor, Limiter, SharedRateLimiter, limiter_for
 from ..lint import LintRule
 from ..policy import Policy, PolicyError
-from .session import ProxySession
+from .session import InForce, ProxySession
 
 RESTART_ONLY = (
     "auth",
@@ -65,7 +64,7 @@ class Policies:
     #: ``--audit`` as given on the command line, which a reload never overrides (None: the
     #: policy's ``[audit] record`` says).
     record: str | None = None
-    sessions: weakref.WeakSet[ProxySession] = field(default_factory=weakref.WeakSet)
+    in_force: InForce = field(init=False)
     _seen: tuple[float, int] | None = None
     _closing: set[asyncio.Future[None]] = field(default_factory=set)
 
@@ -86,9 +85,12 @@ class Policies:
         holder._seen = _stamp(holder.path)
         return holder
 
+    def __post_init__(self) -> None:
+        self.in_force = InForce(self.current, self.limiter)
+
     def joined(self, session: ProxySession) -> ProxySession:
         """``session``, judged from now on by whatever policy is in force."""
-        self.sessions.add(session)
+        session.follow(self.in_force)
         return session
 
     def reload(self) -> bool:
@@ -117,12 +119,11 @@ class Policies:
         if limiter is not self.limiter and isinstance(self.limiter, SharedRateLimiter):
             self._closing.add(asyncio.ensure_future(self.limiter.aclose()))
         self.current, self.digest, self.limiter = policy, new, limiter
-        calls = records_calls(self.record, policy)
-        for session in list(self.sessions):
-            session.use(policy, limiter, rules)
-            session.auditor.record_calls(calls)
+        self.in_force.replace(policy, limiter, rules, records_calls(self.record, policy))
         self.auditor.event("policy-reload", outcome="applied", old=old, new=new)
-        self.auditor.say(f"policy reloaded: {old} -> {new} ({len(self.sessions)} open sessions)")
+        self.auditor.say(
+            f"policy reloaded: {old} -> {new} (open sessions take it at their next message)"
+        )
         return True
 
     def on_hangup(self) -> None:

@@ -161,6 +161,33 @@ class _Item:
     ends: _Forwarded | None = None
 
 
+class InForce:
+    """The policy the sessions following it are judged by (:meth:`ProxySession.follow`): a
+    reload replaces what it holds (:meth:`replace`), and each session takes the new policy
+    before it decides its next message. No list of sessions is kept: one that ends is
+    simply gone."""
+
+    def __init__(self, policy: Policy | None, limiter: Limiter | None) -> None:
+        self.policy = policy
+        self.limiter = limiter
+        self.listing_rules: tuple[LintRule, ...] | None = None
+        self.record_calls = False  # read only once replaced: sessions start as they are made
+        self.generation = 0
+
+    def replace(
+        self,
+        policy: Policy | None,
+        limiter: Limiter | None,
+        listing_rules: tuple[LintRule, ...] | None,
+        record_calls: bool,
+    ) -> None:
+        """Put ``policy`` (with its ``limiter`` and ``listing_rules``) in force, and say
+        whether the audit log records every call (``[audit] record``)."""
+        self.policy, self.limiter, self.listing_rules = policy, limiter, listing_rules
+        self.record_calls = record_calls
+        self.generation += 1
+
+
 class ProxySession:
     """The decisions of one proxied session; see the module documentation.
 
@@ -232,10 +259,19 @@ class ProxySession:
         self._sent_ids: dict[int | str, int | str] = {}
         #: Told every decision when metrics or traces are on (None: nothing is measured).
         self.observer: SessionObserver | None = None
+        # The policy in force after reloads (follow), and the reload this session took last.
+        self._in_force: InForce | None = None
+        self._generation = 0
         #: The policy's external interceptors (``[[interceptor]]``; None: none).
         self.interceptors: Interceptors | None = (
             interceptors_of(policy.interceptors) if policy is not None else None
         )
+
+    def follow(self, in_force: InForce) -> None:
+        """Judge this session by whatever policy ``in_force`` holds, now and after every
+        reload (the one it holds now is the one the session was made with)."""
+        self._in_force = in_force
+        self._generation = in_force.generation
 
     def use(
         self,
@@ -318,6 +354,11 @@ class ProxySession:
         holds): the one reading every decision is made on. ``identity`` is who sent a client
         line, when the transport authenticated it; else the session's :attr:`identity`.
         """
+        in_force = self._in_force
+        if in_force is not None and in_force.generation != self._generation:
+            self._generation = in_force.generation
+            self.use(in_force.policy, in_force.limiter, in_force.listing_rules)
+            self.auditor.record_calls(in_force.record_calls)
         timed = self.observer is not None or self.auditor.calls
         started = time.perf_counter_ns() if timed else 0
         if decoded is None:
