@@ -110,7 +110,9 @@ _SUBCOMMANDS = {
         "One endpoint for every server of the policy's [[server]] tables.", _gateway
     ),
     "interceptor": _Subcommand(
-        "Serve strictmcp's checks as MCP interceptors (SEP-2624) over stdio.", _interceptor
+        "Serve strictmcp's checks as MCP interceptors (SEP-2624) over stdio, or over "
+        "streamable HTTP with --listen.",
+        _interceptor,
     ),
     "lint": _Subcommand(
         "Lint the tools of an MCP server: names, schemas, bounds, guards, descriptions.", _lint

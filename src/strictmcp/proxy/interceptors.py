@@ -26,16 +26,17 @@ import time
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..connect.http_upstream import HttpUpstream
 from ..connect.lines import line_of
 from ..enforce import Auditor, outcome
-from ..identity.upstream import CredentialsError, UpstreamAuth
 from ..policy import Identity, InterceptorSettings, UpstreamSettings
 from ..protocol import Violation
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.violations import Severity
+
+if TYPE_CHECKING:
+    from ..connect.http_upstream import HttpUpstream
 
 #: How long a started server may take to answer ``initialize``.
 START_TIMEOUT = 5.0
@@ -242,6 +243,10 @@ class InterceptorEndpoint(_Connection):
         self._reader: asyncio.Task[None] | None = None
 
     async def _connect(self) -> None:
+        # Only a url interceptor needs the HTTP client: a proxy without one never loads it.
+        from ..connect.http_upstream import HttpUpstream  # noqa: PLC0415
+        from ..identity.upstream import CredentialsError, UpstreamAuth  # noqa: PLC0415
+
         try:
             auth = UpstreamAuth(self.credentials) if self.credentials is not None else None
         except CredentialsError:
