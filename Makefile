@@ -144,13 +144,16 @@ typecheck:
 	$(BIN)/mypy
 
 ifeq ($(CAN_COMPILE),yes)
-unit: compiled
-	@# The whole suite against the compiled build, then the tests of every compiled module
-	@# against the pure-Python one (STRICTMCP_BUILD makes a run whose imports miss the build
-	@# it names fail at once). Two workers, each taking whole test files (module-scoped
+unit: $(TEST_STAMP)
+	@# The compiled build is made on one core (gcc on one C file) while the tests of every
+	@# compiled module run on the other against pure Python; then the whole suite runs
+	@# against the compiled build. STRICTMCP_BUILD makes a run whose imports miss the build
+	@# it names fail at once. Two workers, each taking whole test files (module-scoped
 	@# fixtures such as the conformance suite's direct runs are then made once).
+	$(MAKE) --no-print-directory compiled & building=$$!; \
+	  STRICTMCP_BUILD="pure Python" $(BIN)/pytest -q $(PURE_TESTS); pure=$$?; \
+	  wait $$building && test $$pure -eq 0
 	PYTHONPATH=$(CURDIR)/$(COMPILED) STRICTMCP_BUILD=compiled $(BIN)/pytest -q -n 2 --dist loadfile
-	STRICTMCP_BUILD="pure Python" $(BIN)/pytest -q -n 2 --dist loadfile $(PURE_TESTS)
 else
 unit:
 	@echo "No C compiler or no Python headers here: the suite runs against the pure-Python build only."
