@@ -216,15 +216,23 @@ class Conversation:
     # --- checking ----------------------------------------------------------------------------
 
     def observe(
-        self, message: Message, direction: Direction, *, size: int | None = None
+        self,
+        message: Message,
+        direction: Direction,
+        *,
+        size: int | None = None,
+        digest: bytes | None = None,
     ) -> list[Violation]:
         """Check one message sent in ``direction`` and learn what it says about the session;
         its violations.
 
         ``size`` is the length of the JSON text the message came in, handed to the schema
-        engine so it need not measure tool arguments again. A ``tools/call`` is checked once,
-        here: the verdict is :attr:`call` until the next message is observed (its violations
-        are among those returned too), for a caller that answers refused calls itself.
+        engine so it need not measure tool arguments again. ``digest`` is that text's
+        :func:`~strictmcp.protocol.answer_digest`, when the caller took it: a ``tools/list``
+        answer identical to the last one reuses its tools' check (:class:`ToolRegistry`).
+        A ``tools/call`` is checked once, here: the verdict is :attr:`call` until the next
+        message is observed (its violations are among those returned too), for a caller that
+        answers refused calls itself.
         """
         sender: Sender = "client" if direction == "c2s" else "server"
         violations: list[Violation] = []
@@ -289,7 +297,7 @@ class Conversation:
                         strict=self.strict,
                         pointer="/result",
                     )
-                    violations += self._result(request, message, pending, size)
+                    violations += self._result(request, message, pending, size, digest)
         return violations
 
     # --- the revision ------------------------------------------------------------------------
@@ -640,7 +648,12 @@ class Conversation:
     # --- results -----------------------------------------------------------------------------
 
     def _result(
-        self, request: Message, response: Message, pending: _Pending, size: int | None
+        self,
+        request: Message,
+        response: Message,
+        pending: _Pending,
+        size: int | None,
+        digest: bytes | None = None,
     ) -> list[Violation]:
         result = response.result if isinstance(response.result, _MAPPING) else {}
         revision = self._revision or ASSUMED_REVISION
@@ -648,7 +661,10 @@ class Conversation:
         if method == "tools/list":
             registry = self._registry(revision)
             # An answer to a request without a cursor starts a fresh listing.
-            found = registry.add_page(result) if pending.cursor else registry.update(result)
+            if pending.cursor:
+                found = registry.add_page(result)
+            else:
+                found = registry.update(result, digest=digest)
             return under("/result", found)
         if method == "prompts/list":
             self._remember_prompts(result.get("prompts"))

@@ -23,6 +23,7 @@ the MCP schemas do not allow.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import OrderedDict
@@ -56,6 +57,7 @@ __all__ = [
     "Kind",
     "Message",
     "RequestTracker",
+    "answer_digest",
     "check_envelope",
     "decode",
     "error_response",
@@ -185,6 +187,33 @@ def decode(
 # What makes a string of JSON text hold more than printable ASCII once read: an escape of a
 # code point (\u), of a backspace or of a form feed, or DEL (the one ASCII control that JSON
 # does not make text escape). Raw controls in strings are refused by the parser.
+# The top-level id of a message written as most SDKs write one: first after "jsonrpc" (Python
+# and compact writers), or last (the TypeScript SDK). A closing brace at the end of the text is
+# the top level's, and a key opened after a comma is not the tail of another string.
+_ID_TEXT = rb'(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*")'
+_ID_FIRST = re.compile(rb'\{"jsonrpc": ?"2\.0", ?"id": ?' + _ID_TEXT + rb", ?")
+_ID_LAST = re.compile(rb', ?"id": ?' + _ID_TEXT + rb"\}[\r\n]*\Z")
+
+
+def answer_digest(data: bytes) -> bytes | None:
+    """A digest of the JSON text ``data`` less its top-level ``id``, for text already read
+    strictly (:func:`decode`) as one message: two texts with the same digest are the same
+    message but for the id, so what was decided about the one's content holds for the other's.
+    None when the id is not where a writer usually puts it (first after ``jsonrpc``, or last);
+    nothing is then to be reused."""
+    first = _ID_FIRST.match(data)
+    if first is not None:
+        digest = hashlib.sha256(b"first\0")
+        digest.update(memoryview(data)[first.end() :])
+        return digest.digest()
+    last = _ID_LAST.search(data)
+    if last is not None:
+        digest = hashlib.sha256(b"last\0")
+        digest.update(memoryview(data)[: last.start()])
+        return digest.digest()
+    return None
+
+
 _UNPLAIN_ESCAPE = re.compile(rb"\\[ubf]")
 _TEXT_UNPLAIN_ESCAPE = re.compile(r"\\[ubf]")
 

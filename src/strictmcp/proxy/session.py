@@ -56,6 +56,7 @@ from ..protocol import (
     Rule,
     TaskRecord,
     Violation,
+    answer_digest,
     decode,
     error_response,
     errors,
@@ -389,7 +390,7 @@ class ProxySession:
             size = decoded.size
             items = [self._client_message(m, size, caller, started) for m in decoded.messages]
         else:
-            items = [self._server_message(m, decoded) for m in decoded.messages]
+            items = [self._server_message(m, decoded, line) for m in decoded.messages]
         for item in items:
             if item.dry_run is not None or item.deep is not None:
                 return self._after_dry_runs(line, direction, decoded, items, started, caller)
@@ -839,22 +840,22 @@ class ProxySession:
             return None
         return self._answered(_result(message, decision.error_result))
 
-    def _server_message(self, message: Message, decoded: Decoded) -> _Item:
+    def _server_message(self, message: Message, decoded: Decoded, line: bytes) -> _Item:
         answer = message.kind in ("response", "error")
         # An answer's is its request's; a server's request has an id of the server's own.
         token = REQUEST.set(self.as_sent(message.id) if answer else message.id)
         try:
-            return self._server_named(message, decoded)
+            return self._server_named(message, decoded, line)
         finally:
             REQUEST.reset(token)
 
-    def _server_named(self, message: Message, decoded: Decoded) -> _Item:
+    def _server_named(self, message: Message, decoded: Decoded, line: bytes) -> _Item:
         answer = message.kind in ("response", "error")
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
         forwarded = (
             self._waiting.pop(message.id, None) if answer and message.id is not None else None
         )
-        item = self._server_checked(message, decoded, request, forwarded)
+        item = self._server_checked(message, decoded, request, forwarded, line)
         if item.forward is message.raw and (self.enforcer.redacts or not decoded.plain):
             cleaned = self._cleaned(message, request, decoded.plain)
             if cleaned is not None:
@@ -890,10 +891,11 @@ class ProxySession:
         decoded: Decoded,
         request: Message | None,
         forwarded: _Forwarded | None,
+        line: bytes,
     ) -> _Item:
         """The server's ``message``: for an answer, ``request`` is the request it answers as
         the conversation pairs them, ``forwarded`` the proxy's record of it (None: the proxy
-        forwarded no such request, or no longer waits for it)."""
+        forwarded no such request, or no longer waits for it); ``line`` the text it came in."""
         size = decoded.size
         answer = message.kind in ("response", "error")
         if answer and forwarded is None:
@@ -911,13 +913,19 @@ class ProxySession:
         if method in _TASK_RESULTS or message.method == _TASK_STATUS:
             named = params if request is not None else message.params
             task = self.conversation.task("c2s", task_id_of(named))
-        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
+        # A listing identical to the last one checked is not checked again (its digest names
+        # its content less the id): the tools' schemas and the listing rules' findings reused.
+        digest = None
+        if method == "tools/list" and not decoded.batch and message.kind == "response":
+            digest = answer_digest(line)
+        found = self.conversation.observe(message, "s2c", size=size, digest=digest)
         tool = params.get("name") if method == "tools/call" else None
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
         changed: dict[str, Any] | None = None
         if isinstance(result, dict) and method == "tools/list":
-            changed = self._listing(result, found, forwarded[1] if forwarded is not None else None)
+            lister = forwarded[1] if forwarded is not None else None
+            changed = self._listing(result, found, lister, digest)
             found = []
         elif isinstance(result, dict) and method == "prompts/list":
             changed = self._prompt_listing(result)
@@ -1046,7 +1054,11 @@ class ProxySession:
             self.auditor.record(found, direction="s2c", method=method, action="allowed")
 
     def _listing(
-        self, result: dict[str, Any], found: list[Violation], lister: Identity | None
+        self,
+        result: dict[str, Any],
+        found: list[Violation],
+        lister: Identity | None,
+        digest: bytes | None,
     ) -> dict[str, Any]:
         """The ``tools/list`` result the client (``lister``) gets: unusable tools withheld
         when enforcing, tools the enforcer's listing checks withhold (hidden characters, pins),
@@ -1067,7 +1079,7 @@ class ProxySession:
             return result
         registry = self.conversation.tools
         known = frozenset(registry.names())
-        poisoned = self.enforcer.check_listing(tools, registry.revision, known=known)
+        poisoned = self.enforcer.check_listing(tools, registry.revision, known=known, digest=digest)
         tools = self.enforcer.rewrite_listing(tools)
         if self.enforcing:
             broken = {_tool_index(v.pointer) for v in withheld} | poisoned
