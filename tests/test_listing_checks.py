@@ -29,7 +29,7 @@ from strictmcp.cli import main
 from strictmcp.enforce import Auditor, Enforcer, listing_rules
 from strictmcp.lint import UnknownRuleError
 from strictmcp.policy import Policy, PolicyError
-from strictmcp.protocol import LATEST, answer_digest
+from strictmcp.protocol import LATEST, answer_digest, answer_id
 from test_proxy_session import Session, messages
 
 FIXTURE = Path(__file__).resolve().parent / "proxy_fixtures" / "rugpull_server.py"
@@ -359,3 +359,8 @@ def test_answer_digest_is_the_text_less_its_id() -> None:
     assert answer_digest(b'{"result":{"tools":[]},"jsonrpc":"2.0","x\\"id":1}') is None
     assert answer_digest(b'{"jsonrpc":"2.0","id":"a\\"b","result":{}}') is None
     assert answer_digest(b'{"jsonrpc":"2.0","id":01,"result":{}}') is None
+    # The id itself, without reading the text.
+    assert answer_id(_answer_line("first", 42, tools)) == 42
+    assert answer_id(_answer_line("last", -3, tools)) == -3
+    assert answer_id(b'{"jsonrpc": "2.0", "id": "list-1", "result": {}}') == "list-1"
+    assert answer_id(_answer_line("elsewhere", 42, tools)) is None
