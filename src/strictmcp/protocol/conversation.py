@@ -139,6 +139,9 @@ class Conversation:
         }
         self._max_tracked = max_tracked
         self._registries: dict[Revision, ToolRegistry] = {}
+        # The last result checked by its answer's digest, with the method and revision it
+        # was checked for, and its violations: the same answer again is not checked again.
+        self._result_checked: tuple[bytes, str, Revision, list[Violation]] | None = None
         self._prompts: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
         # Requests each side cancelled: a response may already be on its way (the spec says
         # to ignore it), so it is not unmatched.
@@ -289,16 +292,26 @@ class Conversation:
                 if task is not None:
                     violations += task
                 else:
-                    violations += check_method_result(
-                        request.method,
-                        message.result,
-                        revision,
-                        sender,
-                        strict=self.strict,
-                        pointer="/result",
+                    violations += self._checked_result(
+                        request.method, message.result, revision, sender, digest
                     )
                     violations += self._result(request, message, pending, size, digest)
         return violations
+
+    def _checked_result(
+        self, method: str, result: Any, revision: Revision, sender: Sender, digest: bytes | None
+    ) -> list[Violation]:
+        """The violations of ``result`` against ``method``'s result schema; an answer with the
+        same ``digest`` as the last one checked (the same text but for its id) takes its."""
+        kept = self._result_checked
+        if kept is not None and digest == kept[0] and (method, revision) == (kept[1], kept[2]):
+            return list(kept[3])
+        found = check_method_result(
+            method, result, revision, sender, strict=self.strict, pointer="/result"
+        )
+        if digest is not None:
+            self._result_checked = (digest, method, revision, list(found))
+        return found
 
     # --- the revision ------------------------------------------------------------------------
 
