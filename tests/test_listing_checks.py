@@ -293,6 +293,9 @@ def test_a_changed_listing_after_an_identical_one_is_checked_in_full(form: str) 
         ([_with_city("integer"), CLEAN[1]], ["get_weather", "add_note", "validate"], False),
         # One tool added: it is known, and callable.
         ([*CLEAN, EXTRA], ["get_weather", "add_note", "get_tide", "validate"], True),
+        # A definition the result's schema refuses: withheld from the listing (its calls are
+        # checked against its input schema, which is as before).
+        ([{**WEATHER, "annotations": "x"}, CLEAN[1]], ["add_note", "validate"], True),
         # One description with a hidden character: that tool is withheld, its calls refused.
         ([{**WEATHER, "description": "Wea\u200bther"}, CLEAN[1]], ["add_note", "validate"], False),
         (
@@ -364,3 +367,17 @@ def test_answer_digest_is_the_text_less_its_id() -> None:
     assert answer_id(_answer_line("last", -3, tools)) == -3
     assert answer_id(b'{"jsonrpc": "2.0", "id": "list-1", "result": {}}') == "list-1"
     assert answer_id(_answer_line("elsewhere", 42, tools)) is None
+
+
+@pytest.mark.parametrize("form", ["first", "last"])
+def test_an_identical_listing_under_a_reloaded_policy_is_shaped_anew(form: str) -> None:
+    lister = _Lister(form)
+    assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+    assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+    # The same answer again, but the policy no longer offers add_note: not the text sent last.
+    lister.session.proxy.enforcer.use(Policy.from_dict({"exclude_tools": ["add_note"]}), None)
+    assert lister.names(CLEAN) == ["get_weather", "validate"]
+    assert not lister.calls("add_note", {"text": "hi"})
+    lister.session.proxy.enforcer.use(None, None)
+    assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+    assert lister.calls("add_note", {"text": "hi"})
