@@ -705,3 +705,55 @@ def test_a_listing_the_server_promised_to_say_changed_is_asked_once(tmp_path: Pa
             assert text_of(again) == "b listed its tools 2 times"
 
     run(test)
+
+
+QUIET = Path(__file__).resolve().parent / "proxy_fixtures" / "quiet_listing_server.py"
+
+
+@pytest.mark.parametrize(
+    ("how", "form"),
+    [("schema", "first"), ("added", "last"), ("hidden", "first"), ("hidden", "last")],
+)
+def test_a_listing_changed_unannounced_after_identical_ones_is_checked_in_full(
+    tmp_path: Path, how: str, form: str
+) -> None:
+    quiet = server_table("quiet", [sys.executable, str(QUIET), how, form])
+    policy = write_policy(tmp_path, quiet, server_table("a", fixture("a")))
+
+    async def names(session: ClientSession) -> set[str]:
+        return {tool.name for tool in (await session.list_tools()).tools}
+
+    async def goes_on(session: ClientSession, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether the call reaches the server (refused: an error result, or an unknown tool)."""
+        try:
+            answer = await session.call_tool(name, arguments)
+        except MCPError:
+            return False
+        return not answer.is_error and text_of(answer) == "ok"
+
+    async def test() -> None:
+        async with gateway_session(policy, tmp_path / "stderr.log") as session:
+            clean = await names(session)
+            assert {"quiet__get_weather", "quiet__add_note", "validate"} <= clean
+            # The same listing again: the pages, the merged text and the checks reused.
+            assert await names(session) == clean
+            assert await goes_on(session, "quiet__get_weather", {"city": "Oslo"})
+            changed = await names(session)
+            weather = await goes_on(session, "quiet__get_weather", {"city": "Oslo"})
+            if how == "schema":
+                assert changed == clean
+                assert not weather  # checked against the new schema: a number
+                assert await goes_on(session, "quiet__get_weather", {"city": 7})
+            elif how == "added":
+                assert changed == clean | {"quiet__get_tide"}
+                assert weather
+                assert await goes_on(session, "quiet__get_tide", {"harbour": "Brest"})
+            else:
+                assert changed == clean - {"quiet__get_weather"}  # withheld
+                assert not weather
+            # Clean again: as at first.
+            assert await names(session) == clean
+            assert await goes_on(session, "quiet__get_weather", {"city": "Oslo"})
+            assert not await goes_on(session, "quiet__get_tide", {"harbour": "Brest"})
+
+    run(test)

@@ -7,6 +7,7 @@ listing (tests/proxy_fixtures/rugpull_server.py).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -28,7 +29,7 @@ from strictmcp.cli import main
 from strictmcp.enforce import Auditor, Enforcer, listing_rules
 from strictmcp.lint import UnknownRuleError
 from strictmcp.policy import Policy, PolicyError
-from strictmcp.protocol import LATEST
+from strictmcp.protocol import LATEST, answer_digest, answer_id
 from test_proxy_session import Session, messages
 
 FIXTURE = Path(__file__).resolve().parent / "proxy_fixtures" / "rugpull_server.py"
@@ -225,3 +226,158 @@ def test_without_a_pin_the_rug_pull_hidden_instruction_is_withheld(tmp_path: Pat
         ("listing", "refused", "SMT401"),
     }
     assert "withheld" in (tmp_path / "stderr").read_text()
+
+
+# --- a listing identical to the last one checked ---------------------------------------------
+
+CLEAN = listing(turned=False)
+
+
+def _answer_line(form: str, request_id: int, tools: list[dict[str, Any]]) -> bytes:
+    """A ``tools/list`` answer as writers put its id: first (Python SDK), last (TypeScript
+    SDK), or elsewhere."""
+    result = json.dumps({"tools": tools})
+    if form == "first":
+        text = f'{{"jsonrpc":"2.0","id":{request_id},"result":{result}}}'
+    elif form == "last":
+        text = f'{{"result":{result},"jsonrpc":"2.0","id":{request_id}}}'
+    else:
+        text = f'{{"id":{request_id},"result":{result},"jsonrpc":"2.0"}}'
+    return text.encode() + b"\n"
+
+
+class _Lister:
+    """A proxy session whose listings are answered in one id ``form``, ids counting up."""
+
+    def __init__(self, form: str, **options: Any) -> None:
+        self.session = Session(**options)
+        self.session.start()
+        self.form = form
+        self.ids = iter(range(100, 10_000))
+
+    def names(self, tools: list[dict[str, Any]]) -> list[str]:
+        request_id = next(self.ids)
+        self.session.client({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"})
+        answer = _answer_line(self.form, request_id, tools)
+        routed = anyio.run(self.session.proxy.from_server, answer)
+        (forwarded,) = messages(routed.forward)
+        assert forwarded["id"] == request_id
+        return [tool["name"] for tool in forwarded["result"]["tools"]]
+
+    def calls(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call of ``name`` with ``arguments`` goes on to the server."""
+        routed = self.session.client(self.session.call(next(self.ids), name, arguments))
+        return bool(routed.forward)
+
+
+def _with_city(kind: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"city": {"type": kind}}, "required": ["city"]}
+    return {**WEATHER, "inputSchema": schema}
+
+
+EXTRA = {
+    "name": "get_tide",
+    "description": "Tide times for a harbour.",
+    "inputSchema": {"type": "object", "properties": {"harbour": {"type": "string"}}},
+}
+
+
+@pytest.mark.parametrize("form", ["first", "last", "elsewhere"])
+def test_a_changed_listing_after_an_identical_one_is_checked_in_full(form: str) -> None:
+    lister = _Lister(form)
+    for _ in range(2):  # the second is identical to the first: its verdict may be reused
+        assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+        assert lister.calls("get_weather", {"city": "Oslo"})
+    changed = [
+        # One schema changed: the call the old schema allowed is refused.
+        ([_with_city("integer"), CLEAN[1]], ["get_weather", "add_note", "validate"], False),
+        # One tool added: it is known, and callable.
+        ([*CLEAN, EXTRA], ["get_weather", "add_note", "get_tide", "validate"], True),
+        # A definition the result's schema refuses: withheld from the listing (its calls are
+        # checked against its input schema, which is as before).
+        ([{**WEATHER, "annotations": "x"}, CLEAN[1]], ["add_note", "validate"], True),
+        # One description with a hidden character: that tool is withheld, its calls refused.
+        ([{**WEATHER, "description": "Wea\u200bther"}, CLEAN[1]], ["add_note", "validate"], False),
+        (
+            [{**WEATHER, "description": "Weather" + tags("x")}, CLEAN[1]],
+            ["add_note", "validate"],
+            False,
+        ),
+    ]
+    for tools, names, weather in changed:
+        assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+        assert lister.names(tools) == names
+        assert lister.calls("get_weather", {"city": "Oslo"}) is weather
+        if "get_tide" in names:
+            assert lister.calls("get_tide", {"harbour": "Brest"})
+        # And back: the clean listing is the clean verdict again.
+        assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+        assert lister.calls("get_weather", {"city": "Oslo"})
+        assert not lister.calls("get_tide", {"harbour": "Brest"})
+
+
+@pytest.mark.parametrize("form", ["first", "last"])
+def test_an_identical_listing_reuses_the_check_and_still_reports(form: str) -> None:
+    linted: list[Any] = []
+    (rule,) = listing_rules()
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        linted.append(args)
+        return rule.check(*args, **kwargs)
+
+    lister = _Lister(form, listing_rules=(dataclasses.replace(rule, check=counted),))
+    poisoned = [CLEAN[0], {**CLEAN[1], "description": "Add\u200b a note"}]
+    assert lister.names(poisoned) == ["get_weather", "validate"]
+    checked = lister.session.proxy.conversation.tools.get("get_weather")
+    first = len(linted)
+    assert first >= 2  # each tool linted once
+    assert lister.names(poisoned) == ["get_weather", "validate"]
+    # Neither the tools' schemas nor the listing rules ran again; the finding is reported
+    # again, and the tool still withheld.
+    assert lister.session.proxy.conversation.tools.get("get_weather") is checked
+    assert len(linted) == first
+    assert lister.session.stderr.getvalue().count("SMT401") == 2
+    assert not lister.calls("add_note", {"text": "hi"})
+    # Another id form of the same listing is another text: checked again, with the same verdict.
+    other = "last" if form == "first" else "first"
+    lister.form = other
+    assert lister.names(poisoned) == ["get_weather", "validate"]
+    assert len(linted) > first
+
+
+def test_answer_digest_is_the_text_less_its_id() -> None:
+    tools = [WEATHER]
+    first = answer_digest(_answer_line("first", 1, tools))
+    assert first is not None
+    assert answer_digest(_answer_line("first", 987654, tools)) == first
+    assert answer_digest(b'{"jsonrpc": "2.0", "id": "a", "result": {"tools": []}}') is not None
+    last = answer_digest(_answer_line("last", 1, tools))
+    assert last is not None
+    assert last != first
+    assert answer_digest(_answer_line("last", 2, tools)) == last
+    changed = answer_digest(_answer_line("first", 1, [{**WEATHER, "name": "get_weathes"}]))
+    assert changed not in (None, first)
+    # An id elsewhere, a key that only ends in "id", or an escaped string id: nothing reused.
+    assert answer_digest(_answer_line("elsewhere", 1, tools)) is None
+    assert answer_digest(b'{"result":{"tools":[]},"jsonrpc":"2.0","x\\"id":1}') is None
+    assert answer_digest(b'{"jsonrpc":"2.0","id":"a\\"b","result":{}}') is None
+    assert answer_digest(b'{"jsonrpc":"2.0","id":01,"result":{}}') is None
+    # The id itself, without reading the text.
+    assert answer_id(_answer_line("first", 42, tools)) == 42
+    assert answer_id(_answer_line("last", -3, tools)) == -3
+    assert answer_id(b'{"jsonrpc": "2.0", "id": "list-1", "result": {}}') == "list-1"
+    assert answer_id(_answer_line("elsewhere", 42, tools)) is None
+
+
+@pytest.mark.parametrize("form", ["first", "last"])
+def test_an_identical_listing_under_a_reloaded_policy_is_shaped_anew(form: str) -> None:
+    lister = _Lister(form)
+    assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+    assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+    # The same answer again, but the policy no longer offers add_note: not the text sent last.
+    lister.session.proxy.enforcer.use(Policy.from_dict({"exclude_tools": ["add_note"]}), None)
+    assert lister.names(CLEAN) == ["get_weather", "validate"]
+    assert not lister.calls("add_note", {"text": "hi"})
+    lister.session.proxy.enforcer.use(None, None)
+    assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
+    assert lister.calls("add_note", {"text": "hi"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..guards.codes import GuardCode
@@ -75,6 +76,19 @@ _MAX_NAMES = 4096
 _MAPPING = (dict, Mapping)
 
 
+@dataclass(frozen=True)
+class _Linted:
+    """The listing rules' findings on one page (by tool index), and what they were found
+    under: the answer's digest, the page's pointer, the revision, the rules and the policy."""
+
+    digest: bytes
+    pointer: str
+    revision: Revision
+    rules: tuple[LintRule, ...]
+    policy: Policy | None
+    found: dict[int, tuple[Violation, ...]]
+
+
 class Enforcer:
     """strictmcp's checks on tool calls and results, and what their findings do.
 
@@ -121,6 +135,9 @@ class Enforcer:
             raise ValueError('mode must be "enforce" or "audit"')
         self.listing = tuple(listing) if listing is not None else listing_rules()
         self.pins = pins
+        # The listing rules' findings on the last page linted, by its answer's digest, with
+        # all they were found under: a page linted again is one of these that differs.
+        self._linted: _Linted | None = None
         # Tools withheld from the latest listing that named them, with why: their calls are
         # refused, by name, until a listing shows them clean.
         self._withheld: dict[str, tuple[Violation, ...]] = {}
@@ -377,17 +394,18 @@ class Enforcer:
         *,
         pointer: str = "/result/tools",
         known: Collection[str] | None = None,
+        digest: bytes | None = None,
     ) -> set[int]:
         """The listing stage on one page of a ``tools/list`` result: the listing rules and the
         pins, if any; the indices of the tools to withhold (none in ``audit`` mode), every
         finding reported. ``pointer`` locates ``tools`` in the message. A tool listed clean
         is no longer refused. ``known`` are the names the caller's registry holds now: a
         withheld tool no longer among them is forgotten (a call of it is refused as unknown),
-        which bounds what is kept however many names a server goes through."""
-        linted = {
-            item.index: item.found
-            for item in check_listing(tools, self.listing, revision, pointer, self.policy)
-        }
+        which bounds what is kept however many names a server goes through. ``digest`` is the
+        answer's :func:`~strictmcp.protocol.answer_digest`, when known: a page identical to
+        the last one linted, under the same rules, policy and revision, takes its findings
+        (each still reported, and the pins still checked)."""
+        linted = self._lint(tools, revision, pointer, digest)
         withheld: set[int] = set()
         for index, tool in enumerate(tools):
             name = tool.get("name") if isinstance(tool, Mapping) else None
@@ -415,6 +433,27 @@ class Enforcer:
         if known is not None and len(self._withheld) > len(known):
             self._withheld = {n: v for n, v in self._withheld.items() if n in known}
         return withheld
+
+    def _lint(
+        self, tools: Sequence[Any], revision: Revision, pointer: str, digest: bytes | None
+    ) -> dict[int, tuple[Violation, ...]]:
+        """The listing rules' findings on ``tools``, by index."""
+        rules, policy, kept = self.listing, self.policy, self._linted
+        if (
+            kept is not None
+            and digest == kept.digest
+            and (pointer, revision) == (kept.pointer, kept.revision)
+            and rules is kept.rules
+            and policy is kept.policy
+        ):
+            return kept.found
+        found = {
+            item.index: item.found
+            for item in check_listing(tools, rules, revision, pointer, policy)
+        }
+        if digest is not None:
+            self._linted = _Linted(digest, pointer, revision, rules, policy, found)
+        return found
 
     def check_prompt_listing(
         self, prompts: Sequence[Any], *, pointer: str = "/result/prompts"

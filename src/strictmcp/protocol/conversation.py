@@ -139,6 +139,9 @@ class Conversation:
         }
         self._max_tracked = max_tracked
         self._registries: dict[Revision, ToolRegistry] = {}
+        # The last result checked by its answer's digest, with the method and revision it
+        # was checked for, and its violations: the same answer again is not checked again.
+        self._result_checked: tuple[bytes, str, Revision, list[Violation]] | None = None
         self._prompts: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
         # Requests each side cancelled: a response may already be on its way (the spec says
         # to ignore it), so it is not unmatched.
@@ -216,15 +219,23 @@ class Conversation:
     # --- checking ----------------------------------------------------------------------------
 
     def observe(
-        self, message: Message, direction: Direction, *, size: int | None = None
+        self,
+        message: Message,
+        direction: Direction,
+        *,
+        size: int | None = None,
+        digest: bytes | None = None,
     ) -> list[Violation]:
         """Check one message sent in ``direction`` and learn what it says about the session;
         its violations.
 
         ``size`` is the length of the JSON text the message came in, handed to the schema
-        engine so it need not measure tool arguments again. A ``tools/call`` is checked once,
-        here: the verdict is :attr:`call` until the next message is observed (its violations
-        are among those returned too), for a caller that answers refused calls itself.
+        engine so it need not measure tool arguments again. ``digest`` is that text's
+        :func:`~strictmcp.protocol.answer_digest`, when the caller took it: a ``tools/list``
+        answer identical to the last one reuses its tools' check (:class:`ToolRegistry`).
+        A ``tools/call`` is checked once, here: the verdict is :attr:`call` until the next
+        message is observed (its violations are among those returned too), for a caller that
+        answers refused calls itself.
         """
         sender: Sender = "client" if direction == "c2s" else "server"
         violations: list[Violation] = []
@@ -281,16 +292,26 @@ class Conversation:
                 if task is not None:
                     violations += task
                 else:
-                    violations += check_method_result(
-                        request.method,
-                        message.result,
-                        revision,
-                        sender,
-                        strict=self.strict,
-                        pointer="/result",
+                    violations += self._checked_result(
+                        request.method, message.result, revision, sender, digest
                     )
-                    violations += self._result(request, message, pending, size)
+                    violations += self._result(request, message, pending, size, digest)
         return violations
+
+    def _checked_result(
+        self, method: str, result: Any, revision: Revision, sender: Sender, digest: bytes | None
+    ) -> list[Violation]:
+        """The violations of ``result`` against ``method``'s result schema; an answer with the
+        same ``digest`` as the last one checked (the same text but for its id) takes its."""
+        kept = self._result_checked
+        if kept is not None and digest == kept[0] and (method, revision) == (kept[1], kept[2]):
+            return list(kept[3])
+        found = check_method_result(
+            method, result, revision, sender, strict=self.strict, pointer="/result"
+        )
+        if digest is not None:
+            self._result_checked = (digest, method, revision, list(found))
+        return found
 
     # --- the revision ------------------------------------------------------------------------
 
@@ -640,7 +661,12 @@ class Conversation:
     # --- results -----------------------------------------------------------------------------
 
     def _result(
-        self, request: Message, response: Message, pending: _Pending, size: int | None
+        self,
+        request: Message,
+        response: Message,
+        pending: _Pending,
+        size: int | None,
+        digest: bytes | None = None,
     ) -> list[Violation]:
         result = response.result if isinstance(response.result, _MAPPING) else {}
         revision = self._revision or ASSUMED_REVISION
@@ -648,7 +674,10 @@ class Conversation:
         if method == "tools/list":
             registry = self._registry(revision)
             # An answer to a request without a cursor starts a fresh listing.
-            found = registry.add_page(result) if pending.cursor else registry.update(result)
+            if pending.cursor:
+                found = registry.add_page(result)
+            else:
+                found = registry.update(result, digest=digest)
             return under("/result", found)
         if method == "prompts/list":
             self._remember_prompts(result.get("prompts"))

@@ -23,6 +23,7 @@ the MCP schemas do not allow.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import OrderedDict
@@ -56,6 +57,8 @@ __all__ = [
     "Kind",
     "Message",
     "RequestTracker",
+    "answer_digest",
+    "answer_id",
     "check_envelope",
     "decode",
     "error_response",
@@ -180,6 +183,54 @@ def decode(
             Violation(Rule.INVALID_MESSAGE, "a batch must not mix requests and responses")
         )
     return Decoded(tuple(messages), True, tuple(violations), size, None, plain_text(data))
+
+
+# The top-level id of a message written as most SDKs write one: first after "jsonrpc" (Python
+# and compact writers), or last (the TypeScript SDK). A closing brace at the end of the text is
+# the top level's, and a key opened after a comma is not the tail of another string. The last
+# form is looked for in the text's tail only: a long line is not scanned for it.
+_ID_TEXT = rb'(-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*")'
+_ID_FIRST = re.compile(rb'\{"jsonrpc": ?"2\.0", ?"id": ?' + _ID_TEXT + rb", ?")
+_ID_LAST = re.compile(rb', ?"id": ?' + _ID_TEXT + rb"\}[\r\n]*\Z")
+_TAIL = 256
+
+
+def _id_at(data: bytes) -> re.Match[bytes] | None:
+    first = _ID_FIRST.match(data)
+    return first if first is not None else _ID_LAST.search(data, max(0, len(data) - _TAIL))
+
+
+def answer_id(data: bytes) -> int | str | None:
+    """The top-level ``id`` of the JSON text ``data`` (one message, read strictly already),
+    found without reading the text: where a writer usually puts it (first after ``jsonrpc``,
+    or last); None when it is elsewhere."""
+    found = _id_at(data)
+    if found is None:
+        return None
+    text = found.group(1)
+    if not text.startswith(b'"'):
+        return int(text)
+    try:
+        return text[1:-1].decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def answer_digest(data: bytes) -> bytes | None:
+    """A digest of the JSON text ``data`` less its top-level ``id``, for text already read
+    strictly (:func:`decode`) as one message: two texts with the same digest are the same
+    message but for the id, so what was decided about the one's content holds for the other's.
+    None when the id is not where :func:`answer_id` finds it; nothing is then to be reused."""
+    found = _id_at(data)
+    if found is None:
+        return None
+    if found.start() == 0:
+        digest = hashlib.sha256(b"first\0")
+        digest.update(memoryview(data)[found.end() :])
+    else:
+        digest = hashlib.sha256(b"last\0")
+        digest.update(memoryview(data)[: found.start()])
+    return digest.digest()
 
 
 # What makes a string of JSON text hold more than printable ASCII once read: an escape of a

@@ -42,7 +42,9 @@ class ToolRegistry:
 
     Unchanged schemas are not recompiled when a tool is listed again: the engine's validator
     cache returns the same validator for the same schema. A changed schema compiles anew, and
-    a call is always validated against the schema its tool was listed with.
+    a call is always validated against the schema its tool was listed with. A first page
+    identical to the last one checked (the same :func:`~strictmcp.protocol.answer_digest`)
+    takes that check's verdict rather than checking its tools again.
     """
 
     def __init__(
@@ -60,6 +62,9 @@ class ToolRegistry:
         self._changes = 0
         self._pending_changes = 0
         self._current_changes = 0
+        # The last first page checked, by its answer's digest: its tools, checked.
+        self._last_digest: bytes | None = None
+        self._last_checked: list[CheckedTool] = []
 
     @property
     def listed(self) -> bool:
@@ -76,15 +81,17 @@ class ToolRegistry:
         """Whether a listing is under way (pages added, not yet swapped in)."""
         return self._pending is not None
 
-    def update(self, result: Mapping[str, Any]) -> list[Violation]:
+    def update(self, result: Mapping[str, Any], *, digest: bytes | None = None) -> list[Violation]:
         """Start a fresh listing with ``result``, the answer to a ``tools/list`` without cursor.
 
         Without ``nextCursor`` the listing is complete and swapped in; with one, further pages
         follow through :meth:`add_page`. Returns the page's violations, as :meth:`add_page`.
+        ``digest`` is the answer's :func:`~strictmcp.protocol.answer_digest`, when known: the
+        same as the last first page's, its tools are not checked again.
         """
         with self._lock:
             self._begin()
-            return self._add_page(result)
+            return self._add_page(result, digest)
 
     def begin_listing(self) -> None:
         """Start a fresh listing, dropping any pages of one under way."""
@@ -136,7 +143,7 @@ class ToolRegistry:
         self._pending = {}
         self._pending_changes = self._changes
 
-    def _add_page(self, result: Mapping[str, Any]) -> list[Violation]:
+    def _add_page(self, result: Mapping[str, Any], digest: bytes | None = None) -> list[Violation]:
         pending = self._pending
         assert pending is not None  # every caller begins a listing first
         violations: list[Violation] = []
@@ -146,13 +153,19 @@ class ToolRegistry:
                 Violation(Rule.INVALID_RESULT, "tools/list result has no tools array", "/tools")
             )
             tools = []
-        checked = check_tools(
-            tools,
-            self.revision,
-            portable=self.portable,
-            limits=self.limits,
-            already_listed=pending.keys(),
-        )
+        if digest is not None and digest == self._last_digest:
+            # Only a first page is given a digest: nothing was listed before it to clash with.
+            checked = self._last_checked
+        else:
+            checked = check_tools(
+                tools,
+                self.revision,
+                portable=self.portable,
+                limits=self.limits,
+                already_listed=pending.keys(),
+            )
+            if digest is not None:
+                self._last_digest, self._last_checked = digest, checked
         for tool in checked:
             violations += tool.violations
             if tool.name is not None:

@@ -56,7 +56,7 @@ from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID, Upstream
 from ..enforce import PinFile
 from ..enforce.metrics import Metrics
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
-from ..protocol.jsonrpc import error_response
+from ..protocol.jsonrpc import answer_digest, answer_id, error_response
 from ..protocol.tasks import RELATED_TASK, UNKNOWN_TASK, UNKNOWN_TASK_TEXT, task_id_of
 from ..protocol.wire import HANDSHAKE_VERSIONS
 from ..schema.jsonio import JSONInputError, load_json
@@ -89,6 +89,14 @@ _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", 
 _NOTHING: Any = object()
 
 
+@dataclass(frozen=True)
+class _Pages:
+    """One server's listing: its items, and the page results they came from."""
+
+    items: list[Any]
+    made_of: tuple[dict[str, Any], ...]
+
+
 @dataclass(eq=False)
 class _Member:
     """One server behind the gateway and what the gateway knows of it."""
@@ -103,7 +111,11 @@ class _Member:
     #: The URI templates it last listed, as patterns.
     templates: list[re.Pattern[str]] = field(default_factory=list)
     #: Its listings (all pages) by result key, while it has not said they changed.
-    listed: dict[str, list[Any]] = field(default_factory=dict)
+    listed: dict[str, _Pages] = field(default_factory=dict)
+    #: The listing pages it last answered, by request (method and cursor): the answer's
+    #: digest (less its id) and its result, read strictly once. The same answer again is not
+    #: read again.
+    pages: dict[str, tuple[bytes, dict[str, Any]]] = field(default_factory=dict)
     #: Left down for good after too many failed starts.
     given_up: bool = False
 
@@ -137,6 +149,8 @@ class _Call:
     method: str
     client_id: Any = _NOTHING
     answer: asyncio.Future[dict[str, Any] | None] | None = None
+    #: For a listing page the gateway asked for: its key in the member's ``pages``.
+    page: str | None = None
 
 
 class Gateway:
@@ -171,6 +185,9 @@ class Gateway:
         self._said: set[str] = set()
         self._keepers: list[asyncio.Task[None]] = []
         self._batch: dict[_Member, list[bytes]] | None = None  # during write()
+        # Each merged listing last answered, by result key: the page results it was made of
+        # (held, so that they are the same objects while it is kept) and its encoded result.
+        self._merged_as: dict[str, tuple[tuple[tuple[dict[str, Any], ...] | None, ...], bytes]] = {}
 
     # --- the Upstream the relay sees ---------------------------------------------------------
 
@@ -306,6 +323,15 @@ class Gateway:
             if isinstance(line, str):
                 self._to_client(line)  # too long to read: the session says so
                 continue
+            page, digest = self._page_of(member, line)
+            if page is not None and digest is not None:
+                kept = member.pages.get(page)
+                if kept is not None and kept[0] == digest:
+                    # The same answer, but for its id, as one read strictly before.
+                    self._from_server(
+                        member, {"jsonrpc": "2.0", "id": answer_id(line), "result": kept[1]}
+                    )
+                    continue
             try:
                 # As strictly as the session reads: what the gateway writes anew from it
                 # must be what was there (no second value of a duplicate key, no number
@@ -314,9 +340,24 @@ class Gateway:
             except JSONInputError as error:
                 self._unreadable(member, line, error.code)
                 continue
+            if page is not None and digest is not None and isinstance(body, dict):
+                result = body.get("result")
+                if isinstance(result, dict):
+                    if len(member.pages) >= _MAX_PAGES:
+                        member.pages.clear()
+                    member.pages[page] = (digest, result)
             for message in body if isinstance(body, list) else [body]:
                 if isinstance(message, dict):
                     self._from_server(member, message)
+
+    def _page_of(self, member: _Member, line: bytes) -> tuple[str | None, bytes | None]:
+        """For an answer of ``member``'s to a listing page the gateway asked for: the page's
+        key in its ``pages``, and the answer's digest (less its id)."""
+        gid = answer_id(line)
+        call = self._calls.get(gid) if type(gid) is int else None
+        if call is None or call.member is not member or call.page is None:
+            return None, None
+        return call.page, answer_digest(line)
 
     def _unreadable(self, member: _Member, line: bytes, code: str) -> None:
         """``member`` sent ``line``, which is not strict JSON: dropped, and the request it
@@ -380,6 +421,7 @@ class Gateway:
         member.prompts.clear()
         member.templates.clear()
         member.listed.clear()
+        member.pages.clear()
         for uri in [uri for uri, owner in self._resources.items() if owner is member]:
             del self._resources[uri]
 
@@ -430,13 +472,17 @@ class Gateway:
         self._send(member, forwarded)
 
     async def _ask(
-        self, member: _Member, method: str, params: dict[str, Any] | None = None
+        self,
+        member: _Member,
+        method: str,
+        params: dict[str, Any] | None = None,
+        page: str | None = None,
     ) -> dict[str, Any] | None:
         """The gateway's own request to ``member``: its answer, or None (gone, or no answer
-        within ``start_timeout``)."""
+        within ``start_timeout``). ``page`` names a listing page (:attr:`_Member.pages`)."""
         gid = next(self._ids)
         answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
-        self._calls[gid] = _Call(member, method, answer=answer)
+        self._calls[gid] = _Call(member, method, answer=answer, page=page)
         request: dict[str, Any] = {"jsonrpc": "2.0", "id": gid, "method": method}
         if params is not None:
             request["params"] = params
@@ -567,10 +613,18 @@ class Gateway:
         for member, part in zip(members, parts, strict=True):
             if part is None:
                 continue  # it went away, or did not answer in time: said already
-            items += self._adopt(member, key, part)
-        self._answer(client_id, {key: items})
+            items += self._adopt(member, key, part.items)
+        # The same pages as the last merged listing's make the same listing: its text is
+        # reused rather than 1 MB encoded again for a large one.
+        made_of = tuple(part.made_of if part is not None else None for part in parts)
+        kept = self._merged_as.get(key)
+        if kept is None or not _same_pages(kept[0], made_of):
+            kept = (made_of, line_of({key: items})[:-1])
+            self._merged_as[key] = kept
+        head = line_of({"jsonrpc": "2.0", "id": client_id, "result": None})[: -len(b"null}\n")]
+        self._to_client(head + kept[1] + b"}\n")
 
-    async def _pages(self, member: _Member, method: str, key: str) -> list[Any] | None:
+    async def _pages(self, member: _Member, method: str, key: str) -> _Pages | None:
         """Every page of ``member``'s listing; None when it did not give them all. A listing
         the server promised to say it changed (``listChanged``) is asked once, then reused
         until it says so, or restarts."""
@@ -583,19 +637,22 @@ class Gateway:
             member.listed[key] = items
         return items
 
-    async def _fetch_pages(self, member: _Member, method: str, key: str) -> list[Any] | None:
+    async def _fetch_pages(self, member: _Member, method: str, key: str) -> _Pages | None:
         items: list[Any] = []
+        made_of: list[dict[str, Any]] = []
         cursor: Any = None
         for _ in range(_MAX_PAGES):
-            answer = await self._ask(member, method, {"cursor": cursor} if cursor else None)
+            params = {"cursor": cursor} if cursor else None
+            answer = await self._ask(member, method, params, f"{method} {cursor or ''}")
             result = answer.get("result") if answer is not None else None
             if not isinstance(result, dict) or not isinstance(result.get(key), list):
                 self._say(f"server {member.name!r} did not list its {key}; left out")
                 return None
             items += result[key]
+            made_of.append(result)
             cursor = result.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
-                return items
+                return _Pages(items, tuple(made_of))
         self._say(f"server {member.name!r} lists {key} in over {_MAX_PAGES} pages; left out")
         return None
 
@@ -925,6 +982,22 @@ def gateway_pins(policy: Policy) -> PinFile | None:
     if not parts:
         return None
     return PinFile.merged(parts, lambda server, own: public_name(server, own, separator))
+
+
+def _same_pages(
+    one: tuple[tuple[dict[str, Any], ...] | None, ...],
+    other: tuple[tuple[dict[str, Any], ...] | None, ...],
+) -> bool:
+    """Whether two merged listings were made of the very same page results (objects held
+    by the gateway, read strictly once), member by member."""
+    if len(one) != len(other):
+        return False
+    for mine, theirs in zip(one, other, strict=True):
+        if mine is None or theirs is None or len(mine) != len(theirs):
+            return False
+        if any(a is not b for a, b in zip(mine, theirs, strict=True)):
+            return False
+    return True
 
 
 def _cancelled(request_id: int, reason: str) -> dict[str, Any]:

@@ -56,6 +56,8 @@ from ..protocol import (
     Rule,
     TaskRecord,
     Violation,
+    answer_digest,
+    answer_id,
     decode,
     error_response,
     errors,
@@ -159,6 +161,33 @@ class _Item:
     also: Routed | None = None
     # The client request a server's answer ends, when the proxy was waiting for it.
     ends: _Forwarded | None = None
+    # ``forward`` as its JSON line, when it is known already (a listing sent before).
+    text: bytes | None = None
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """The last ``tools/list`` answer read: its digest less the id, the revision it was read
+    at, and the message read (the id aside, what an identical answer reads as)."""
+
+    digest: bytes
+    revision: Revision | None
+    message: Message
+    plain: bool
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """The last ``tools/list`` result sent on: what it was made of (the answer's digest, the
+    revision, the tools kept, the validate tool's name, whether it was the caller's alone)
+    and its JSON text."""
+
+    digest: bytes
+    revision: Revision
+    tools: tuple[Any, ...]
+    validate_name: str | None
+    per_caller: bool
+    text: bytes
 
 
 class InForce:
@@ -266,6 +295,11 @@ class ProxySession:
         self.interceptors: Interceptors | None = (
             interceptors_of(policy.interceptors) if policy is not None else None
         )
+        # The last tools/list answer read and the last listing sent on: an identical answer
+        # (the same text but for its id) is not read, nor its listing encoded, again.
+        self._last_listing: _Listed | None = None
+        self._sent_listing: _Sent | None = None
+        self._digested: tuple[bytes, bytes | None] = (b"", None)
 
     def follow(self, in_force: InForce) -> None:
         """Judge this session by whatever policy ``in_force`` holds, now and after every
@@ -364,7 +398,7 @@ class ProxySession:
         if decoded is None:
             if not line or line.isspace():
                 return Routed()  # a blank line between messages carries none
-            decoded = self.read(line)
+            decoded = self._read_answer(line) if direction == "s2c" else self.read(line)
         if decoded.violations and errors(decoded.violations):
             return self._unreadable(decoded.error_id, decoded.violations, direction)
         if self.interceptors is not None and not decoded.batch:
@@ -389,7 +423,7 @@ class ProxySession:
             size = decoded.size
             items = [self._client_message(m, size, caller, started) for m in decoded.messages]
         else:
-            items = [self._server_message(m, decoded) for m in decoded.messages]
+            items = [self._server_message(m, decoded, line) for m in decoded.messages]
         for item in items:
             if item.dry_run is not None or item.deep is not None:
                 return self._after_dry_runs(line, direction, decoded, items, started, caller)
@@ -464,6 +498,35 @@ class ProxySession:
         """``data`` read as :meth:`decide` reads a line: strictly, at the session's revision."""
         return decode(data, self.conversation.revision, max_size=self.max_size)
 
+    def _read_answer(self, line: bytes) -> Decoded:
+        """A server's ``line`` read as :meth:`read` does; the answer to a ``tools/list`` the
+        same as the last one read but for its id is not read again: that one's message, with
+        this id."""
+        request_id = answer_id(line)
+        forwarded = self._waiting.get(request_id) if request_id is not None else None
+        if forwarded is None or forwarded[0] != "tools/list":
+            return self.read(line)
+        digest = self._digest(line)
+        revision = self.conversation.revision
+        kept = self._last_listing
+        if kept is not None and digest == kept.digest and revision == kept.revision:
+            was = kept.message
+            raw = {**was.raw, "id": request_id}
+            message = Message(was.kind, request_id, None, None, was.result, None, raw)
+            return Decoded((message,), False, (), len(line), request_id, kept.plain)
+        decoded = self.read(line)
+        if digest is not None and not decoded.batch and not decoded.violations:
+            (message,) = decoded.messages
+            if message.kind == "response":
+                self._last_listing = _Listed(digest, revision, message, decoded.plain)
+        return decoded
+
+    def _digest(self, line: bytes) -> bytes | None:
+        """:func:`~strictmcp.protocol.answer_digest` of ``line``, taken once per line."""
+        if self._digested[0] is not line:
+            self._digested = (line, answer_digest(line))
+        return self._digested[1]
+
     def oversized(self, direction: Direction) -> Routed:
         """A line over the size limit, already discarded unread: refused, or reported."""
         violation = Violation(
@@ -530,7 +593,11 @@ class ProxySession:
         if not replies and not changed and framed(line):
             routed.forward.append(line)
         elif forwarded:
-            routed.forward.append(line_of(forwarded if decoded.batch else forwarded[0]))
+            text = items[0].text if len(items) == 1 and not decoded.batch else None
+            if text is not None and items[0].forward is forwarded[0]:
+                routed.forward.append(text)
+            else:
+                routed.forward.append(line_of(forwarded if decoded.batch else forwarded[0]))
         if replies:
             routed.reply.append(line_of(replies if decoded.batch else replies[0]))
         for more in also:
@@ -839,22 +906,22 @@ class ProxySession:
             return None
         return self._answered(_result(message, decision.error_result))
 
-    def _server_message(self, message: Message, decoded: Decoded) -> _Item:
+    def _server_message(self, message: Message, decoded: Decoded, line: bytes) -> _Item:
         answer = message.kind in ("response", "error")
         # An answer's is its request's; a server's request has an id of the server's own.
         token = REQUEST.set(self.as_sent(message.id) if answer else message.id)
         try:
-            return self._server_named(message, decoded)
+            return self._server_named(message, decoded, line)
         finally:
             REQUEST.reset(token)
 
-    def _server_named(self, message: Message, decoded: Decoded) -> _Item:
+    def _server_named(self, message: Message, decoded: Decoded, line: bytes) -> _Item:
         answer = message.kind in ("response", "error")
         request = self.conversation.request_answered_by(message, "s2c") if answer else None
         forwarded = (
             self._waiting.pop(message.id, None) if answer and message.id is not None else None
         )
-        item = self._server_checked(message, decoded, request, forwarded)
+        item = self._server_checked(message, decoded, request, forwarded, line)
         if item.forward is message.raw and (self.enforcer.redacts or not decoded.plain):
             cleaned = self._cleaned(message, request, decoded.plain)
             if cleaned is not None:
@@ -890,10 +957,11 @@ class ProxySession:
         decoded: Decoded,
         request: Message | None,
         forwarded: _Forwarded | None,
+        line: bytes,
     ) -> _Item:
         """The server's ``message``: for an answer, ``request`` is the request it answers as
         the conversation pairs them, ``forwarded`` the proxy's record of it (None: the proxy
-        forwarded no such request, or no longer waits for it)."""
+        forwarded no such request, or no longer waits for it); ``line`` the text it came in."""
         size = decoded.size
         answer = message.kind in ("response", "error")
         if answer and forwarded is None:
@@ -911,14 +979,19 @@ class ProxySession:
         if method in _TASK_RESULTS or message.method == _TASK_STATUS:
             named = params if request is not None else message.params
             task = self.conversation.task("c2s", task_id_of(named))
-        found: list[Violation] = self.conversation.observe(message, "s2c", size=size)
+        # A listing identical to the last one checked is not checked again (its digest names
+        # its content less the id): the tools' schemas and the listing rules' findings reused.
+        digest = None
+        if method == "tools/list" and not decoded.batch and message.kind == "response":
+            digest = self._digest(line)
+        found = self.conversation.observe(message, "s2c", size=size, digest=digest)
         tool = params.get("name") if method == "tools/call" else None
         tool = tool if isinstance(tool, str) else None
         result = message.result if message.kind == "response" else None
         changed: dict[str, Any] | None = None
         if isinstance(result, dict) and method == "tools/list":
-            changed = self._listing(result, found, forwarded[1] if forwarded is not None else None)
-            found = []
+            lister = forwarded[1] if forwarded is not None else None
+            return self._listing_item(message, result, found, lister, digest)
         elif isinstance(result, dict) and method == "prompts/list":
             changed = self._prompt_listing(result)
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
@@ -1045,13 +1118,32 @@ class ProxySession:
         if found:
             self.auditor.record(found, direction="s2c", method=method, action="allowed")
 
+    def _listing_item(
+        self,
+        message: Message,
+        result: dict[str, Any],
+        found: list[Violation],
+        lister: Identity | None,
+        digest: bytes | None,
+    ) -> _Item:
+        """The server's answer to a ``tools/list``, as the client (``lister``) gets it."""
+        shaped, text = self._listing(result, found, lister, digest)
+        forward = {**message.raw, "result": shaped}
+        line = _line_with_result(forward, text) if text is not None else None
+        return _Item(forward=forward, changed=True, text=line)
+
     def _listing(
-        self, result: dict[str, Any], found: list[Violation], lister: Identity | None
-    ) -> dict[str, Any]:
+        self,
+        result: dict[str, Any],
+        found: list[Violation],
+        lister: Identity | None,
+        digest: bytes | None,
+    ) -> tuple[dict[str, Any], bytes | None]:
         """The ``tools/list`` result the client (``lister``) gets: unusable tools withheld
         when enforcing, tools the enforcer's listing checks withhold (hidden characters, pins),
         tools not offered or that the lister may not call left out, and the validate tool
-        added to the listing's last page."""
+        added to the listing's last page; and its JSON text, when the answer's ``digest`` is
+        known (None: to be encoded)."""
         # A definition strictmcp cannot check calls against would have every call refused.
         unusable = [v for v in errors(found) if _tool_index(v.pointer) is not None]
         withheld = unusable if self.enforcing else []
@@ -1064,21 +1156,40 @@ class ProxySession:
         self.auditor.record(kept, direction="s2c", method=method, stage="listing", action="allowed")
         tools = result.get("tools")
         if not isinstance(tools, list):
-            return result
+            return result, None
         registry = self.conversation.tools
         known = frozenset(registry.names())
-        poisoned = self.enforcer.check_listing(tools, registry.revision, known=known)
+        poisoned = self.enforcer.check_listing(tools, registry.revision, known=known, digest=digest)
         tools = self.enforcer.rewrite_listing(tools)
         if self.enforcing:
             broken = {_tool_index(v.pointer) for v in withheld} | poisoned
             tools = [tool for index, tool in enumerate(tools) if index not in broken]
         tools = self.enforcer.visible(tools, lister)
+        shown = tools
+        validate = None
         if result.get("nextCursor") is None and self.validate_name is not None:
-            self.validate_name = choose_name(registry.names(), self.validate_name)
-            tools = [*tools, tool_definition(self.validate_name, registry.revision)]
-        if self.enforcer.lists_per_caller:
-            return for_caller_alone({**result, "tools": tools}, registry.revision)
-        return {**result, "tools": tools}
+            validate = self.validate_name = choose_name(registry.names(), self.validate_name)
+            tools = [*tools, tool_definition(validate, registry.revision)]
+        per_caller = self.enforcer.lists_per_caller
+        listed = {**result, "tools": tools}
+        if per_caller:
+            listed = for_caller_alone(listed, registry.revision)
+        if digest is None:
+            return listed, None
+        # The same answer, the same tools kept (the very objects, read once), the same
+        # validate tool: the same text as sent last time.
+        sent = self._sent_listing
+        if (
+            sent is None
+            or (sent.digest, sent.revision) != (digest, registry.revision)
+            or (sent.validate_name, sent.per_caller) != (validate, per_caller)
+            or len(sent.tools) != len(shown)
+            or any(one is not other for one, other in zip(sent.tools, shown, strict=True))
+        ):
+            text = line_of(listed)[:-1]
+            sent = _Sent(digest, registry.revision, tuple(shown), validate, per_caller, text)
+            self._sent_listing = sent
+        return listed, sent.text
 
     def _prompt_listing(self, result: dict[str, Any]) -> dict[str, Any] | None:
         """The ``prompts/list`` result without the prompts the pins withhold (None: as it
@@ -1227,6 +1338,17 @@ def _tool_of(message: Message) -> str | None:
 
 def _names_unknown_task(found: list[Violation]) -> bool:
     return any(v.rule is Rule.TASK_UNKNOWN for v in found)
+
+
+def _line_with_result(message: dict[str, Any], result: bytes) -> bytes:
+    """``message`` as :func:`~strictmcp.connect.lines.line_of` writes it, its ``result``
+    given as JSON text already."""
+    keys = list(message)
+    at = keys.index("result")
+    before = line_of({key: message[key] for key in keys[:at]})[1:-2]
+    after = line_of({key: message[key] for key in keys[at + 1 :]})[1:-2]
+    parts = [*([before] if before else []), b'"result":' + result, *([after] if after else [])]
+    return b"{" + b",".join(parts) + b"}\n"
 
 
 def _tool_index(pointer: str) -> int | None:
