@@ -30,6 +30,7 @@ from strictmcp.enforce import Auditor, Enforcer, listing_rules
 from strictmcp.lint import UnknownRuleError
 from strictmcp.policy import Policy, PolicyError
 from strictmcp.protocol import LATEST, answer_digest, answer_id
+from strictmcp.proxy.session import ProxySession
 from test_proxy_session import Session, messages
 
 FIXTURE = Path(__file__).resolve().parent / "proxy_fixtures" / "rugpull_server.py"
@@ -381,3 +382,24 @@ def test_an_identical_listing_under_a_reloaded_policy_is_shaped_anew(form: str) 
     lister.session.proxy.enforcer.use(None, None)
     assert lister.names(CLEAN) == ["get_weather", "add_note", "validate"]
     assert lister.calls("add_note", {"text": "hi"})
+
+
+@pytest.mark.parametrize("form", ["first", "last"])
+def test_an_answer_whose_id_has_too_many_digits_is_read_strictly_not_a_crash(form: str) -> None:
+    # Every server line's id is looked up without reading the text; an integer of thousands
+    # of digits is past what Python turns into an int from text (a ValueError, once a crash
+    # of the session), and is no id the session gave: the line is read, and refused, strictly.
+    huge = "9" * 5000
+    if form == "first":
+        line = ('{"jsonrpc":"2.0","id":' + huge + ',"result":{"tools":[]}}').encode()
+    else:
+        line = ('{"jsonrpc":"2.0","result":{"tools":[]},"id":' + huge + "}").encode()
+    assert answer_id(line) is None
+    assert answer_digest(line) is None
+    session = ProxySession(Auditor(None))
+
+    async def answer() -> Any:
+        return await session.from_server(line)
+
+    routed = anyio.run(answer)
+    assert routed.forward == []

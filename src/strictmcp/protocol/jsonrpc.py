@@ -188,8 +188,10 @@ def decode(
 # The top-level id of a message written as most SDKs write one: first after "jsonrpc" (Python
 # and compact writers), or last (the TypeScript SDK). A closing brace at the end of the text is
 # the top level's, and a key opened after a comma is not the tail of another string. The last
-# form is looked for in the text's tail only: a long line is not scanned for it.
-_ID_TEXT = rb'(-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*")'
+# form is looked for in the text's tail only: a long line is not scanned for it. An integer
+# id is at most 19 digits: a longer one is no id the session gave (the strict reader refuses
+# what a double does not hold), and read as a Python int it could exceed the digits limit.
+_ID_TEXT = rb'(-?(?:0|[1-9][0-9]{0,18})|"[^"\\\x00-\x1f]*")'
 _ID_FIRST = re.compile(rb'\{"jsonrpc": ?"2\.0", ?"id": ?' + _ID_TEXT + rb", ?")
 _ID_LAST = re.compile(rb', ?"id": ?' + _ID_TEXT + rb"\}[\r\n]*\Z")
 _TAIL = 256
