@@ -351,8 +351,8 @@ def _attributes(span: Any) -> dict[str, Any]:
 
 def test_traces_continue_the_callers_trace_and_go_upstream(
     tmp_path: Path,
+    receiver: Any,  # set up first, ended last: the proxy's last export at its exit reaches it
     processes: list[Process],  # noqa: F811 - the fixture imported above
-    receiver: Any,
 ) -> None:
     endpoint, bodies = receiver
     env = {
@@ -577,8 +577,8 @@ def _exported_calls(body: bytes) -> dict[str, float]:
 
 def test_the_supervisors_otlp_export_sends_every_workers_counts(
     tmp_path: Path,
+    receiver: Any,  # set up first, ended last: the proxy's last export at its exit reaches it
     processes: list[Process],  # noqa: F811 - the fixture imported above
-    receiver: Any,
 ) -> None:
     endpoint, bodies = receiver
     env = {
@@ -601,8 +601,8 @@ def test_the_supervisors_otlp_export_sends_every_workers_counts(
 
 def test_a_stateless_requests_span_names_the_id_its_client_sent(
     tmp_path: Path,
+    receiver: Any,  # set up first, ended last: the proxy's last export at its exit reaches it
     processes: list[Process],  # noqa: F811 - the fixture imported above
-    receiver: Any,
 ) -> None:
     endpoint, bodies = receiver
     env = {
