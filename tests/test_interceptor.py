@@ -659,3 +659,47 @@ def test_over_http_the_least_recently_used_session_is_ended_first(
             assert [await status(s) for s in (first, second, third)] == [200, 404, 200]
 
     anyio.run(test)
+
+
+def test_over_http_a_session_unused_for_its_idle_time_is_ended() -> None:
+    from strictmcp.interceptor import http  # noqa: PLC0415 - the module under test
+
+    app = http.InterceptorApp(
+        lambda: InterceptorServer(StrictChecks().registry()), path="/mcp", loopback=True, idle=0.4
+    )
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    async def test() -> None:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+
+            async def start() -> str:
+                hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+                answer = await client.post("/mcp", json=hello)
+                return str(answer.headers["mcp-session-id"])
+
+            async def status(session: str) -> int:
+                headers = {"mcp-session-id": session}
+                answer = await client.post("/mcp", json=ping, headers=headers)
+                return int(answer.status_code)
+
+            used, unused = await start(), await start()
+            for _ in range(6):  # 0.6 s in all, the used one never idle for 0.4 s
+                await anyio.sleep(0.1)
+                assert await status(used) == 200
+            assert await status(unused) == 404  # ended: its client starts anew
+            assert await status(used) == 200
+            assert await status(await start()) == 200
+
+    anyio.run(test)
+
+
+def test_listen_takes_a_session_idle_time() -> None:
+    command = [sys.executable, "-m", "strictmcp", "interceptor"]
+    shown = subprocess.run([*command, "--help"], capture_output=True, text=True, check=False)
+    assert shown.returncode == 0
+    assert "--session-idle" in shown.stdout
+    idle = ["--session-idle", "0", "--listen", "127.0.0.1:0"]
+    refused = subprocess.run([*command, *idle], capture_output=True, text=True, check=False)
+    assert refused.returncode == 2
+    assert "--session-idle" in refused.stderr

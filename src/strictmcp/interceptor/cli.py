@@ -68,6 +68,13 @@ Interceptors (docs/interceptors.md):
     "--path", default="/mcp", show_default=True, help="The endpoint's path, with --listen."
 )
 @click.option(
+    "--session-idle",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1800.0,
+    show_default=True,
+    help="With --listen: seconds a session may go unused before it is ended.",
+)
+@click.option(
     "--allow-unauthenticated",
     is_flag=True,
     help="With --listen on an address other than loopback: serve anyway, to anyone who "
@@ -81,6 +88,7 @@ def interceptor(
     strict: bool,
     listen: str | None,
     path: str,
+    session_idle: float,
     allow_unauthenticated: bool,
 ) -> None:
     """Serve strictmcp's checks as MCP interceptors (SEP-2624) over stdio, or over
@@ -102,7 +110,8 @@ def interceptor(
     def new_server() -> InterceptorServer:
         return InterceptorServer(checks().registry())
 
-    app = http.InterceptorApp(new_server, path=path, loopback=is_loopback(address[0]))
+    loopback = is_loopback(address[0])
+    app = http.InterceptorApp(new_server, path=path, loopback=loopback, idle=session_idle)
 
     def announce(url: str) -> None:
         click.echo(f"strictmcp interceptor: listening on {url}", err=True)

@@ -23,6 +23,7 @@ import asyncio
 import json
 import secrets
 import socket
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -47,18 +48,28 @@ class _Session:
     def __init__(self, server: InterceptorServer) -> None:
         self.server = server
         self.turn = asyncio.Lock()
+        self.last_used = time.monotonic()
 
 
 class InterceptorApp:
     """The ASGI application of one interceptor endpoint at ``path``: ``new_server`` makes
-    each session's server; ``loopback`` says whether it listens on a loopback address."""
+    each session's server; ``loopback`` says whether it listens on a loopback address; a
+    session unused for ``idle`` seconds is ended (its client gets 404 and starts anew)."""
 
     def __init__(
-        self, new_server: Callable[[], InterceptorServer], *, path: str, loopback: bool
+        self,
+        new_server: Callable[[], InterceptorServer],
+        *,
+        path: str,
+        loopback: bool,
+        idle: float = 1800.0,
     ) -> None:
         self.new_server = new_server
         self.path = path
         self.loopback = loopback
+        self.idle = idle
+        # Least recently used first: the idle are ended from the front at each request,
+        # with no timer of their own.
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -72,6 +83,7 @@ class InterceptorApp:
         if refused:
             await _status(send, refused)
             return
+        self._end_idle()
         method = scope["method"]
         if method == "POST":
             await self._post(headers, receive, send)
@@ -94,6 +106,7 @@ class InterceptorApp:
                 await _status(send, 404)  # ended or never begun: the client starts anew
                 return
             self._sessions.move_to_end(named)
+            session.last_used = time.monotonic()
             extra: list[tuple[bytes, bytes]] = []
         elif _initializes(body):
             named = secrets.token_urlsafe(24)
@@ -113,6 +126,15 @@ class InterceptorApp:
         # An error nobody's request can be told from (a body that is no JSON-RPC) is 400.
         unread = isinstance(answer, dict) and "error" in answer and answer.get("id") is None
         await _json(send, 400 if unread else 200, answer, extra)
+
+    def _end_idle(self) -> None:
+        """End the sessions unused for longer than :attr:`idle`, oldest first."""
+        sessions, oldest = self._sessions, time.monotonic() - self.idle
+        while sessions:
+            first = next(iter(sessions.values()))
+            if first.last_used >= oldest:
+                return
+            sessions.popitem(last=False)
 
 
 async def serve(app: InterceptorApp, host: str, port: int, announce: Callable[[str], None]) -> None:
