@@ -628,6 +628,23 @@ def test_listen_on_a_port_in_use_is_exit_2() -> None:
     assert b"Traceback" not in done.stderr
 
 
+class _HttpClient:
+    """A client of an interceptor app in this process: starts sessions, pings them."""
+
+    def __init__(self, client: httpx2.AsyncClient) -> None:
+        self.client = client
+
+    async def start(self) -> str:
+        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+        answer = await self.client.post("/mcp", json=hello)
+        return str(answer.headers["mcp-session-id"])
+
+    async def status(self, session: str) -> int:
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        answer = await self.client.post("/mcp", json=ping, headers={"mcp-session-id": session})
+        return int(answer.status_code)
+
+
 def test_over_http_the_least_recently_used_session_is_ended_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -637,22 +654,12 @@ def test_over_http_the_least_recently_used_session_is_ended_first(
     app = http.InterceptorApp(
         lambda: InterceptorServer(StrictChecks().registry()), path="/mcp", loopback=True
     )
-    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
     async def test() -> None:
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-
-            async def start() -> str:
-                hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
-                answer = await client.post("/mcp", json=hello)
-                return str(answer.headers["mcp-session-id"])
-
-            async def status(session: str) -> int:
-                headers = {"mcp-session-id": session}
-                answer = await client.post("/mcp", json=ping, headers=headers)
-                return int(answer.status_code)
-
+            http_client = _HttpClient(client)
+            start, status = http_client.start, http_client.status
             first, second = await start(), await start()
             assert await status(first) == 200  # now the second is the least recently used
             third = await start()
@@ -667,22 +674,12 @@ def test_over_http_a_session_unused_for_its_idle_time_is_ended() -> None:
     app = http.InterceptorApp(
         lambda: InterceptorServer(StrictChecks().registry()), path="/mcp", loopback=True, idle=0.4
     )
-    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
     async def test() -> None:
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-
-            async def start() -> str:
-                hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
-                answer = await client.post("/mcp", json=hello)
-                return str(answer.headers["mcp-session-id"])
-
-            async def status(session: str) -> int:
-                headers = {"mcp-session-id": session}
-                answer = await client.post("/mcp", json=ping, headers=headers)
-                return int(answer.status_code)
-
+            http_client = _HttpClient(client)
+            start, status = http_client.start, http_client.status
             used, unused = await start(), await start()
             for _ in range(6):  # 0.6 s in all, the used one never idle for 0.4 s
                 await anyio.sleep(0.1)

@@ -16,9 +16,9 @@ import httpx2
 import pytest
 
 import test_proxy_http
+from strictmcp.connect import http_serving
 from strictmcp.connect.http_upstream import HttpUpstream
 from strictmcp.connect.sse import EventReader
-from strictmcp.proxy import http_asgi
 from strictmcp.proxy.http_server import App, Limits
 from strictmcp.proxy.http_streams import MAX_UNREAD, AnswerLines, Router
 from test_proxy_http import (
@@ -266,7 +266,7 @@ def _app() -> App:
 
 
 def test_a_body_trickling_in_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http_asgi, "BODY_SECONDS", 0.2, raising=False)
+    monkeypatch.setattr(http_serving, "BODY_SECONDS", 0.2)
     client = _Client([b'{"jsonrpc":'], "never")
 
     async def body() -> None:

@@ -13,7 +13,8 @@ first (its client's next request is 404, and a client starts a new one).
 Before anything is read, the checks every streamable HTTP endpoint of strictmcp makes: a
 foreign ``Origin`` is 403 and, listening on loopback, a foreign ``Host`` 421 (DNS
 rebinding, :func:`~strictmcp.connect.http_headers.foreign`); a body over
-:data:`~.server.MAX_SIZE` is 413, one that takes over :data:`BODY_SECONDS` to arrive 408.
+:data:`~.server.MAX_SIZE` is 413, one that takes over
+:data:`~strictmcp.connect.http_serving.BODY_SECONDS` to arrive 408.
 Nothing a client sends ends the server; answers carry no value from a message.
 """
 
@@ -31,6 +32,7 @@ from typing import Any
 import uvicorn
 
 from ..connect import http_headers as h
+from ..connect.http_serving import AnnouncingServer, read_body
 from ..protocol.jsonrpc import INVALID_REQUEST, error_response
 from .server import MAX_SIZE, InterceptorServer
 
@@ -40,8 +42,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 #: Sessions kept at once.
 MAX_SESSIONS = 1024
-#: Seconds a request's body may take to arrive.
-BODY_SECONDS = 30.0
 
 
 class _Session:
@@ -94,7 +94,7 @@ class InterceptorApp:
             await _status(send, 405, [(b"allow", b"POST, DELETE")])
 
     async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        body = await _body(receive, headers.get("content-length"))
+        body = await read_body(receive, MAX_SIZE, headers.get("content-length"))
         if isinstance(body, int):
             if body:
                 await _status(send, body)
@@ -153,26 +153,11 @@ async def serve(app: InterceptorApp, host: str, port: int, announce: Callable[[s
         server_header=False,
         timeout_graceful_shutdown=2,
     )
-    server = _Server(config, lambda address: announce(f"http://{address}{app.path}"))
+    server = AnnouncingServer(config, lambda address: announce(f"http://{address}{app.path}"))
     # Bound here rather than by uvicorn, which exits on its own when it cannot: OSError.
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.create_server((host, port), family=family) as listener:
         await server.serve(sockets=[listener])
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, saying where it listens once it does."""
-
-    def __init__(self, config: uvicorn.Config, announce: Callable[[str], None]) -> None:
-        super().__init__(config)
-        self._announce = announce
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        for server in getattr(self, "servers", []):
-            for sock in server.sockets:
-                host, port = sock.getsockname()[:2]
-                self._announce(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
 
 
 def _initializes(body: bytes) -> bool:
@@ -182,32 +167,6 @@ def _initializes(body: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
-
-
-async def _body(receive: Receive, length: str | None) -> bytes | int:
-    """The request body; else the status to answer (413 over the bound, 408 too slow, 0 when
-    the client went away before its end)."""
-    limit = MAX_SIZE
-    if length is not None and length.isdigit() and int(length) > limit:
-        return 413
-    body = bytearray()
-
-    async def whole() -> int:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return 0
-            body.extend(message.get("body", b""))
-            if len(body) > limit:
-                return 413
-            if not message.get("more_body", False):
-                return 200
-
-    try:
-        status = await asyncio.wait_for(whole(), BODY_SECONDS)
-    except asyncio.TimeoutError:
-        return 408
-    return bytes(body) if status == 200 else status
 
 
 async def _json(send: Send, status: int, answer: Any, extra: list[tuple[bytes, bytes]]) -> None:

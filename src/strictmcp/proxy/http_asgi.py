@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -44,9 +43,6 @@ RESUMABLE_SECONDS = 0.1
 """How long an answer that would be a primed event stream may take to come whole and go out as
 JSON instead: most answers take far less; a slow one gets its stream, primed, at this point."""
 
-BODY_SECONDS = 30.0
-"""The longest a request body may take to arrive."""
-
 WATCH_SECONDS = 0.05
 """How long an answer may take before the proxy watches for its client going away."""
 
@@ -71,52 +67,6 @@ _SSE_HEADERS = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 ]
-
-
-async def read_body(receive: Receive, limit: int, length: str | None) -> bytes | int:
-    """The request body; else the status to answer: 413 when it is over ``limit``, 408 when
-    it takes over :data:`BODY_SECONDS` (a client trickling it would hold its connection and
-    its buffer forever), 0 when the client went away before the end (nothing to answer: a
-    cut body is not the message it was)."""
-    if length is not None and length.isdigit() and int(length) > limit:
-        return 413
-    body = bytearray()
-
-    async def whole() -> int:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return 0
-            body.extend(message.get("body", b""))
-            if len(body) > limit:
-                return 413
-            if not message.get("more_body", False):
-                return 200
-
-    # A deadline on this task, on the loop's one timer (connect.alarms): wait_for's task or
-    # a timer of its own would cost turns of the event loop on every request's way in.
-    task = asyncio.current_task()
-    assert task is not None  # an ASGI app runs in a task
-    reading, expired = True, False
-
-    def expire() -> None:
-        nonlocal expired
-        if reading:  # it may ring just after the body came
-            expired = True
-            task.cancel()
-
-    alarm = alarms().set(BODY_SECONDS, expire)
-    try:
-        status = await whole()
-    except asyncio.CancelledError:
-        # Ours, unless someone else cancelled the task too (then theirs goes on).
-        if not expired or (sys.version_info >= (3, 11) and task.uncancel() > 0):
-            raise
-        return 408
-    finally:
-        reading = False
-        alarms().cancel(alarm)
-    return bytes(body) if status == 200 else status
 
 
 async def disconnected(receive: Receive) -> None:

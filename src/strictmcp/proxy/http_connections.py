@@ -16,7 +16,7 @@ over httptools' or h11's, whichever uvicorn uses):
 - a request's line and headers must be in within :attr:`ConnectionLimits.header_seconds`
   of the connection's start, or, on a kept-alive connection, of the first byte of the next
   request; the connection is closed otherwise (``http-header-timeout``). Its body has a
-  deadline of its own (:data:`~.http_asgi.BODY_SECONDS`).
+  deadline of its own (:data:`~strictmcp.connect.http_serving.BODY_SECONDS`).
 
 Each is said on stderr with its code, at most once a second per code (with how many went
 unsaid): a flood of refusals must not become a flood of lines. The deadlines share the event

@@ -37,6 +37,7 @@ import uvicorn
 from mcp_types.jsonrpc import INVALID_REQUEST
 
 from ..connect import http_headers as h
+from ..connect.http_serving import AnnouncingServer, read_body
 from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
 from ..policy import Identity
@@ -215,7 +216,7 @@ class App:
         if not json_ok and not sse_ok:
             await io.answer_status(send, 406)
             return
-        body = await io.read_body(receive, self.limits.max_size, headers.get("content-length"))
+        body = await read_body(receive, self.limits.max_size, headers.get("content-length"))
         if isinstance(body, int):
             if body:
                 await io.answer_status(send, body)
@@ -571,7 +572,7 @@ async def serve(
         for path in app.paths:
             announce(f"http://{address}{path}")
 
-    server = _Server(config, announced)
+    server = AnnouncingServer(config, announced)
     if sock is not None:
         await server.serve(sockets=[sock])
         return
@@ -601,21 +602,6 @@ def server_config(app: Routes, host: str, port: int) -> uvicorn.Config:
         server_header=False,
         timeout_graceful_shutdown=2,
     )
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, saying where it listens once it does."""
-
-    def __init__(self, config: uvicorn.Config, announce: Callable[[str], None]) -> None:
-        super().__init__(config)
-        self._announce = announce
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        for server in getattr(self, "servers", []):
-            for sock in server.sockets:
-                host, port = sock.getsockname()[:2]
-                self._announce(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
 
 
 def _messages(parsed: Any) -> list[dict[str, Any]]:
