@@ -25,6 +25,9 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from strictmcp.connect.lines import Handoff
+from strictmcp.protocol import LATEST, decode
+from strictmcp.protocol.jsonrpc import answer_with_id
 from test_proxy_http import Process, processes, sdk_http_server  # noqa: F401 - a fixture
 from test_proxy_third_party import (
     everything_command,
@@ -757,3 +760,128 @@ def test_a_listing_changed_unannounced_after_identical_ones_is_checked_in_full(
             assert not await goes_on(session, "quiet__get_tide", {"harbour": "Brest"})
 
     run(test)
+
+
+def _raw_gateway(policy: Path, errlog: Path) -> subprocess.Popen[bytes]:
+    with errlog.open("ab") as err:
+        return subprocess.Popen(
+            [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            cwd=errlog.parent,
+        )
+
+
+def _exchange(gateway: subprocess.Popen[bytes], message: dict[str, Any]) -> bytes | None:
+    """Write ``message`` to the gateway; its answer's line as it came (None: a notification)."""
+    assert gateway.stdin is not None
+    assert gateway.stdout is not None
+    gateway.stdin.write(json.dumps(message).encode() + b"\n")
+    gateway.stdin.flush()
+    if "id" not in message:
+        return None
+    while True:
+        line = gateway.stdout.readline()
+        assert line, "the gateway ended before answering"
+        if json.loads(line).get("id") == message["id"]:
+            return line
+
+
+@pytest.mark.parametrize("tool", ["echo", "tail"])
+def test_a_servers_answer_reaches_the_client_as_it_wrote_it_but_for_the_id(
+    tmp_path: Path, tool: str
+) -> None:
+    # The gateway renames the id in the server's own text (read strictly first) rather than
+    # writing the answer anew, and the session reads what the gateway read: the client gets
+    # the server's bytes, the id first (as Python writes it) or last (as TypeScript does).
+    policy = write_policy(tmp_path, *_two())
+    gateway = _raw_gateway(policy, tmp_path / "stderr.log")
+    try:
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+        _exchange(gateway, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        _exchange(gateway, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"name": f"b__{tool}", "arguments": {"text": "hé \u2603"}}
+        answer = _exchange(
+            gateway, {"jsonrpc": "2.0", "id": "c-9", "method": "tools/call", "params": call}
+        )
+    finally:
+        gateway.kill()
+        gateway.wait(_SECONDS)
+    body = {"content": [{"type": "text", "text": "b: hé \u2603"}]}
+    head: dict[str, Any] = {"jsonrpc": "2.0", "id": "c-9"}
+    written = {**head, "result": body} if tool == "echo" else {"result": body, **head}
+    assert answer == json.dumps(written).encode() + b"\n"
+
+
+def test_an_unpaired_surrogate_in_an_answer_is_refused_through_the_gateway(
+    tmp_path: Path,
+) -> None:
+    policy = write_policy(tmp_path, *_two())
+    errlog = tmp_path / "stderr.log"
+
+    async def test() -> None:
+        async with gateway_session(policy, errlog) as session:
+            await session.list_tools()
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("a__lone", {})
+            assert raised.value.error.code == -32603
+            fine = await session.call_tool("a__echo", {"text": "after"})
+            assert text_of(fine) == "a: after"
+
+    run(test)
+    assert "jsonrpc-unpaired-surrogate" in errlog.read_text()
+
+
+_READ_ONCE = [
+    b'{"jsonrpc": "2.0", "id": 7, "result": {"content": []}}\n',
+    b'{"result": {"content": []}, "jsonrpc": "2.0", "id": "x"}\n',
+    b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\\ud800"}]}}\n',
+    b'{"jsonrpc":"2.0","id":7,"result":{"text":"\\u00e9\\t"}}\n',
+    b'{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}\r\n',
+    b'\xef\xbb\xbf{"jsonrpc":"2.0","id":7,"result":{}}\n',
+    b'{"jsonrpc":"2.0","id":7,"result":{"big":"' + b"x" * 200 + b'"}}\n',
+    b'{"jsonrpc":"2.0","id":7,"result":{},"extra":1}\n',
+]
+
+
+@pytest.mark.parametrize("line", _READ_ONCE)
+def test_a_line_handed_over_with_its_value_is_decided_as_if_read(line: bytes) -> None:
+    # The session reads what the gateway hands it without parsing it again: every check made
+    # on the text (size, unpaired surrogates, plain text, envelope) still is.
+    value = json.loads(line.removeprefix(b"\xef\xbb\xbf"))
+    for max_size in (10_000, 100):
+        read = decode(line, LATEST, max_size=max_size)
+        handed = decode(line, LATEST, max_size=max_size, value=value)
+        assert handed == read
+
+
+def test_answer_with_id_renames_the_top_level_id_in_the_text() -> None:
+    first = b'{"jsonrpc": "2.0", "id": 17, "result": {"id": 17}}\n'
+    assert (
+        answer_with_id(first, "c-1") == b'{"jsonrpc": "2.0", "id": "c-1", "result": {"id": 17}}\n'
+    )
+    last = b'{"result": {"id": 3}, "jsonrpc": "2.0", "id": 3}\n'
+    assert answer_with_id(last, 'q"\u00e9') == (
+        b'{"result": {"id": 3}, "jsonrpc": "2.0", "id": "q\\"\\u00e9"}\n'
+    )
+    assert json.loads(answer_with_id(last, 'q"\u00e9') or b"")["id"] == 'q"\u00e9'
+    assert answer_with_id(b'{"result": {}, "id": 3, "jsonrpc": "2.0"}\n', 1) is None
+
+
+def test_a_handoff_gives_a_value_once_and_only_for_its_own_line() -> None:
+    handoff = Handoff(bound=2)
+    one, same_text = b'{"a":1}\n', bytes(bytearray(b'{"a":1}\n'))
+    handoff.give(one, {"a": 1})
+    assert handoff.take(same_text) is None  # equal text, another line: read it
+    assert handoff.take(one) == {"a": 1}
+    assert handoff.take(one) is None  # taken once
+    lines = [b"%d\n" % n for n in range(3)]
+    for n, line in enumerate(lines):
+        handoff.give(line, n)
+    assert handoff.take(lines[0]) is None  # the oldest dropped past the bound
+    assert [handoff.take(line) for line in lines[1:]] == [1, 2]

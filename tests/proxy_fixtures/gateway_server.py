@@ -7,7 +7,9 @@ starting ``STRICTMCP_TEST_``), ``crash`` (exits at once, status 3, after a line 
 uses, and answers with the client's text), ``grow`` (adds the tool ``extra`` and says the list
 changed), ``log`` (a log message from the logger ``core``), ``listings`` (how many
 ``tools/list`` it answered), ``dup`` (answers with a result holding ``isError`` twice, true then
-false). MODE ``hang``: it answers ``initialize`` and nothing after.
+false), ``tail`` (answers with its id written last, as the TypeScript SDK writes it), ``lone``
+(answers with a text holding an unpaired surrogate, escaped). MODE ``hang``: it answers
+``initialize`` and nothing after.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
     """Serve stdin and stdout, one line at a time."""
     name = sys.argv[1]
     hang = sys.argv[2:] == ["hang"]
-    tools = ["echo", "env", "crash", "ask", "grow", "log", "dup", "listings"]
+    tools = ["echo", "env", "crash", "ask", "grow", "log", "dup", "listings", "tail", "lone"]
     listings = 0
     asked: dict[str, object] = {}  # our request's id -> the call waiting for its answer
     out = sys.stdout
@@ -114,6 +116,11 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
                     f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, "result": {body}}}\n'
                 )
                 out.flush()
+            elif tool == "tail":
+                said = {"content": [{"type": "text", "text": f"{name}: {text}"}]}
+                send({"result": said, "jsonrpc": "2.0", "id": request_id})
+            elif tool == "lone":
+                result(request_id, "half of a pair: \ud800")
             elif tool == "log":
                 params = {"level": "warning", "logger": "core", "data": f"{name} logs"}
                 send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})

@@ -93,6 +93,37 @@ def line_of(obj: Any) -> bytes:
         return _COMPACT_ASCII.encode(obj).encode() + b"\n"
 
 
+class Handoff:
+    """Lines one side of a process wrote for another side of the same process, each with the
+    JSON value it was read or written from, so that the reader need not parse it again.
+
+    The gateway and the session in front of it hand each other lines (each is the other's
+    peer); both read every line, and most of a call's cost through the gateway used to be
+    those second readings. A value is taken at most once, and only for the very line object
+    it was given with (held here, so that no other object can take its place); a line the
+    reader is not handed a value for is read as any other. At most ``bound`` lines wait:
+    past it the oldest are dropped (their readers parse them)."""
+
+    def __init__(self, bound: int = 4096) -> None:
+        self._bound = bound
+        self._values: dict[int, tuple[bytes, Any]] = {}
+
+    def give(self, line: bytes, value: Any) -> None:
+        """``line`` is the JSON text of ``value`` (a message read strictly, or encoded by
+        :func:`line_of`), about to be written to the reader."""
+        values = self._values
+        if len(values) >= self._bound:
+            del values[next(iter(values))]
+        values[id(line)] = (line, value)
+
+    def take(self, line: bytes) -> Any:
+        """The value ``line`` was given with, forgotten once taken; None when there is none
+        (the reader reads the line: a line whose value is JSON's null reads as None too)."""
+        # The line held with its value keeps its address from being any other object's.
+        found = self._values.pop(id(line), None)
+        return None if found is None else found[1]
+
+
 class Lines:
     """The lines read from one side, waiting to be decided about, in order.
 

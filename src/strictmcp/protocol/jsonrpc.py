@@ -119,7 +119,11 @@ class Decoded:
 
 
 def decode(
-    data: bytes | str, revision: Revision | None = None, *, max_size: int = DEFAULT_MAX_SIZE
+    data: bytes | str,
+    revision: Revision | None = None,
+    *,
+    max_size: int = DEFAULT_MAX_SIZE,
+    value: Any = None,
 ) -> Decoded:
     """Read one JSON-RPC message or batch and check its envelope; never raises on bad input.
 
@@ -127,10 +131,16 @@ def decode(
     (see :func:`strictmcp.schema.jsonio.load_json`). With ``revision`` None, the revision is
     not known yet and batches are accepted; with a revision, a batch is refused unless that
     revision allows batches (only 2025-03-26 does).
+
+    ``value``, when not None, is what ``data`` reads as, known to the caller (it read the
+    text as strictly, or wrote the text from it): the text is not parsed again. Everything
+    else is checked on ``data`` as ever.
     """
     size = len(data)
     try:
-        document = load_json(data, max_size=max_size)
+        document = value if value is not None and size <= max_size else None
+        if document is None:
+            document = load_json(data, max_size=max_size)
     except JSONInputError as error:
         rule = (
             Rule.MESSAGE_TOO_LARGE
@@ -216,6 +226,17 @@ def answer_id(data: bytes) -> int | str | None:
         return text[1:-1].decode()
     except UnicodeDecodeError:
         return None
+
+
+def answer_with_id(data: bytes, request_id: int | str) -> bytes | None:
+    """The JSON text ``data`` (one message, read strictly already) with its top-level id,
+    where :func:`answer_id` finds it, replaced by ``request_id``: the same message under
+    another id, without writing it anew. None when the id is elsewhere."""
+    found = _id_at(data)
+    if found is None:
+        return None
+    start, end = found.span(1)
+    return data[:start] + json.dumps(request_id).encode() + data[end:]
 
 
 def answer_digest(data: bytes) -> bytes | None:

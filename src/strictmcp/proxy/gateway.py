@@ -50,13 +50,13 @@ from typing import Any
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from .. import __version__
-from ..connect.lines import line_of
+from ..connect.lines import Handoff, line_of
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID, Upstream
 from ..enforce import PinFile
 from ..enforce.metrics import Metrics
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
-from ..protocol.jsonrpc import answer_digest, answer_id, error_response
+from ..protocol.jsonrpc import answer_digest, answer_id, answer_with_id, error_response
 from ..protocol.tasks import RELATED_TASK, UNKNOWN_TASK, UNKNOWN_TASK_TEXT, task_id_of
 from ..protocol.wire import HANDSHAKE_VERSIONS
 from ..schema.jsonio import JSONInputError, load_json
@@ -87,6 +87,8 @@ _CHANGED = {
 }
 _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", "tasks"})
 _NOTHING: Any = object()
+_TASK_KEYS = frozenset({"taskId", "task", "tasks", "_meta"})
+"""The keys of a result or params where :meth:`Gateway._tasks_public` may name a task."""
 
 
 @dataclass(frozen=True)
@@ -185,9 +187,14 @@ class Gateway:
         self._said: set[str] = set()
         self._keepers: list[asyncio.Task[None]] = []
         self._batch: dict[_Member, list[bytes]] | None = None  # during write()
+        self._paging = 0  # listing pages asked for, not answered yet (else no line is one)
         # Each merged listing last answered, by result key: the page results it was made of
         # (held, so that they are the same objects while it is kept) and its encoded result.
         self._merged_as: dict[str, tuple[tuple[tuple[dict[str, Any], ...] | None, ...], bytes]] = {}
+        #: The session in front and the gateway each read every line the other writes: each
+        #: hands the other the values its lines were written from.
+        self.from_session = Handoff()
+        self.to_session = Handoff()
 
     # --- the Upstream the relay sees ---------------------------------------------------------
 
@@ -346,13 +353,18 @@ class Gateway:
                     if len(member.pages) >= _MAX_PAGES:
                         member.pages.clear()
                     member.pages[page] = (digest, result)
-            for message in body if isinstance(body, list) else [body]:
-                if isinstance(message, dict):
-                    self._from_server(member, message)
+            if isinstance(body, dict):
+                self._from_server(member, body, line)
+            elif isinstance(body, list):
+                for message in body:
+                    if isinstance(message, dict):
+                        self._from_server(member, message)
 
     def _page_of(self, member: _Member, line: bytes) -> tuple[str | None, bytes | None]:
         """For an answer of ``member``'s to a listing page the gateway asked for: the page's
         key in its ``pages``, and the answer's digest (less its id)."""
+        if not self._paging:
+            return None, None
         gid = answer_id(line)
         call = self._calls.get(gid) if type(gid) is int else None
         if call is None or call.member is not member or call.page is None:
@@ -381,7 +393,7 @@ class Gateway:
         self._by_client.pop(call.client_id, None)
         text = f"The server {member.name!r} answered with a message that cannot be read"
         data = {"codes": [code]}
-        self._to_client(line_of(error_response(call.client_id, UPSTREAM_INVALID, text, data)))
+        self._tell(error_response(call.client_id, UPSTREAM_INVALID, text, data))
 
     async def _handshake(self, member: _Member, *, notify: bool) -> bool:
         """Send ``member`` the client's ``initialize``; whether it answered with a result.
@@ -411,7 +423,7 @@ class Gateway:
                     call.answer.set_result(None)
             else:
                 self._by_client.pop(call.client_id, None)
-                self._to_client(line_of(self._unavailable(call.client_id, member)))
+                self._tell(self._unavailable(call.client_id, member))
                 if self._metrics is not None:
                     self._metrics.upstream_errors.add(("closed", member.name))
         for gid, (asker, _) in list(self._asked.items()):
@@ -429,7 +441,7 @@ class Gateway:
         """Tell the client the listings changed (``member`` came or went)."""
         for kind in ("tools", "prompts", "resources"):
             method = f"notifications/{kind}/list_changed"
-            self._to_client(line_of({"jsonrpc": "2.0", "method": method}))
+            self._tell({"jsonrpc": "2.0", "method": method})
 
     # --- sending -------------------------------------------------------------------------------
 
@@ -446,11 +458,19 @@ class Gateway:
         self._out.append(line)
         self._arrived.set()
 
+    def _tell(self, message: dict[str, Any], line: bytes | None = None) -> None:
+        """Send the client ``message`` (``line``: its JSON text, when known): the session in
+        front reads it without parsing it."""
+        if line is None:
+            line = line_of(message)
+        self.to_session.give(line, message)
+        self._to_client(line)
+
     def _answer(self, client_id: Any, result: dict[str, Any]) -> None:
-        self._to_client(line_of({"jsonrpc": "2.0", "id": client_id, "result": result}))
+        self._tell({"jsonrpc": "2.0", "id": client_id, "result": result})
 
     def _error(self, client_id: Any, code: int, text: str) -> None:
-        self._to_client(line_of(error_response(client_id, code, text)))
+        self._tell(error_response(client_id, code, text))
 
     def _unavailable(self, client_id: Any, member: _Member) -> dict[str, Any]:
         text = f"The server {member.name!r} is not available (strictmcp gateway)"
@@ -461,7 +481,7 @@ class Gateway:
         ``params`` in place of its own, when given)."""
         client_id = message["id"]
         if not member.ready:
-            self._to_client(line_of(self._unavailable(client_id, member)))
+            self._tell(self._unavailable(client_id, member))
             return
         gid = next(self._ids)
         self._calls[gid] = _Call(member, message["method"], client_id)
@@ -489,6 +509,8 @@ class Gateway:
         if not self._send(member, request):
             self._calls.pop(gid, None)
             return None
+        paging = 1 if page is not None else 0
+        self._paging += paging
         try:
             return await asyncio.wait_for(answer, self._settings.start_timeout)
         except asyncio.TimeoutError:
@@ -496,14 +518,18 @@ class Gateway:
             reason = "no answer in time (strictmcp gateway)"
             self._send(member, _cancelled(gid, reason))
             return None
+        finally:
+            self._paging -= paging
 
     # --- the client's messages -----------------------------------------------------------------
 
     def _from_client(self, line: bytes) -> None:
-        try:
-            body = json.loads(line)
-        except ValueError:
-            return  # the session refused it already; nothing unreadable is sent on
+        body = self.from_session.take(line)
+        if body is None:  # not a message the session decided on: read it here
+            try:
+                body = json.loads(line)
+            except ValueError:
+                return  # the session refused it already; nothing unreadable is sent on
         for message in body if isinstance(body, list) else [body]:
             if not isinstance(message, dict):
                 continue
@@ -820,7 +846,11 @@ class Gateway:
 
     # --- the servers' messages ------------------------------------------------------------------
 
-    def _from_server(self, member: _Member, message: dict[str, Any]) -> None:
+    def _from_server(
+        self, member: _Member, message: dict[str, Any], line: bytes | None = None
+    ) -> None:
+        """``member``'s ``message`` (the whole of its ``line``, when given) to the client,
+        named as the client knows it, or to the gateway's own request it answers."""
         method = message.get("method")
         if isinstance(method, str):
             if "id" in message:
@@ -841,9 +871,14 @@ class Gateway:
         self._by_client.pop(call.client_id, None)
         message = {**message, "id": call.client_id}
         result = message.get("result")
-        if isinstance(result, dict):
-            message["result"] = self._tasks_public(member, result, top=True)
-        self._to_client(line_of(message))
+        named = self._tasks_public(member, result, top=True) if isinstance(result, dict) else None
+        if named is not None and named is not result:
+            message["result"] = named
+        elif line is not None:
+            # Only the id differs from what the server wrote: its text, under the client's id.
+            self._tell(message, answer_with_id(line, call.client_id))
+            return
+        self._tell(message)
 
     def _server_request(self, member: _Member, message: dict[str, Any]) -> None:
         if message["method"] == "ping":
@@ -856,7 +891,7 @@ class Gateway:
             # Only the task it is about is the server's: a taskId in a server's tasks/get
             # names a task of the client's.
             message = {**message, "params": self._tasks_public(member, params, top=False)}
-        self._to_client(line_of({**message, "id": gid}))
+        self._tell({**message, "id": gid})
 
     def _server_notification(self, member: _Member, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -877,7 +912,7 @@ class Gateway:
             message = {**message, "params": {**params, "requestId": gid}}
         elif isinstance(params, dict):
             message = {**message, "params": self._tasks_public(member, params, top=True)}
-        self._to_client(line_of(message))
+        self._tell(message)
 
     # --- tasks (2025-11-25) ---------------------------------------------------------------------
 
@@ -886,6 +921,8 @@ class Gateway:
         named as the client sees them, ``server`` + separator + id, so that two servers' ids
         never meet and a request naming one is routed by it; with ``top``, the body's own
         ``taskId``, its ``task``'s and its ``tasks``' too, else only the related task."""
+        if _TASK_KEYS.isdisjoint(body):  # most results: nothing to name
+            return body
         public = functools.partial(public_task, member.name, self._separator)
         if top:
             body = _with_task_id(body, public)
@@ -1104,6 +1141,7 @@ def reach_gateway(
             return await reached[server.name](session)
 
         gateway = Gateway(servers, settings, server_upstream, session.auditor.say, metrics)
+        session.handoff_out, session.handoff_in = gateway.from_session, gateway.to_session
         if session.enforcer.flows is not None:
             session.enforcer.flows.locate = gateway.resource_server
         await gateway.start()

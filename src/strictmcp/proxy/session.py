@@ -38,7 +38,7 @@ from typing import Any, overload
 
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
-from ..connect.lines import framed, line_of
+from ..connect.lines import Handoff, framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..enforce import Auditor, Enforcer, Limiter, PinFile, outcome
 from ..enforce.audit import REQUEST, CallOutcome
@@ -300,6 +300,10 @@ class ProxySession:
         self._last_listing: _Listed | None = None
         self._sent_listing: _Sent | None = None
         self._digested: tuple[bytes, bytes | None] = (b"", None)
+        #: Set when the upstream reads in this process (the gateway): the lines sent on with
+        #: the values they were decided on, and the upstream's lines with theirs.
+        self.handoff_out: Handoff | None = None
+        self.handoff_in: Handoff | None = None
 
     def follow(self, in_force: InForce) -> None:
         """Judge this session by whatever policy ``in_force`` holds, now and after every
@@ -398,7 +402,11 @@ class ProxySession:
         if decoded is None:
             if not line or line.isspace():
                 return Routed()  # a blank line between messages carries none
-            decoded = self._read_answer(line) if direction == "s2c" else self.read(line)
+            if direction == "c2s":
+                decoded = self.read(line)
+            else:
+                handed = self.handoff_in.take(line) if self.handoff_in is not None else None
+                decoded = self._read_answer(line, handed)
         if decoded.violations and errors(decoded.violations):
             return self._unreadable(decoded.error_id, decoded.violations, direction)
         if self.interceptors is not None and not decoded.batch:
@@ -494,18 +502,19 @@ class ProxySession:
         reply = error_response(message.id, refused.code, refused.text, refused.data)
         return Routed(reply=[line_of(self._answered(reply))], settled=[message.id])
 
-    def read(self, data: bytes) -> Decoded:
-        """``data`` read as :meth:`decide` reads a line: strictly, at the session's revision."""
-        return decode(data, self.conversation.revision, max_size=self.max_size)
+    def read(self, data: bytes, value: Any = None) -> Decoded:
+        """``data`` read as :meth:`decide` reads a line: strictly, at the session's revision
+        (``value``: what it reads as, when known; see :func:`~strictmcp.protocol.decode`)."""
+        return decode(data, self.conversation.revision, max_size=self.max_size, value=value)
 
-    def _read_answer(self, line: bytes) -> Decoded:
+    def _read_answer(self, line: bytes, value: Any) -> Decoded:
         """A server's ``line`` read as :meth:`read` does; the answer to a ``tools/list`` the
         same as the last one read but for its id is not read again: that one's message, with
         this id."""
         request_id = answer_id(line)
         forwarded = self._waiting.get(request_id) if request_id is not None else None
         if forwarded is None or forwarded[0] != "tools/list":
-            return self.read(line)
+            return self.read(line, value)
         digest = self._digest(line)
         revision = self.conversation.revision
         kept = self._last_listing
@@ -514,7 +523,7 @@ class ProxySession:
             raw = {**was.raw, "id": request_id}
             message = Message(was.kind, request_id, None, None, was.result, None, raw)
             return Decoded((message,), False, (), len(line), request_id, kept.plain)
-        decoded = self.read(line)
+        decoded = self.read(line, value)
         if digest is not None and not decoded.batch and not decoded.violations:
             (message,) = decoded.messages
             if message.kind == "response":
@@ -590,14 +599,18 @@ class ProxySession:
                     settled.append(request_id)
             elif message.kind in ("response", "error") and item.settles:
                 settled.append(request_id)
+        handoff = self.handoff_out if from_client else None  # what the client's send on
         if not replies and not changed and framed(line):
             routed.forward.append(line)
+            if handoff is not None and not decoded.batch:
+                handoff.give(line, decoded.messages[0].raw)
         elif forwarded:
             text = items[0].text if len(items) == 1 and not decoded.batch else None
-            if text is not None and items[0].forward is forwarded[0]:
-                routed.forward.append(text)
-            else:
-                routed.forward.append(line_of(forwarded if decoded.batch else forwarded[0]))
+            if text is None or items[0].forward is not forwarded[0]:
+                text = line_of(forwarded if decoded.batch else forwarded[0])
+            routed.forward.append(text)
+            if handoff is not None and not decoded.batch:
+                handoff.give(text, forwarded[0])
         if replies:
             routed.reply.append(line_of(replies if decoded.batch else replies[0]))
         for more in also:
