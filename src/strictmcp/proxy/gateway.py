@@ -210,7 +210,10 @@ class Gateway:
 
     @property
     def blocked(self) -> bool:
-        return any(m.upstream is not None and m.upstream.blocked for m in self._members)
+        for member in self._members:
+            if member.upstream is not None and member.upstream.blocked:
+                return True
+        return False
 
     def write(self, lines: list[bytes]) -> None:
         # What one write of the relay's sends a server goes in one write of its own.
@@ -226,7 +229,9 @@ class Gateway:
 
     async def drain(self) -> None:
         blocked = [m.upstream for m in self._members if m.upstream is not None]
-        await asyncio.gather(*(upstream.drain() for upstream in blocked if upstream.blocked))
+        blocked = [upstream for upstream in blocked if upstream.blocked]
+        if blocked:  # over HTTP this is awaited after every request: most often none is
+            await asyncio.gather(*(upstream.drain() for upstream in blocked))
 
     async def send(self, line: bytes) -> None:
         self.write([line])
