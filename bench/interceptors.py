@@ -113,12 +113,26 @@ def check(loop: asyncio.AbstractEventLoop) -> list[str]:
     return wrong
 
 
+def _new_loop(kind: str) -> asyncio.AbstractEventLoop:
+    if kind == "uvloop":
+        import uvloop  # noqa: PLC0415 - only for this choice
+
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
     parser.add_argument("--check", action="store_true", help="check verdicts, do not time")
+    parser.add_argument(
+        "--loop",
+        choices=("uvloop", "asyncio"),
+        default="uvloop",
+        help="the event loop (the proxy runs on uvloop where it is installed, as it is here)",
+    )
     args = parser.parse_args(argv)
-    loop = asyncio.new_event_loop()
+    loop = _new_loop(args.loop)
     try:
         wrong = check(loop)
         for message in wrong:

@@ -29,10 +29,11 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..connect.lines import line_of
+from ..connect.process import ProcessUpstream
 from ..enforce import Auditor, outcome
 from ..policy import Identity, InterceptorSettings, UpstreamSettings
 from ..protocol import Violation
-from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, INTERNAL_ERROR, INVALID_PARAMS
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.violations import Severity
 
 if TYPE_CHECKING:
@@ -172,22 +173,19 @@ class _Connection:
 
 
 class InterceptorProcess(_Connection):
-    """One interceptor server over stdio: a child process, started again after it ends."""
+    """One interceptor server over stdio: a child process, started again after it ends, on
+    the transport the proxy's own servers use
+    (:class:`~strictmcp.connect.process.ProcessUpstream`)."""
 
     def __init__(self, command: tuple[str, ...]) -> None:
         super().__init__()
         self.command = command
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: ProcessUpstream | None = None
         self._reader: asyncio.Task[None] | None = None
 
     async def _connect(self) -> None:
         try:
-            self._process = await asyncio.create_subprocess_exec(
-                *self.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                limit=DEFAULT_MAX_SIZE + 2,
-            )
+            self._process = await ProcessUpstream.start(self.command)
         except OSError:
             self._ended_at = time.monotonic()
             raise InterceptorFailed("could not be started") from None
@@ -195,36 +193,25 @@ class InterceptorProcess(_Connection):
 
     def _send(self, line: bytes) -> None:
         process = self._process
-        if process is None or process.stdin is None or process.returncode is not None:
+        if process is None or process.returncode is not None:
             raise RuntimeError("not running")
-        process.stdin.write(line)
+        process.write([line])
 
-    async def _read(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None
+    async def _read(self, process: ProcessUpstream) -> None:
         try:
-            while line := await process.stdout.readline():
-                self._answered(line)
-        except (OSError, ValueError):
-            pass  # a line over the bound, or the pipe gone: the process is treated as ended
+            while (line := await process.receive()) is not None:
+                if isinstance(line, bytes):  # one over the bound answers nothing: it times out
+                    self._answered(line)
         finally:
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
             if process is self._process:
-                self._ended()
+                self._ended()  # what waits for it fails now, not after the process is stopped
+            await process.aclose()
 
     async def _close(self) -> None:
-        """End the process (its stdin closed, then killed if it lingers)."""
+        """End the process (its stdin closed, then stopped if it lingers)."""
         process, self._process = self._process, None
-        if process is None or process.returncode is not None:
-            return
-        assert process.stdin is not None
-        process.stdin.close()
-        try:
-            await asyncio.wait_for(process.wait(), 2.0)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()
+        if process is not None:
+            await process.aclose()
 
 
 class InterceptorEndpoint(_Connection):
