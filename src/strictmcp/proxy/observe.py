@@ -15,7 +15,6 @@ Nothing here sees a value: arguments, results and prompt variables are never rec
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -73,7 +72,8 @@ class SessionObserver:
         self._transport = transport
         self._tracing = tracing
         self._opened = time.perf_counter_ns()
-        self._pending: OrderedDict[tuple[str, int | str], _Pending] = OrderedDict()
+        # Oldest first (a dict keeps insertion order, and is cheaper than an OrderedDict).
+        self._pending: dict[tuple[str, int | str], _Pending] = {}
         self._overhead: dict[str, list[float]] = {}  # by direction, its strictmcp.proxy.overhead
         self._revision: Revision | None = None
         self._version = ""  # the revision's value, mcp.protocol.version
@@ -151,7 +151,7 @@ class SessionObserver:
                 started, now, method, tool, server, received, onward
             )
             if len(pending) > _MAX_PENDING:
-                _, lost = pending.popitem(last=False)
+                lost = pending.pop(next(iter(pending)))
                 self._end_spans(lost, None, None, "abandoned")
             return
         # A notification, or a request answered here: over as soon as decided.
