@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import strictmcp
-from proxy import HANDSHAKE, SERVER, Peer, _line, call_line
+from proxy import SERVER, Peer, _line, call_line, opened
 from strictmcp.enforce.audit import Auditor
 from strictmcp.proxy.session import ProxySession
 
@@ -44,11 +44,7 @@ def child(calls: int) -> None:
 
     async def run() -> float:
         session = ProxySession(Auditor(None))
-        await session.from_client(HANDSHAKE[0])
-        await session.from_server(replies[0])
-        await session.from_client(HANDSHAKE[1])
-        await session.from_client(HANDSHAKE[2])
-        await session.from_server(replies[1])
+        await opened(session, replies)
         warm = 200
         for request, reply in zip(requests[:warm], answers[:warm], strict=True):
             await session.from_client(request)

@@ -229,6 +229,16 @@ def check_peers(direct: Peer, proxied: Peer) -> None:
         raise SystemExit("the proxy answers differently after a refusal")
 
 
+async def opened(session: ProxySession, replies: Sequence[bytes]) -> None:
+    """Take an in-process ``session`` through :data:`HANDSHAKE`, ``replies`` being the
+    echo server's answers to ``initialize`` and ``tools/list`` as recorded lines."""
+    await session.from_client(HANDSHAKE[0])
+    await session.from_server(replies[0])
+    await session.from_client(HANDSHAKE[1])
+    await session.from_client(HANDSHAKE[2])
+    await session.from_server(replies[1])
+
+
 def session_cost(calls: int, answer: bytes, profiler: cProfile.Profile | None = None) -> float:
     """ns per call of the proxy's decisions alone: ``from_client`` on a request and
     ``from_server`` on its answer, in this process, on recorded lines."""
@@ -243,11 +253,7 @@ def session_cost(calls: int, answer: bytes, profiler: cProfile.Profile | None = 
 
     async def run() -> float:
         session = ProxySession(Auditor(None))
-        await session.from_client(HANDSHAKE[0])
-        await session.from_server(replies[0])
-        await session.from_client(HANDSHAKE[1])
-        await session.from_client(HANDSHAKE[2])
-        await session.from_server(replies[1])
+        await opened(session, replies)
         for request, reply in zip(requests[:50], answers[:50], strict=True):  # warm up
             await session.from_client(request)
             await session.from_server(reply)

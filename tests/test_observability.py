@@ -30,6 +30,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from strictmcp.enforce.metrics import Metrics
+from strictmcp.proxy.observe import Telemetry
 from test_proxy_http import (  # noqa: F401 - processes is a fixture
     _ACCEPT,
     FIXTURES,
@@ -42,6 +43,7 @@ from test_proxy_http import (  # noqa: F401 - processes is a fixture
     request,
     run,
 )
+from test_proxy_session import TOOL, Session, messages
 from test_proxy_workers import _replaced, children
 
 _PROMETHEUS = shutil.which("prometheus")
@@ -642,3 +644,159 @@ def test_workers_that_cannot_share_their_counters_still_serve_and_say_so(
     scraped = _decisions(httpx2.get(proxy + "/metrics", timeout=10).text)
     assert 0 < scraped["allowed"] < made["allowed"]  # the answering worker's own
     processes[-1].wait_for("cannot share its counters: AF_UNIX path too long")
+
+
+# --- sampling and trace context, in-process (the session's forwarded lines are what the server
+# gets); the spans through the OTLP receiver -----------------------------------------------------
+
+
+def _traced(
+    monkeypatch: pytest.MonkeyPatch, endpoint: str, sampler: str | None
+) -> tuple[Session, Telemetry]:
+    """A session traced with the default sampler (``sampler`` None) or the one named, its tool
+    listed; spans go to ``endpoint``."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    if sampler is None:
+        monkeypatch.delenv("OTEL_TRACES_SAMPLER", raising=False)
+    else:
+        monkeypatch.setenv("OTEL_TRACES_SAMPLER", sampler)
+    telemetry = Telemetry(traces=True)
+    session = Session()
+    telemetry.attach(session.proxy, "pipe")
+    session.start()
+    session.list_tools([TOOL])
+    return session, telemetry
+
+
+def _sent_on(session: Session, request_id: int, meta: dict[str, Any] | None) -> dict[str, Any]:
+    """The params of a valid call as the session sends it upstream (then answered, which
+    ends its spans)."""
+    call = session.call(request_id, "read_file", {"path": "a"})
+    if meta is not None:
+        call["params"]["_meta"] = meta
+    forwarded = messages(session.client(call).forward)
+    assert len(forwarded) == 1
+    result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+    session.server({"jsonrpc": "2.0", "id": request_id, "result": result})
+    params: dict[str, Any] = forwarded[0]["params"]
+    return params
+
+
+def _sampled(traceparent: str) -> bool:
+    """The sampled flag of a W3C ``traceparent`` (the SDK sets the random flag beside it)."""
+    return bool(int(traceparent.rsplit("-", 1)[1], 16) & 1)
+
+
+@pytest.mark.parametrize("sampler", [None, "always_off", "parentbased_traceidratio"])
+def test_a_message_no_one_traces_goes_upstream_as_it_came(
+    monkeypatch: pytest.MonkeyPatch, receiver: Any, sampler: str | None
+) -> None:
+    # A _meta without a trace context, not sampled here: nothing is added to it (a trace
+    # context is passed on only for a span being recorded, or one the caller sent).
+    endpoint, _ = receiver
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER_ARG", "0.01")
+    session, telemetry = _traced(monkeypatch, endpoint, sampler)
+    try:
+        started = 0
+        for request_id in range(1, 201):
+            meta = {"progressToken": request_id}
+            params = _sent_on(session, request_id, meta)
+            traceparent = params["_meta"].pop("traceparent", None)
+            if traceparent is not None:  # a trace started here: recorded, so passed on
+                assert _sampled(traceparent)
+                started += 1
+            assert params == {"name": "read_file", "arguments": {"path": "a"}, "_meta": meta}
+        assert started <= (0 if sampler == "always_off" else 30)
+    finally:
+        telemetry.close()
+
+
+@pytest.mark.parametrize("flags", ["01", "00"])
+@pytest.mark.parametrize("tracestate", [None, "vendor=abc"])
+def test_a_callers_trace_context_is_continued_with_its_flag(
+    monkeypatch: pytest.MonkeyPatch, receiver: Any, flags: str, tracestate: str | None
+) -> None:
+    # Parent-based: the caller's sampled trace is recorded and continued whatever the ratio;
+    # one it did not sample is passed on unsampled, and nothing of it is exported.
+    endpoint, bodies = receiver
+    session, telemetry = _traced(monkeypatch, endpoint, None)
+    trace_ids = [f"{index:032x}" for index in range(1, 21)]
+    try:
+        for request_id, trace_id in enumerate(trace_ids, start=1):
+            parent_span = f"{request_id:016x}"
+            meta = {"traceparent": f"00-{trace_id}-{parent_span}-{flags}"}
+            if tracestate is not None:
+                meta["tracestate"] = tracestate
+            sent = _sent_on(session, request_id, meta)["_meta"]
+            version, sent_trace, sent_span, _ = sent["traceparent"].split("-")
+            assert (version, sent_trace) == ("00", trace_id)
+            assert _sampled(sent["traceparent"]) is (flags == "01")
+            assert sent_span != parent_span  # the proxy's own span, under the caller's
+            assert sent.get("tracestate") == tracestate
+    finally:
+        telemetry.close()
+    exported = {span.trace_id.hex() for span in _spans(bodies)}
+    if flags == "01":
+        assert set(trace_ids) <= exported
+    else:
+        assert not set(trace_ids) & exported
+
+
+def test_the_default_sampler_starts_about_one_trace_in_a_hundred(
+    monkeypatch: pytest.MonkeyPatch, receiver: Any
+) -> None:
+    endpoint, bodies = receiver
+    session, telemetry = _traced(monkeypatch, endpoint, None)
+    started: set[str] = set()
+    try:
+        for request_id in range(1, 3001):
+            params = _sent_on(session, request_id, None)
+            if "_meta" in params:
+                traceparent = params["_meta"]["traceparent"]
+                assert _sampled(traceparent)
+                started.add(traceparent.split("-")[1])
+            else:
+                assert params == {"name": "read_file", "arguments": {"path": "a"}}
+    finally:
+        telemetry.close()
+    assert 5 <= len(started) <= 80  # 30 expected; outside these, a wrong ratio
+    exported = {span.trace_id.hex() for span in _spans(bodies) if span.name.startswith("tools")}
+    assert exported == started  # every trace started here is recorded; no other is
+
+
+def test_operation_durations_label_the_error_as_each_side_judges_it() -> None:
+    # A caller's error (-32602) is the upstream's error.type on the client side, none on the
+    # server side; another code is an error on both; a tool error is tool_error on both.
+    telemetry = Telemetry()
+    session = Session()
+    telemetry.attach(session.proxy, "pipe")
+    session.start()
+    session.list_tools([TOOL])
+    answers = [
+        {"error": {"code": -32602, "message": "bad"}},
+        {"error": {"code": -32000, "message": "down"}},
+        {"result": {"content": [], "isError": True}},
+        {"result": {"content": [{"type": "text", "text": "ok"}], "isError": False}},
+    ]
+    for request_id, answer_ in enumerate(answers, start=1):
+        session.client(session.call(request_id, "read_file", {"path": "a"}))
+        session.server({"jsonrpc": "2.0", "id": request_id, **answer_})
+    text = telemetry.metrics.prometheus()
+
+    def counted(side: str, error: str, code: str) -> float:
+        labels = 'mcp_method_name="tools/call",gen_ai_tool_name="read_file",'
+        labels += 'gen_ai_operation_name="execute_tool",'
+        labels += f'error_type="{error}",' if error else ""
+        labels += f'rpc_response_status_code="{code}",' if code else ""
+        labels += 'mcp_protocol_version="2025-11-25",network_transport="pipe"'
+        name = f"mcp_{side}_operation_duration_seconds_count{{{labels}}}"
+        found = [line for line in text.splitlines() if line.startswith(name + " ")]
+        return float(found[0].rsplit(" ", 1)[1]) if found else 0.0
+
+    assert counted("client", "-32602", "-32602") == 1
+    assert counted("server", "", "-32602") == 1
+    assert counted("server", "-32602", "-32602") == 0
+    assert counted("client", "-32000", "-32000") == counted("server", "-32000", "-32000") == 1
+    assert counted("client", "tool_error", "") == counted("server", "tool_error", "") == 1
+    assert counted("client", "", "") == counted("server", "", "") == 1

@@ -39,6 +39,10 @@ MAX_TOOLS = 10_000
 
 Labels = tuple[str, ...]
 
+# The operation label sets whose slots are kept found (:meth:`Metrics.operation`): each
+# family keeps at most MAX_SERIES label sets, and an error code a server chooses may vary.
+_MAX_OPERATIONS = 2 * MAX_SERIES
+
 
 @dataclass
 class Family:
@@ -57,7 +61,10 @@ class Family:
     # the counts not cumulative (one bisect and one increment per value).
     series: dict[Labels, list[float]] = field(default_factory=dict)
 
-    def _slot(self, labels: Labels) -> list[float]:
+    def slot(self, labels: Labels) -> list[float]:
+        """The values kept under ``labels`` (past :data:`MAX_SERIES` label sets, under
+        ``_OTHER``), made on first use: a caller that counts under the same labels again may
+        keep it and count into it (:func:`put`) without looking it up each time."""
         slot = self.series.get(labels)
         if slot is None:
             if len(self.series) >= MAX_SERIES:
@@ -71,13 +78,11 @@ class Family:
 
     def add(self, labels: Labels, amount: float = 1) -> None:
         """Count ``amount`` more under ``labels``."""
-        self._slot(labels)[0] += amount
+        self.slot(labels)[0] += amount
 
     def observe(self, labels: Labels, value: float) -> None:
         """Put ``value`` in its bucket under ``labels``."""
-        slot = self._slot(labels)
-        slot[bisect.bisect_left(self.bounds, value)] += 1
-        slot[-1] += value
+        put(self.slot(labels), self.bounds, value)
 
     def points(self) -> Iterator[tuple[Labels, list[float]]]:
         """Each label set and its values (a gauge's read now), in the order first seen."""
@@ -115,6 +120,12 @@ class Family:
                 for index, value in enumerate(values):
                     slot[index] += value
         return summed.items()
+
+
+def put(slot: list[float], bounds: tuple[float, ...], value: float) -> None:
+    """Count ``value`` into ``slot``, a histogram's :meth:`Family.slot` of ``bounds``."""
+    slot[bisect.bisect_left(bounds, value)] += 1
+    slot[-1] += value
 
 
 # The methods MCP defines (every revision): any other is counted as _OTHER.
@@ -176,6 +187,9 @@ class Metrics:
         self.started = time.time()
         self._tools: set[str] = set()
         self._sessions: dict[object, Callable[[], int]] = {}  # live session -> its tasks open
+        self._operations: dict[
+            tuple[str, str, str | None, int | None, str, str], tuple[list[float], list[float]]
+        ] = {}
         self.health = Health()
         self.server_operation = Family(
             "mcp.server.operation.duration",
@@ -298,6 +312,36 @@ class Metrics:
         )
 
     # --- labels ----------------------------------------------------------------------------
+
+    def operation(
+        self,
+        method: str,
+        tool: str,
+        error: str | None,
+        code: int | None,
+        revision: str,
+        transport: str,
+    ) -> tuple[list[float], list[float]]:
+        """The slots (:meth:`Family.slot`) of ``mcp.server.operation.duration`` and
+        ``mcp.client.operation.duration`` under these operation labels, looked up once per
+        label set: every call of a session counts under the same few."""
+        key = (method, tool, error, code, revision, transport)
+        found = self._operations.get(key)
+        if found is not None:
+            return found
+        labels = (
+            method,
+            tool,
+            "execute_tool" if method == "tools/call" else "",
+            error or "",
+            "" if code is None else str(code),
+            revision,
+            transport,
+        )
+        found = (self.server_operation.slot(labels), self.client_operation.slot(labels))
+        if len(self._operations) < _MAX_OPERATIONS:
+            self._operations[key] = found
+        return found
 
     def learn_tools(self, names: Iterable[str]) -> None:
         """Tools a server listed: named as label values from now on (up to

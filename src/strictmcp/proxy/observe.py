@@ -15,13 +15,12 @@ Nothing here sees a value: arguments, results and prompt variables are never rec
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..enforce.metrics import Metrics
-from ..protocol import Message
+from ..enforce.metrics import DURATION_BUCKETS, OVERHEAD_BUCKETS, Metrics, put
+from ..protocol import Message, Revision
 
 if TYPE_CHECKING:
     from .otel import Span, Tracing
@@ -51,7 +50,6 @@ class _Pending:
     method: str
     tool: str
     server: str
-    call: bool
     received: Span | None = None
     onward: Span | None = None
 
@@ -74,7 +72,11 @@ class SessionObserver:
         self._transport = transport
         self._tracing = tracing
         self._opened = time.perf_counter_ns()
-        self._pending: OrderedDict[tuple[str, int | str], _Pending] = OrderedDict()
+        # Oldest first (a dict keeps insertion order, and is cheaper than an OrderedDict).
+        self._pending: dict[tuple[str, int | str], _Pending] = {}
+        self._overhead: dict[str, list[float]] = {}  # by direction, its strictmcp.proxy.overhead
+        self._revision: Revision | None = None
+        self._version = ""  # the revision's value, mcp.protocol.version
         self._ended = False
         if tracing is not None:
             session.auditor.noted = []
@@ -93,10 +95,12 @@ class SessionObserver:
         of each: counted, their spans started or ended; a request sent on with a span being
         recorded carries its trace context in ``params._meta`` (``outcome.forward`` replaced)."""
         now = time.perf_counter_ns()
-        metrics = self._metrics
-        metrics.overhead.observe((direction,), (now - started) / 1000)
+        overhead = self._overhead.get(direction)
+        if overhead is None:
+            overhead = self._overhead[direction] = self._metrics.overhead.slot((direction,))
+        put(overhead, OVERHEAD_BUCKETS, (now - started) / 1000)
         noted = self._session.auditor.noted
-        found: list[tuple[str, str, str]] = []
+        found: Sequence[tuple[str, str, str]] = ()
         if noted:
             found, noted[:] = list(noted), []
         for message, outcome in zip(messages, outcomes, strict=False):
@@ -113,7 +117,7 @@ class SessionObserver:
         outcome: Outcome,
         started: int,
         now: int,
-        found: list[tuple[str, str, str]],
+        found: Sequence[tuple[str, str, str]],
     ) -> None:
         metrics = self._metrics
         method = metrics.method_label(message.method)
@@ -144,19 +148,18 @@ class SessionObserver:
         if message.kind == "request" and request_id is not None and forwarded:
             pending = self._pending
             pending[direction, request_id] = _Pending(
-                started, now, method, tool, server, call, received, onward
+                started, now, method, tool, server, received, onward
             )
             if len(pending) > _MAX_PENDING:
-                _, lost = pending.popitem(last=False)
+                lost = pending.pop(next(iter(pending)))
                 self._end_spans(lost, None, None, "abandoned")
             return
         # A notification, or a request answered here: over as soon as decided.
         reply = outcome.reply
         code, error = _status(reply, server_side=True) if reply is not None else (None, None)
-        labels = self._labels(method, tool, error, code)
-        metrics.server_operation.observe(labels, (now - started) / 1e9)
+        put(self._operation(method, tool, error, code)[0], DURATION_BUCKETS, (now - started) / 1e9)
         if forwarded:
-            metrics.client_operation.observe(self._labels(method, tool, None, None), 0.0)
+            put(self._operation(method, tool, None, None)[1], DURATION_BUCKETS, 0.0)
         if tracing is not None:
             if received is not None:
                 tracing.end(received, code, error)
@@ -174,16 +177,20 @@ class SessionObserver:
         if pending.method == "tools/list":
             metrics.learn_tools(self._session.conversation.tools.names())
         # The answer as it came (the upstream's side), and as it went on (the asker's).
-        code, error = _status(message.raw, server_side=False)
-        metrics.client_operation.observe(
-            self._labels(pending.method, pending.tool, error, code), (now - pending.sent) / 1e9
-        )
+        raw = message.raw
+        code, error = _status(raw, server_side=False)
+        slots = self._operation(pending.method, pending.tool, error, code)
+        put(slots[1], DURATION_BUCKETS, (now - pending.sent) / 1e9)
         sent = outcome.forward
-        given, given_error = _status(sent, server_side=True) if sent is not None else (code, error)
-        metrics.server_operation.observe(
-            self._labels(pending.method, pending.tool, given_error, given),
-            (now - pending.started) / 1e9,
-        )
+        if sent is None:
+            given, given_error = code, error
+        elif sent is raw:  # sent on as it came: only the side that judges the codes differs
+            given, given_error = code, None if code in _CALLER_ERRORS else error
+        else:
+            given, given_error = _status(sent, server_side=True)
+        if given != code or given_error != error:
+            slots = self._operation(pending.method, pending.tool, given_error, given)
+        put(slots[0], DURATION_BUCKETS, (now - pending.started) / 1e9)
         tracing = self._tracing
         if tracing is not None:
             if pending.onward is not None:
@@ -203,16 +210,11 @@ class SessionObserver:
         if pending is None:
             return
         now = time.perf_counter_ns()
-        metrics = self._metrics
-        metrics.client_operation.observe(
-            self._labels(pending.method, pending.tool, error_type, None),
-            (now - pending.sent) / 1e9,
-        )
+        onward = self._operation(pending.method, pending.tool, error_type, None)[1]
+        put(onward, DURATION_BUCKETS, (now - pending.sent) / 1e9)
         server_error = None if code in _CALLER_ERRORS else str(code)
-        metrics.server_operation.observe(
-            self._labels(pending.method, pending.tool, server_error, code),
-            (now - pending.started) / 1e9,
-        )
+        received = self._operation(pending.method, pending.tool, server_error, code)[0]
+        put(received, DURATION_BUCKETS, (now - pending.started) / 1e9)
         self._end_spans(pending, code, server_error, error_type)
 
     def ended(self, error: str | None = None) -> None:
@@ -244,10 +246,18 @@ class SessionObserver:
         tool: str,
         server: str,
         started: int,
-        found: list[tuple[str, str, str]],
+        found: Sequence[tuple[str, str, str]],
     ) -> tuple[Span | None, Span | None]:
         """The two spans of a request or notification (the second only when it is sent on),
-        the trace continued from its ``_meta`` or the HTTP request's headers."""
+        the trace continued from its ``_meta`` or the HTTP request's headers; none when it
+        has no trace context and the sampler does not start a trace for it."""
+        params = message.params
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict):
+            meta = None
+        parent = tracing.parent(meta, direction == "c2s")
+        if parent is None and not tracing.rooted():
+            return None, None
         session = self._session
         attributes: dict[str, Any] = {
             "mcp.method.name": method,
@@ -278,9 +288,6 @@ class SessionObserver:
             attributes["strictmcp.actions"] = sorted({action for _, action, _ in found})
             attributes["strictmcp.rules"] = sorted({code for _, _, code in found})
         name = f"{method} {tool}" if tool else method
-        params = message.params
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        parent = tracing.parent(meta if isinstance(meta, dict) else None, direction == "c2s")
         received = tracing.start(
             name, server=True, attributes=attributes, started=started, parent=parent
         )
@@ -289,7 +296,7 @@ class SessionObserver:
         onward = tracing.start(
             name, server=False, attributes=attributes, started=None, parent=received
         )
-        carrier = tracing.carrier(onward, incoming=meta is not None)
+        carrier = tracing.carrier(onward, incoming=parent is not None and meta is not None)
         if carrier is not None and outcome.forward is not None and isinstance(params, dict):
             own = dict(meta) if isinstance(meta, dict) else {}
             own.update(carrier)
@@ -308,19 +315,15 @@ class SessionObserver:
         if pending.received is not None:
             tracing.end(pending.received, code, error)
 
-    def _labels(
+    def _operation(
         self, method: str, tool: str, error: str | None, code: int | None
-    ) -> tuple[str, ...]:
+    ) -> tuple[list[float], list[float]]:
+        """The slots of the server and client operation durations under these labels."""
         revision = self._session.conversation.revision
-        return (
-            method,
-            tool,
-            "execute_tool" if method == "tools/call" else "",
-            error or "",
-            "" if code is None else str(code),
-            revision.value if revision is not None else "",
-            self._transport,
-        )
+        if revision is not self._revision:  # an enum's value is slow to read: read it once
+            self._revision = revision
+            self._version = revision.value if revision is not None else ""
+        return self._metrics.operation(method, tool, error, code, self._version, self._transport)
 
 
 def _status(message: dict[str, Any] | None, *, server_side: bool) -> tuple[int | None, str | None]:

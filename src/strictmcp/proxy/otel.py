@@ -5,7 +5,8 @@ configured the standard way (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_SERVICE_NAM
 Imported only when the environment asks for OTLP (:func:`configured`): without it, nothing
 here is loaded and tracing costs nothing. The sampler is the environment's, or when it names
 none, parent-based with a ratio of 0.01 (:data:`DEFAULT_RATIO`): a caller's sampled trace is
-always continued, and one call in a hundred starts its own.
+always continued, one it did not sample is passed on unsampled, and one message in a hundred
+that comes without a trace context starts its own; the other 99 make no span at all.
 
 Metrics go over OTLP too (``OTEL_METRICS_EXPORTER``, every ``OTEL_METRIC_EXPORT_INTERVAL``
 milliseconds): :class:`MetricsExport` reads strictmcp's own counters on a thread of its own,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -77,17 +79,16 @@ class Tracing:
             )
             from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
             from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415
-            from opentelemetry.sdk.trace.sampling import (  # noqa: PLC0415
-                ParentBasedTraceIdRatio,
-            )
+            from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased  # noqa: PLC0415
             from opentelemetry.trace.propagation.tracecontext import (  # noqa: PLC0415
                 TraceContextTextMapPropagator,
             )
-        sampler = (
-            None
-            if os.environ.get("OTEL_TRACES_SAMPLER")
-            else ParentBasedTraceIdRatio(DEFAULT_RATIO)
-        )
+        # The default sampler's ratio is applied here, before any span exists (:meth:`rooted`):
+        # the SDK is left only the parent's flag to follow, and a message no one traces costs
+        # no span object. A sampler the environment names decides everything itself.
+        sampler = None if os.environ.get("OTEL_TRACES_SAMPLER") else ParentBased(ALWAYS_ON)
+        self._ratio = None if sampler is None else DEFAULT_RATIO
+        self._random = random.Random()
         self._provider = TracerProvider(sampler=sampler, resource=_resource())
         self._provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         from .. import __version__  # noqa: PLC0415
@@ -115,6 +116,12 @@ class Tracing:
         if headers is not None and "traceparent" in headers:
             return self._propagator.extract(headers)
         return None
+
+    def rooted(self) -> bool:
+        """Whether a message with no trace context of its own (:meth:`parent` is None) gets
+        spans: under the default sampler, one in :data:`DEFAULT_RATIO`; under the
+        environment's, always (its sampler decides)."""
+        return self._ratio is None or self._random.random() < self._ratio
 
     def start(
         self,
