@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
     parser.add_argument("--check", action="store_true", help="check verdicts, do not time")
+    parser.add_argument("--rounds", type=int, default=300, help="rounds of the full run")
     args = parser.parse_args(argv)
     loop = asyncio.new_event_loop()
     try:
@@ -175,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrong verdict: {message}", file=sys.stderr)
         if wrong or args.check:
             return 1 if wrong else 0
-        batch_ns, rounds, min_calls = (1_000_000, 20, 40) if args.quick else (2_000_000, 300, 0)
+        batch_ns, rounds, min_calls = (
+            (1_000_000, 20, 40) if args.quick else (2_000_000, args.rounds, 0)
+        )
         contenders = [
             _contender("off", False, None, loop),
             _contender("on", True, None, loop),
