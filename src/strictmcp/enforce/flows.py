@@ -63,10 +63,9 @@ CLIENT = None
 _KEY = secrets.token_bytes(32)
 _STRICTNESS: dict[FlowAction, int] = {"audit": 0, "redact": 1, "refuse": 2}
 _MAX_DEPTH = 64
-# Base64 of 8 characters is 12 long; shorter runs decode to nothing worth a digest. Its
-# characters hold hex's: a hex run is looked for only inside a base64 one.
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]{16,}")
+# Base64's characters hold hex's: a hex run is looked for only inside a base64 one.
+_BASE64_CHARACTERS = "[A-Za-z0-9+/_-]"
+_HEX_CHARACTERS = "[0-9A-Fa-f]"
 # Base64's characters as b"a", any other byte as b" " (the bytes.translate table): whether a
 # string holds a run long enough is one C-level find, where the run pattern takes about 10
 # ns a character even when there is none.
@@ -155,6 +154,12 @@ class FlowTracker:
         self._max_callers = max_callers
         self._key = key
         self._anchor = min(rule.min_length for rule in rules) if rules else 8
+        # The runs long enough to decode to the shortest value tainted: base64 is 6 bits a
+        # character (4 bytes, unpadded, are 6 characters), hex 4.
+        self._runs = (
+            re.compile(f"{_BASE64_CHARACTERS}{{{_base64_length(self._anchor)},}}={{0,2}}"),
+            re.compile(f"{_HEX_CHARACTERS}{{{2 * self._anchor},}}"),
+        )
         self._sensitive = [
             (rule, tokens)
             for rule in rules
@@ -181,7 +186,7 @@ class FlowTracker:
         for text in _strings(result, 0):
             if len(text) < self._anchor:
                 continue
-            decoded = _decodings(text, budget, self._anchor)
+            decoded = _decodings(text, budget, self._anchor, self._runs)
             for candidate in (text, *(candidate for candidate, _, _ in decoded)):
                 for kind, start, end in secrets_in(candidate, loose=True):
                     self._add(store, candidate[start:end], source, kind)
@@ -307,7 +312,7 @@ class FlowTracker:
             return []
         pattern = self._pattern(store)
         hits = [(at, at + length, taint) for at, length, taint in self._scan(store, pattern, text)]
-        for decoded, start, end in _decodings(text, budget, store.shortest):
+        for decoded, start, end in _decodings(text, budget, store.shortest, self._runs):
             hits += [(start, end, taint) for _, _, taint in self._scan(store, pattern, decoded)]
         return hits
 
@@ -500,30 +505,41 @@ def _branches(node: dict[int, Any]) -> bytes:
     return parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
 
 
-def _decodings(text: str, budget: list[int], shortest: int) -> list[tuple[str, int, int]]:
-    """What the encoded runs of ``text`` decode to, each with the span of ``text`` it came
-    from, within what is left of ``budget`` (characters); a run too short to decode to
-    ``shortest`` characters is left."""
-    decoded = _runs(text, budget, shortest)
+def _base64_length(size: int) -> int:
+    """The fewest base64 characters (unpadded) that ``size`` bytes take."""
+    return -(-4 * size // 3)
+
+
+def _decodings(
+    text: str, budget: list[int], shortest: int, runs: tuple[re.Pattern[str], re.Pattern[str]]
+) -> list[tuple[str, int, int]]:
+    """What the encoded runs of ``text`` (``runs``: base64's and hex's patterns) decode to,
+    each with the span of ``text`` it came from, within what is left of ``budget``
+    (characters); a run too short to decode to ``shortest`` characters is left."""
+    decoded = _runs(text, budget, shortest, runs)
     if "%" in text:
         unquoted = unquote(text, errors="replace")
         if unquoted != text:
             decoded.append((unquoted, 0, len(text)))
             # A run in the unquoted text has no span of its own in ``text``: all of it.
-            decoded += [(run, 0, len(text)) for run, _, _ in _runs(unquoted, budget, shortest)]
+            decoded += [
+                (run, 0, len(text)) for run, _, _ in _runs(unquoted, budget, shortest, runs)
+            ]
     return decoded
 
 
-def _runs(text: str, budget: list[int], shortest: int) -> list[tuple[str, int, int]]:
+def _runs(
+    text: str, budget: list[int], shortest: int, runs: tuple[re.Pattern[str], re.Pattern[str]]
+) -> list[tuple[str, int, int]]:
     decoded: list[tuple[str, int, int]] = []
-    # Each character is 6 bits: a shorter run cannot hold the shortest value's bytes.
-    floor = max(12, -(-4 * shortest // 3))
+    floor = _base64_length(shortest)
     if len(text) < floor:
         return decoded
     classes = text.encode("utf-8", "surrogatepass").translate(_BASE64_CLASS)
     if classes.find(b"a" * floor) < 0:
         return decoded
-    for run in _BASE64_RUN.finditer(text):
+    base64_run, hex_run = runs
+    for run in base64_run.finditer(text):
         body = run.group().rstrip("=").translate(_URLSAFE)
         if len(body) * 3 // 4 >= shortest:
             for offset in range(4):
@@ -537,12 +553,12 @@ def _runs(text: str, budget: list[int], shortest: int) -> list[tuple[str, int, i
                     decoded.append((raw.decode("utf-8", "replace"), run.start(), run.end()))
         if len(body) // 2 < shortest:
             continue
-        for hex_run in _HEX_RUN.finditer(text, run.start(), run.end()):
+        for hexes in hex_run.finditer(text, run.start(), run.end()):
             for offset in range(2):
-                part = hex_run.group()[offset:]
+                part = hexes.group()[offset:]
                 raw = bytes.fromhex(part[: len(part) - len(part) % 2])
                 if _spend(budget, len(raw)):
-                    decoded.append((raw.decode("utf-8", "replace"), hex_run.start(), hex_run.end()))
+                    decoded.append((raw.decode("utf-8", "replace"), hexes.start(), hexes.end()))
     return decoded
 
 
