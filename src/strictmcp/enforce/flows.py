@@ -332,7 +332,7 @@ class FlowTracker:
     ) -> list[tuple[int, int, _Taint]]:
         """Each tainted value in ``text``: where it starts, its length."""
         width = self._anchor
-        if len(text) < max(width, store.shortest):
+        if len(text) < store.shortest:  # never shorter than width: no value is
             return []
         raw = text.encode("utf-8", "surrogatepass")
         shadow = raw.translate(_SHADOW)
