@@ -74,7 +74,7 @@ _BASE64_CLASS = bytes(b"a"[0] if byte in _BASE64_BYTES else b" "[0] for byte in 
 # The shadow of a byte: one of 16 letters, drawn per process (the bytes.translate table).
 _SHADOW = bytes(b"abcdefghijklmnop"[byte & 15] for byte in secrets.token_bytes(256))
 # Taints' shadows added since a store's pattern was compiled are looked for one by one
-# until there are more than this, or than an eighth of those compiled: compiling (about 10
+# until there are more than this, or than an eighth of those compiled: compiling (about 20
 # ms for 1,000 shadows) then costs little per taint, however often taints are added.
 _FRESH = 8
 _URLSAFE = str.maketrans("-_", "+/")
