@@ -43,7 +43,7 @@ CAN_COMPILE := $(shell command -v cc >/dev/null 2>&1 && $(PYTHON) -c \
 PURE_TESTS := tests/test_build.py tests/test_json_numbers.py tests/test_alarms.py \
   tests/test_protocol_jsonrpc.py tests/test_protocol_conversation.py \
   tests/test_protocol_methods.py tests/test_protocol_tool_calls.py tests/test_protocol_tools.py \
-  tests/test_enforce.py tests/test_hygiene.py tests/test_proxy_session.py \
+  tests/test_enforce.py tests/test_hygiene.py tests/test_flows.py tests/test_proxy_session.py \
   tests/test_proxy_stdio.py tests/test_proxy_fail_closed.py tests/test_listing_checks.py \
   tests/test_gateway.py
 

@@ -14,7 +14,11 @@ transport), timed in this process's CPU time, interleaved round by round:
 - ``on``: the same with ``[[flow]] from = ["files"] to = ["*"]``, nothing tainted yet (every
   answer is still searched for secrets to taint);
 - ``on, tainted``: the same after the session read 100 secrets from ``files``: every string
-  of every call is then searched for them (and what its encoded runs decode to).
+  of every call is then searched for them (and what its encoded runs decode to);
+- ``on, 1,000 keys``: the same after reading 1,000 AWS keys (``AKIA`` and 16 random
+  characters: the detectors' kinds share a prefix);
+- ``on, 1,000 values``: the same after reading 1,000 random 16-character values at the rule's
+  ``sensitive`` pointer (no prefix shared: the search's worst case).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import statistics
 import sys
 import time
@@ -45,20 +50,35 @@ _SERVERS = [
     {"name": "files", "command": ["files"]},
     {"name": "sink", "command": ["sink"]},
 ]
-_FLOW = [{"from": ["files"], "to": ["*"]}]
+_FLOW = [{"from": ["files"], "to": ["*"], "sensitive": ["/structuredContent/values/*"]}]
 _SECRETS = [f"AKIA{index:016d}" for index in range(100)]
-
-
-def _line(message: dict[str, Any]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
 
 
 def _text_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
-def _session(flows: bool, tainted: bool, loop: asyncio.AbstractEventLoop) -> ProxySession:
-    """A session past its handshake and listing (and, ``tainted``, a read of 100 secrets)."""
+# Seeded: the same taints in every run.
+_DRAW = random.Random(23)
+_KEYS = [
+    "AKIA" + "".join(_DRAW.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", k=16)) for _ in range(1000)
+]
+_VALUES = [
+    "".join(_DRAW.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=16)) for _ in range(1000)
+]
+_READS: dict[str, dict[str, Any]] = {
+    "100 keys": _text_result("".join(f"KEY_{i}={key}\n" for i, key in enumerate(_SECRETS))),
+    "1,000 keys": _text_result("".join(f"KEY_{i}={key}\n" for i, key in enumerate(_KEYS))),
+    "1,000 values": {"content": [], "structuredContent": {"values": _VALUES}},
+}
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _session(flows: bool, read: str | None, loop: asyncio.AbstractEventLoop) -> ProxySession:
+    """A session past its handshake and listing (and the ``read`` of :data:`_READS`, if any)."""
     data: dict[str, Any] = {"server": _SERVERS}
     if flows:
         data["flow"] = _FLOW
@@ -77,12 +97,11 @@ def _session(flows: bool, tainted: bool, loop: asyncio.AbstractEventLoop) -> Pro
         ("c", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
         ("s", {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}),
     ]
-    if tainted:
-        read = {"name": "files__read_file", "arguments": {"path": "/srv/.env"}}
-        secrets = "".join(f"KEY_{i}={secret}\n" for i, secret in enumerate(_SECRETS))
+    if read is not None:
+        call = {"name": "files__read_file", "arguments": {"path": "/srv/.env"}}
         lines += [
-            ("c", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": read}),
-            ("s", {"jsonrpc": "2.0", "id": 2, "result": _text_result(secrets)}),
+            ("c", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),
+            ("s", {"jsonrpc": "2.0", "id": 2, "result": _READS[read]}),
         ]
 
     async def start() -> None:
@@ -104,8 +123,10 @@ _CALL = _line(
 _ANSWER = _line({"jsonrpc": "2.0", "id": 9, "result": _text_result(_PROSE * 6)})
 
 
-def _contender(key: str, flows: bool, tainted: bool, loop: asyncio.AbstractEventLoop) -> Contender:
-    session = _session(flows, tainted, loop)
+def _contender(
+    key: str, flows: bool, read: str | None, loop: asyncio.AbstractEventLoop
+) -> Contender:
+    session = _session(flows, read, loop)
 
     async def calls(n: int) -> None:
         # The same id each time: the answer settles the request before the next is sent.
@@ -122,17 +143,23 @@ def _contender(key: str, flows: bool, tainted: bool, loop: asyncio.AbstractEvent
 def check(loop: asyncio.AbstractEventLoop) -> list[str]:
     """The timed calls go on unchanged in every setting; a tainted value does not."""
     wrong = []
-    for flows, tainted in ((False, False), (True, False), (True, True)):
-        session = _session(flows, tainted, loop)
+    settings: list[tuple[bool, str | None]] = [(False, None), (True, None)]
+    for flows, read in [*settings, *((True, read) for read in _READS)]:
+        session = _session(flows, read, loop)
         routed = loop.run_until_complete(session.from_client(_CALL))
         if routed.forward != [_CALL]:
-            wrong.append(f"flows {flows}, tainted {tainted}: the call was not sent on as it came")
+            wrong.append(f"flows {flows}, read {read}: the call was not sent on as it came")
         loop.run_until_complete(session.from_server(_ANSWER))
-    session = _session(True, True, loop)
-    leak = {"name": "sink__write_query", "arguments": {"query": f"'{_SECRETS[42]}'"}}
-    line = _line({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": leak})
-    if loop.run_until_complete(session.from_client(line)).forward:
-        wrong.append("a tainted value reached the sink")
+    for read, value in (
+        ("100 keys", _SECRETS[42]),
+        ("1,000 keys", _KEYS[777]),
+        ("1,000 values", _VALUES[555]),
+    ):
+        session = _session(True, read, loop)
+        leak = {"name": "sink__write_query", "arguments": {"query": f"'{value}'"}}
+        line = _line({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": leak})
+        if loop.run_until_complete(session.from_client(line)).forward:
+            wrong.append(f"a tainted value of the read of {read} reached the sink")
     return wrong
 
 
@@ -140,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
     parser.add_argument("--check", action="store_true", help="check verdicts, do not time")
+    parser.add_argument("--rounds", type=int, default=300, help="rounds of the full run")
     args = parser.parse_args(argv)
     loop = asyncio.new_event_loop()
     try:
@@ -148,13 +176,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrong verdict: {message}", file=sys.stderr)
         if wrong or args.check:
             return 1 if wrong else 0
-        batch_ns, rounds, min_calls = (1_000_000, 20, 40) if args.quick else (2_000_000, 300, 0)
+        batch_ns, rounds, min_calls = (
+            (1_000_000, 20, 40) if args.quick else (2_000_000, args.rounds, 0)
+        )
         contenders = [
-            _contender("off", False, False, loop),
-            _contender("on", True, False, loop),
-            _contender("on, tainted", True, True, loop),
+            _contender("off", False, None, loop),
+            _contender("on", True, None, loop),
+            _contender("on, tainted", True, "100 keys", loop),
+            _contender("on, 1,000 keys", True, "1,000 keys", loop),
+            _contender("on, 1,000 values", True, "1,000 values", loop),
         ]
         for contender in contenders:
+            # The first request after a read compiles the search for what it tainted (once
+            # per set of taints, about 20 ms for 1,000): not the cost of a call, nor one to
+            # let skew the batch size.
+            contender.run(10)
             calibrate(contender, batch_ns)
         # CPU time: on a shared machine, wall-clock batches are mostly other work's wake-ups.
         measure(contenders, rounds, min_calls, clock=time.process_time_ns)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import string
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -226,12 +228,117 @@ def test_redact_also_replaces_secrets_no_server_returned() -> None:
     assert refusing.check("db", {"q": stripe}, "/a").action is None
 
 
+def everything_kept(tracker: FlowTracker) -> str:
+    """What a tracker holds, as text (compiled, its class has no ``__dict__`` to read)."""
+    names = [name for name in dir(tracker) if not name.startswith("__")]
+    held = [getattr(tracker, name) for name in names]
+    kept = [value for value in held if not callable(value)]
+    return repr(kept) + repr(list(tracker._stores.values()))
+
+
 def test_what_is_kept_is_digests_never_values() -> None:
     tracker = tracked()
-    kept = repr(vars(tracker)) + repr(tracker._stores)
+    kept = everything_kept(tracker)
     assert AWS not in kept
     assert GITHUB not in kept
     assert AWS.encode() not in b"".join(tracker._stores[None].taints)
+    # A value of the very letters the search's shadows are spelled in is not kept either.
+    letters = "hijklmnopabcdefg"
+    tracker.taint("files", result(f"token: {GITHUB[:4]}{letters}"))
+    tracker.check("sink", {"q": "compiles the search"}, "/a")
+    assert letters not in everything_kept(tracker)
+
+
+# --- the search: where a value starts, however many are held --------------------------------
+
+SENSITIVE = FlowRule(sources=("crm",), sinks=("*",), sensitive=("/structuredContent/v/*",))
+
+
+def held(*values: str, **options: Any) -> FlowTracker:
+    tracker = FlowTracker((SENSITIVE,), **options)
+    tracker.taint("crm", {"content": [], "structuredContent": {"v": list(values)}})
+    return tracker
+
+
+def refused(tracker: FlowTracker, text: str) -> bool:
+    return tracker.check("mail", {"q": text}, "/a").action == "refuse"
+
+
+@pytest.mark.parametrize(
+    ("value", "sent"),
+    [
+        # Each start of the value's first characters is a place it may start, overlapping ones too.
+        ("aaaaaaaaab", "aaaaaaaaaaab"),
+        ("abababab-key", "abababababab-key"),
+        ("xxxxxxxxxxxxxxxy", "x" * 40 + "y"),
+    ],
+)
+def test_a_value_is_found_after_a_run_of_its_first_characters(value: str, sent: str) -> None:
+    assert refused(held(value), sent)
+    assert not refused(held(value), sent[:-1])
+
+
+def test_a_value_is_found_and_redacted_among_characters_of_several_bytes() -> None:
+    value = "Grüße-aus-Köln-2026"
+    rule = FlowRule(sources=("crm",), sinks=("*",), sensitive=("/v",), action="redact")
+    tracker = FlowTracker((rule,))
+    tracker.taint("crm", {"content": [], "v": value})
+    for before, after in [("«", "» 🙂"), ("日本語 ", ""), ("\ud800 é", "\udfff"), ("", "")]:
+        flowed = tracker.check("mail", {"q": before + value + after}, "/a")
+        assert flowed.action == "redact"
+        assert flowed.params == {"q": f"{before}[redacted: data of 'crm']{after}"}
+    assert tracker.check("mail", {"q": "«Grüße-aus-Köln-2025»"}, "/a").action is None
+
+
+def test_values_added_between_requests_are_each_found() -> None:
+    # More values than are looked for one by one: the search is compiled anew as they come.
+    tracker = FlowTracker((SENSITIVE,))
+    values = [f"{index:03d}-private-{index * 7919:06d}" for index in range(60)]
+    for count, value in enumerate(values, 1):
+        tracker.taint("crm", {"content": [], "structuredContent": {"v": [value]}})
+        for earlier in values[:count]:
+            assert refused(tracker, f"send {earlier} now")
+        assert not refused(tracker, f"send {values[count % 60][:-1]}! now")
+
+
+def test_values_evicted_are_not_found_and_those_kept_are() -> None:
+    values = [f"{index:03d}-private-{index * 7919:06d}" for index in range(50)]
+    tracker = held(*values, max_taints=20)
+    assert tracker.evicted == 30
+    assert [refused(tracker, value) for value in values] == [False] * 30 + [True] * 20
+
+
+def test_the_shortest_value_held_is_found_encoded_beside_longer_ones() -> None:
+    short = "pin:4711"  # min_length (8)
+    tracker = held(short, "a much longer private value of forty-two", AWS)
+    for encoding in ("base64", "base64 offset 2", "hex upper", "percent", "base64 in a url"):
+        assert refused(tracker, ENCODED[encoding](short)), encoding
+    assert not refused(tracker, ENCODED["base64"]("pin:4712"))
+
+
+def test_values_of_min_length_four_are_found_encoded() -> None:
+    rule = FlowRule(sources=("crm",), sinks=("*",), sensitive=("/v",), min_length=4)
+    tracker = FlowTracker((rule,))
+    tracker.taint("crm", {"content": [], "v": "4711"})
+    for encoding in ("verbatim", "base64", "base64 offset 1", "hex lower", "hex misaligned"):
+        assert tracker.check("mail", {"q": ENCODED[encoding]("4711")}, "/a").action, encoding
+    assert tracker.check("mail", {"q": ENCODED["base64"]("4712")}, "/a").action is None
+
+
+def test_values_at_random_places_and_encodings_are_found_and_only_they() -> None:
+    draw = random.Random(2026)
+    alphabets = [string.ascii_letters + string.digits, "abc", "äöü€日本-", string.printable]
+    values = list(
+        {"".join(draw.choices(draw.choice(alphabets), k=draw.randint(8, 40))) for _ in range(300)}
+    )
+    tracker = held(*values)
+    for value in draw.sample(values, 60):
+        encoding = draw.choice(list(ENCODED))
+        filler = "".join(draw.choices(string.printable + "éß", k=draw.randint(0, 90)))
+        at = draw.randint(0, len(filler))
+        sent = {"a": filler[:at] + ENCODED[encoding](value) + filler[at:], "b": filler}
+        flowed = tracker.check("mail", sent, "/p")
+        assert [v.pointer for v in flowed.found] == ["/p/a"], (encoding, value)
 
 
 # --- the detectors ------------------------------------------------------------------------------

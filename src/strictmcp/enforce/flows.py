@@ -12,12 +12,17 @@ hex or percent-encoded run of it decodes to; and the values at a rule's ``sensit
 pointers, at least its ``min_length`` long. What is kept of each is a keyed digest (HMAC-SHA256
 with a key made when the process starts, never written anywhere) with the servers it came
 from, and, to find where a tainted value may start in a later request without scanning with
-every digest, Python's own per-process keyed hash of its first characters: never a value.
+every digest, its *shadow*: each of the first bytes of its UTF-8 mapped to one of 16 letters
+by a table drawn when the process starts (4 bits a byte, many bytes to each letter: never a
+value, nor enough to tell one).
 
 A request's strings, and what each base64 (standard or URL-safe, at any alignment, padding
 optional), hex (either case) or percent-encoded run in them decodes to (one layer; a
 percent-decoded string is searched for base64 and hex runs too), are searched for tainted
-values, verbatim. Data back to a server it came from is no flow.
+values, verbatim: the string's shadow is searched for the taints' shadows by one compiled
+pattern (a trie of them), and only where one matches are digests made. A run too short to
+decode to the shortest tainted value is not decoded. Data back to a server it came from is
+no flow.
 
 Kept per session, or per caller in a shared (stateless) session: at most ``max_taints``
 digests each; past that the oldest is forgotten, and :attr:`FlowTracker.evicted` counts it
@@ -58,9 +63,20 @@ CLIENT = None
 _KEY = secrets.token_bytes(32)
 _STRICTNESS: dict[FlowAction, int] = {"audit": 0, "redact": 1, "refuse": 2}
 _MAX_DEPTH = 64
-# Base64 of 8 characters is 12 long; shorter runs decode to nothing worth a digest.
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]{16,}")
+# Base64's characters hold hex's: a hex run is looked for only inside a base64 one.
+_BASE64_CHARACTERS = "[A-Za-z0-9+/_-]"
+_HEX_CHARACTERS = "[0-9A-Fa-f]"
+# Base64's characters as b"a", any other byte as b" " (the bytes.translate table): whether a
+# string holds a run long enough is one C-level find, where the run pattern takes about 10
+# ns a character even when there is none.
+_BASE64_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_BASE64_CLASS = bytes(b"a"[0] if byte in _BASE64_BYTES else b" "[0] for byte in range(256))
+# The shadow of a byte: one of 16 letters, drawn per process (the bytes.translate table).
+_SHADOW = bytes(b"abcdefghijklmnop"[byte & 15] for byte in secrets.token_bytes(256))
+# Taints' shadows added since a store's pattern was compiled are looked for one by one
+# until there are more than this, or than an eighth of those compiled: compiling (about 20
+# ms for 1,000 shadows) then costs little per taint, however often taints are added.
+_FRESH = 8
 _URLSAFE = str.maketrans("-_", "+/")
 # What one request's decoding may produce in all: a bound on the work a request can cause.
 _MAX_DECODED = 4 * 1024 * 1024
@@ -81,17 +97,24 @@ class FlowCode(str, Enum):
 class _Taint:
     sources: tuple[str, ...]
     kind: str
-    anchor: int
+    anchor: bytes
     length: int
 
 
 @dataclass
 class _Store:
     """One session's (or caller's) taints: digest -> what is known of it, oldest first; the
-    anchors (hashes of first characters) with the lengths of the values starting so."""
+    anchors (shadows of first bytes) with the lengths of the values starting so; the
+    pattern finding the anchors compiled so far, those added since, and the shortest length
+    (no longer than any value kept: an evicted one may leave it shorter until the next
+    compiling)."""
 
     taints: OrderedDict[bytes, _Taint] = field(default_factory=OrderedDict)
-    anchors: dict[int, dict[int, int]] = field(default_factory=dict)
+    anchors: dict[bytes, dict[int, int]] = field(default_factory=dict)
+    pattern: re.Pattern[bytes] | None = None
+    compiled: int = 0
+    fresh: set[bytes] = field(default_factory=set)
+    shortest: int = 0
 
 
 @dataclass
@@ -131,6 +154,12 @@ class FlowTracker:
         self._max_callers = max_callers
         self._key = key
         self._anchor = min(rule.min_length for rule in rules) if rules else 8
+        # The runs long enough to decode to the shortest value tainted: base64 is 6 bits a
+        # character (4 bytes, unpadded, are 6 characters), hex 4.
+        self._runs = (
+            re.compile(f"{_BASE64_CHARACTERS}{{{_base64_length(self._anchor)},}}={{0,2}}"),
+            re.compile(f"{_HEX_CHARACTERS}{{{2 * self._anchor},}}"),
+        )
         self._sensitive = [
             (rule, tokens)
             for rule in rules
@@ -157,7 +186,8 @@ class FlowTracker:
         for text in _strings(result, 0):
             if len(text) < self._anchor:
                 continue
-            for candidate, _, _ in _decodings(text, budget):
+            decoded = _decodings(text, budget, self._anchor, self._runs)
+            for candidate in (text, *(candidate for candidate, _, _ in decoded)):
                 for kind, start, end in secrets_in(candidate, loose=True):
                     self._add(store, candidate[start:end], source, kind)
         for rule, tokens in self._sensitive:
@@ -198,10 +228,15 @@ class FlowTracker:
                 known.sources = (*known.sources, source)
             store.taints.move_to_end(digest)
             return
-        anchor = hash(value[: self._anchor])
+        anchor = value.encode("utf-8", "surrogatepass")[: self._anchor].translate(_SHADOW)
         store.taints[digest] = _Taint((source,), kind, anchor, len(value))
-        lengths = store.anchors.setdefault(anchor, {})
+        lengths = store.anchors.get(anchor)
+        if lengths is None:
+            lengths = store.anchors[anchor] = {}
+            store.fresh.add(anchor)
         lengths[len(value)] = lengths.get(len(value), 0) + 1
+        if not store.shortest or len(value) < store.shortest:
+            store.shortest = len(value)
         while len(store.taints) > self._max_taints:
             _, gone = store.taints.popitem(last=False)
             held = store.anchors[gone.anchor]
@@ -210,6 +245,7 @@ class FlowTracker:
                 del held[gone.length]
                 if not held:
                     del store.anchors[gone.anchor]
+                    store.fresh.discard(gone.anchor)
             self.evicted += 1
 
     # --- check ---------------------------------------------------------------------------------
@@ -231,25 +267,27 @@ class FlowTracker:
         strictest: FlowAction | None = None
         replaced: dict[str, list[tuple[int, int, str]]] = {}
         budget = [_MAX_DECODED]
-        for where, text in _leaves(params, "", 0):
+        leaves: list[tuple[str, str]] = []
+        _leaves(params, "", 0, leaves)
+        for where, text in leaves:
             spans: list[tuple[int, int, str]] = []
-            if store is not None and store.taints:
-                named: set[int] = set()  # one finding per value, however often it is found
-                for start, end, taint in self._hits(store, text, budget):
-                    action = self._action(taint, sink)
-                    if action is None:
-                        continue
-                    if action == "redact":
-                        spans.append((start, end, f"[redacted: data of {_sources(taint, sink)}]"))
-                    if id(taint) in named:
-                        continue
-                    named.add(id(taint))
-                    message = (
-                        f"carries data read from server {_sources(taint, sink)} ({taint.kind}); "
-                        f"it may not be sent to server {sink!r}"
-                    )
-                    found.append(Violation(FlowCode.CROSS_SERVER, message, pointer + where))
-                    strictest = _stricter(strictest, action)
+            hits = self._hits(store, text, budget) if store is not None and store.taints else ()
+            named: set[int] = set()  # one finding per value, however often it is found
+            for start, end, taint in hits:
+                action = self._action(taint, sink)
+                if action is None:
+                    continue
+                if action == "redact":
+                    spans.append((start, end, f"[redacted: data of {_sources(taint, sink)}]"))
+                if id(taint) in named:
+                    continue
+                named.add(id(taint))
+                message = (
+                    f"carries data read from server {_sources(taint, sink)} ({taint.kind}); "
+                    f"it may not be sent to server {sink!r}"
+                )
+                found.append(Violation(FlowCode.CROSS_SERVER, message, pointer + where))
+                strictest = _stricter(strictest, action)
             if protected:
                 for start, end, kind in self._client_secrets(store, text, sink):
                     message = (
@@ -267,32 +305,71 @@ class FlowTracker:
             return Flowed(found, strictest, params)
         return Flowed(found, strictest, _replace(params, "", replaced, 0))
 
-    def _hits(
-        self, store: _Store, text: str, budget: list[int]
-    ) -> Iterator[tuple[int, int, _Taint]]:
+    def _hits(self, store: _Store, text: str, budget: list[int]) -> list[tuple[int, int, _Taint]]:
         """Each tainted value in ``text`` or in what a run of it decodes to: the span of
         ``text`` to replace to remove it (a decoded one's whole run)."""
-        for candidate, start, end in _decodings(text, budget):
-            for at, length, taint in self._scan(store, candidate):
-                yield (at, at + length, taint) if candidate is text else (start, end, taint)
+        if len(text) < store.shortest:
+            return []
+        pattern = self._pattern(store)
+        hits = [(at, at + length, taint) for at, length, taint in self._scan(store, pattern, text)]
+        for decoded, start, end in _decodings(text, budget, store.shortest, self._runs):
+            hits += [(start, end, taint) for _, _, taint in self._scan(store, pattern, decoded)]
+        return hits
 
-    def _scan(self, store: _Store, text: str) -> Iterator[tuple[int, int, _Taint]]:
+    def _pattern(self, store: _Store) -> re.Pattern[bytes] | None:
+        """The store's compiled pattern, compiled anew when enough anchors were added since
+        it was (see :data:`_FRESH`); the anchors evicted since are left in it (a match of
+        one finds no lengths)."""
+        if len(store.fresh) > max(_FRESH, store.compiled // 8):
+            store.pattern = re.compile(_trie(store.anchors))
+            store.compiled = len(store.anchors)
+            store.fresh.clear()
+            store.shortest = min(length for held in store.anchors.values() for length in held)
+        return store.pattern
+
+    def _scan(
+        self, store: _Store, pattern: re.Pattern[bytes] | None, text: str
+    ) -> list[tuple[int, int, _Taint]]:
+        """Each tainted value in ``text``: where it starts, its length."""
         width = self._anchor
-        last = len(text) - width + 1
-        if last <= 0:
-            return
-        anchors = store.anchors
-        # Most requests hold no tainted value: one pass of the C-level set and hash, and done.
-        if anchors.keys().isdisjoint(map(hash, {text[i : i + width] for i in range(last)})):
-            return
-        for at in range(last):
-            lengths = anchors.get(hash(text[at : at + width]))
-            for length in lengths or ():
+        if len(text) < store.shortest:  # never shorter than width: no value is
+            return []
+        raw = text.encode("utf-8", "surrogatepass")
+        shadow = raw.translate(_SHADOW)
+        # Most requests hold no tainted value: a pass of the C-level pattern (and a find
+        # per fresh anchor), and done.
+        starts: set[int] = set()
+        if pattern is not None:
+            match = pattern.search(shadow)
+            while match is not None:
+                starts.add(match.start())
+                match = pattern.search(shadow, match.start() + 1)
+        for anchor in store.fresh:
+            at = shadow.find(anchor)
+            while at >= 0:
+                starts.add(at)
+                at = shadow.find(anchor, at + 1)
+        found: list[tuple[int, int, _Taint]] = []
+        if not starts:
+            return found
+        ascii = text.isascii()
+        for start in sorted(starts):
+            lengths = store.anchors.get(shadow[start : start + width])
+            if lengths is None:
+                continue
+            if ascii:
+                at = start
+            elif raw[start] & 0xC0 == 0x80:
+                continue  # inside a character: no value starts there
+            else:
+                at = len(raw[:start].decode("utf-8", "surrogatepass"))
+            for length in lengths:
                 if at + length > len(text):
                     continue
                 taint = store.taints.get(self._digest(text[at : at + length]))
                 if taint is not None:
-                    yield at, length, taint
+                    found.append((at, length, taint))
+        return found
 
     def _client_secrets(
         self, store: _Store | None, text: str, sink: str
@@ -365,16 +442,17 @@ def _strings(value: Any, depth: int, *, numbers: bool = False) -> Iterator[str]:
         yield str(value)
 
 
-def _leaves(value: Any, where: str, depth: int) -> Iterator[tuple[str, str]]:
-    """Every string value in a JSON value, with its pointer (a key is no value to send)."""
+def _leaves(value: Any, where: str, depth: int, out: list[tuple[str, str]]) -> None:
+    """Every string value in a JSON value, with its pointer, added to ``out`` (a key is no
+    value to send)."""
     if isinstance(value, str):
-        yield where, value
+        out.append((where, value))
     elif depth < _MAX_DEPTH and isinstance(value, dict):
         for key, item in value.items():
-            yield from _leaves(item, f"{where}/{_escape(key)}", depth + 1)
+            _leaves(item, f"{where}/{_escape(key)}", depth + 1, out)
     elif depth < _MAX_DEPTH and isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _leaves(item, f"{where}/{index}", depth + 1)
+            _leaves(item, f"{where}/{index}", depth + 1, out)
 
 
 def _replace(
@@ -407,39 +485,81 @@ def _spliced(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
-def _decodings(text: str, budget: list[int]) -> Iterator[tuple[str, int, int]]:
-    """``text`` itself (spanning nothing), then what its encoded runs decode to, each with
-    the span of ``text`` it came from, within what is left of ``budget`` (characters)."""
-    yield text, 0, 0
-    layers = [(text, False)]
+def _trie(anchors: dict[bytes, dict[int, int]]) -> bytes:
+    """A pattern matching each of ``anchors`` (shadows, all as long, of letters only), as a
+    trie: at a position, one letter compared per branch of each level it gets to."""
+    root: dict[int, Any] = {}
+    for anchor in anchors:
+        node = root
+        for letter in anchor:
+            node = node.setdefault(letter, {})
+    return _branches(root)
+
+
+def _branches(node: dict[int, Any]) -> bytes:
+    if not node:
+        return b""
+    if all(not below for below in node.values()):
+        return b"[" + bytes(sorted(node)) + b"]"
+    parts = [bytes((letter,)) + _branches(below) for letter, below in sorted(node.items())]
+    return parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
+
+
+def _base64_length(size: int) -> int:
+    """The fewest base64 characters (unpadded) that ``size`` bytes take."""
+    return -(-4 * size // 3)
+
+
+def _decodings(
+    text: str, budget: list[int], shortest: int, runs: tuple[re.Pattern[str], re.Pattern[str]]
+) -> list[tuple[str, int, int]]:
+    """What the encoded runs of ``text`` (``runs``: base64's and hex's patterns) decode to,
+    each with the span of ``text`` it came from, within what is left of ``budget``
+    (characters); a run too short to decode to ``shortest`` characters is left."""
+    decoded = _runs(text, budget, shortest, runs)
     if "%" in text:
         unquoted = unquote(text, errors="replace")
         if unquoted != text:
-            yield unquoted, 0, len(text)
-            layers.append((unquoted, True))
-    for layer, whole in layers:
-        for decoded, start, end in _runs(layer, budget):
-            yield decoded, *((0, len(text)) if whole else (start, end))
+            decoded.append((unquoted, 0, len(text)))
+            # A run in the unquoted text has no span of its own in ``text``: all of it.
+            decoded += [
+                (run, 0, len(text)) for run, _, _ in _runs(unquoted, budget, shortest, runs)
+            ]
+    return decoded
 
 
-def _runs(text: str, budget: list[int]) -> Iterator[tuple[str, int, int]]:
-    for run in _BASE64_RUN.finditer(text):
+def _runs(
+    text: str, budget: list[int], shortest: int, runs: tuple[re.Pattern[str], re.Pattern[str]]
+) -> list[tuple[str, int, int]]:
+    decoded: list[tuple[str, int, int]] = []
+    floor = _base64_length(shortest)
+    if len(text) < floor:
+        return decoded
+    classes = text.encode("utf-8", "surrogatepass").translate(_BASE64_CLASS)
+    if classes.find(b"a" * floor) < 0:
+        return decoded
+    base64_run, hex_run = runs
+    for run in base64_run.finditer(text):
         body = run.group().rstrip("=").translate(_URLSAFE)
-        for offset in range(4):
-            part = body[offset:]
-            part = part[: len(part) - 1] if len(part) % 4 == 1 else part
-            try:
-                raw = base64.b64decode(part + "=" * (-len(part) % 4))
-            except (binascii.Error, ValueError):
-                continue
-            if _spend(budget, len(raw)):
-                yield raw.decode("utf-8", "replace"), run.start(), run.end()
-    for run in _HEX_RUN.finditer(text):
-        for offset in range(2):
-            part = run.group()[offset:]
-            raw = bytes.fromhex(part[: len(part) - len(part) % 2])
-            if _spend(budget, len(raw)):
-                yield raw.decode("utf-8", "replace"), run.start(), run.end()
+        if len(body) * 3 // 4 >= shortest:
+            for offset in range(4):
+                part = body[offset:]
+                part = part[: len(part) - 1] if len(part) % 4 == 1 else part
+                try:
+                    raw = base64.b64decode(part + "=" * (-len(part) % 4))
+                except (binascii.Error, ValueError):
+                    continue
+                if _spend(budget, len(raw)):
+                    decoded.append((raw.decode("utf-8", "replace"), run.start(), run.end()))
+        if len(body) // 2 < shortest:
+            continue
+        for hexes in hex_run.finditer(text, run.start(), run.end()):
+            for offset in range(2):
+                part = hexes.group()[offset:]
+                raw = bytes.fromhex(part[: len(part) - len(part) % 2])
+                if _spend(budget, len(raw)):
+                    decoded.append((raw.decode("utf-8", "replace"), hexes.start(), hexes.end()))
+    return decoded
 
 
 def _spend(budget: list[int], size: int) -> bool:
