@@ -11,6 +11,7 @@ conversations, and for the proxy's routing of the lines.
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import json
 from collections.abc import Iterator
@@ -486,10 +487,12 @@ implementations = st.fixed_dictionaries(
 
 
 def near(frame: dict[str, Any], draw: st.DrawFn) -> dict[str, Any]:
-    """``frame``, or it with one member of one of its objects changed, dropped or added."""
+    """``frame``, or a copy with one member of one of its objects changed, dropped or added
+    (a copy: ``st.just`` values are shared between examples)."""
     change = draw(st.sampled_from(["none", "change", "drop", "add"]))
     if change == "none":
         return frame
+    frame = copy.deepcopy(frame)
     path = draw(st.sampled_from(list(_objects_in(frame))))
     target: Any = frame
     for key in path:

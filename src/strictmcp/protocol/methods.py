@@ -47,11 +47,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, reduce
 from types import ModuleType, UnionType
-from typing import Any, Literal
-
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic.fields import FieldInfo
-from pydantic_core import ErrorDetails
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..schema.messages import quote_name
 from ..schema.pointer import to_pointer
@@ -60,6 +56,13 @@ from .jsonrpc import Message
 from .revisions import Revision
 from .rules import Rule
 from .violations import Violation
+
+if TYPE_CHECKING:
+    # pydantic is imported with the first model checked, not with this module: a plain
+    # initialize exchange (the proxy's first answer) is checked without it.
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+    from pydantic.fields import FieldInfo
+    from pydantic_core import ErrorDetails
 
 __all__ = [
     "Sender",
@@ -475,6 +478,8 @@ def _result_kinds(target: UnionType) -> tuple[Any, Any]:
 
 @cache
 def _adapter(target: Any) -> TypeAdapter[Any]:
+    from pydantic import TypeAdapter  # noqa: PLC0415
+
     return TypeAdapter(target)
 
 
@@ -725,6 +730,8 @@ _ROUNDS = 3
 def _validate(
     target: Any, value: Any, revision: Revision, strict: bool, rule: Rule, pointer: str
 ) -> list[Violation]:
+    from pydantic import ValidationError  # noqa: PLC0415
+
     adapter = _adapter(target)
     out: list[Violation] = []
     for _ in range(_ROUNDS):
@@ -816,6 +823,8 @@ def _members(tp: Any) -> list[Any]:
 
 
 def _is_model(tp: Any) -> bool:
+    from pydantic import BaseModel  # noqa: PLC0415
+
     return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 
@@ -877,9 +886,12 @@ class _Walk:
     """Walks a validated value next to its model instance (which says which union member
     each object matched), for what pydantic does not check."""
 
-    __slots__ = ("out", "plans", "revision", "rule", "strict")
+    __slots__ = ("base", "out", "plans", "revision", "rule", "strict")
 
     def __init__(self, revision: Revision, strict: bool, rule: Rule, out: list[Violation]) -> None:
+        from pydantic import BaseModel  # noqa: PLC0415
+
+        self.base: type[BaseModel] = BaseModel
         self.revision = revision
         self.plans = _PLANS[revision]
         self.strict = strict
@@ -887,7 +899,7 @@ class _Walk:
         self.out = out
 
     def value(self, data: Any, instance: Any, pointer: str) -> None:
-        if isinstance(instance, BaseModel):
+        if isinstance(instance, self.base):
             if isinstance(data, dict):
                 self.model(data, instance, pointer)
         elif isinstance(instance, list):
