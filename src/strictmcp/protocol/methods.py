@@ -3,11 +3,12 @@
 mcp-types (a pinned dependency) says, for each (method, revision), which model a message must
 match and who may send it (its surface maps, which :mod:`.surfaces` holds by name); its models
 check shapes per schema era: 2025-11-25's for every earlier revision, 2026-07-28's for
-2026-07-28. An era's models are imported the first time a message of one of its revisions is
-checked, not with this module: they are most of the proxy's start-up. Where an earlier
-revision's own schema differs from its era's model, the tables below (``_FIELD_SINCE``,
-``_CLASS_SINCE``, ``_ARRAY_SINCE``, ``_REQUIRED_BEFORE``) say how, and the check follows the
-revision. The tests recompute these tables from each revision's ``schema.json`` and compare.
+2026-07-28. An era's models (and pydantic) are imported the first time a message of one of its
+revisions is checked with them, not with this module: they are most of the proxy's start-up.
+Where an earlier revision's own schema differs from its era's model, the tables below
+(``_FIELD_SINCE``, ``_CLASS_SINCE``, ``_ARRAY_SINCE``, ``_REQUIRED_BEFORE``) say how, and the
+check follows the revision. The tests recompute these tables from each revision's
+``schema.json`` and compare.
 
 How strictmcp reads a model, beyond what pydantic checks by default:
 
@@ -35,7 +36,8 @@ class and cached), then one walk in Python over the objects the models define, t
 free-form values: a large tool ``arguments`` object costs pydantic one pass over its top-level
 keys, and the walk nothing. Failures cost more (errors are explained against the model's
 types), which is the uncommon path. The commonest messages, a plain ``tools/call`` request and
-its result, skip both when their exact shape is one the model accepts (see ``_PLAIN``).
+its result, skip both when their exact shape is one the model accepts (see ``_PLAIN``), and so
+does a plain ``initialize`` exchange, which is then answered without importing the models.
 """
 
 from __future__ import annotations
