@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -92,9 +94,7 @@ NOT_FOR_THE_PROXY = (
     "pglast",
     "uvicorn",
     "starlette",
-    "mcp_types.methods",
-    "mcp_types._v2025_11_25",
-    "mcp_types._v2026_07_28",
+    "mcp_types",
     "croniter",
     "httpx2",
     "psycopg",
@@ -103,8 +103,9 @@ NOT_FOR_THE_PROXY = (
 )
 """What the stdio proxy with no SQL guard in its policy has no use for before its first
 message: another leaf's dependencies, the SQL guard's parsers, the HTTP server and client
-(the reach check imports it when it checks), the cron parser (likewise), the extras, and every
-revision's models (imported when a message of that revision is checked)."""
+(the reach check imports it when it checks), the cron parser (likewise), the extras, and mcp-types
+altogether (its models are imported by the first message of a revision that needs them; its
+constants are strictmcp's own copies)."""
 
 
 def test_the_proxy_command_imports_neither_check_nor_the_sql_parsers() -> None:
@@ -150,3 +151,83 @@ def test_a_subcommand_that_does_not_exist_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["nonesuch"], prog_name="strictmcp")
     assert result.exit_code == 2
     assert "No such command 'nonesuch'" in result.output
+
+
+_FIRST_ANSWER = """
+import atexit, json, sys
+from strictmcp.cli import main
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+main(sys.argv[1:], prog_name="strictmcp")
+"""
+RAW_SERVER = Path(__file__).resolve().parent / "proxy_fixtures" / "raw_server.py"
+
+
+def first_answer(params: dict[str, Any], tmp_path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The proxy's answer to ``initialize`` with ``params``, in front of the raw fixture
+    server, and every module the proxy had loaded when its input ended just after it."""
+    line = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    command = [sys.executable, "-c", _FIRST_ANSWER, "proxy", "--"]
+    command += [sys.executable, str(RAW_SERVER), str(tmp_path / "received.jsonl")]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proxy:
+        assert proxy.stdin is not None
+        assert proxy.stdout is not None
+        proxy.stdin.write(json.dumps(line).encode() + b"\n")
+        proxy.stdin.flush()
+        answer = json.loads(proxy.stdout.readline())
+        _, errors = proxy.communicate(timeout=60)
+    modules: list[str] = json.loads(errors.decode().strip().splitlines()[-1])
+    return answer, modules
+
+
+PLAIN_HANDSHAKES = [
+    {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"},
+    },
+    {
+        "protocolVersion": "2024-11-05",
+        "capabilities": {"roots": {"listChanged": True}, "sampling": {}},
+        "clientInfo": {"name": "c", "version": "1"},
+    },
+    {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {}, "experimental": {"x": {}}},
+        "clientInfo": {"name": "c", "version": "1", "title": "C"},
+    },
+]
+
+
+@pytest.mark.parametrize("params", PLAIN_HANDSHAKES)
+def test_the_proxy_answers_a_plain_initialize_without_the_models(
+    params: dict[str, Any], tmp_path: Path
+) -> None:
+    # Any mcp_types module builds the models of mcp_types._types first; pydantic comes with
+    # the first model checked.
+    answer, modules = first_answer(params, tmp_path)
+    assert answer["result"]["protocolVersion"] == params["protocolVersion"]
+    assert "strictmcp.protocol.methods" in modules
+    assert among(modules, ("mcp_types", "pydantic", "pydantic_core")) == []
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c"}},
+        {"protocolVersion": "2025-06-18", "capabilities": [], "clientInfo": {"name": "c"}},
+        {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {"roots": {"listChanged": "yes"}},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+    ],
+)
+def test_an_initialize_off_the_plain_shape_is_checked_with_the_models(
+    params: dict[str, Any], tmp_path: Path
+) -> None:
+    answer, modules = first_answer(params, tmp_path)
+    assert answer["error"]["code"] == -32602
+    assert "mcp_types._v2025_11_25" in modules
+    assert not (tmp_path / "received.jsonl").read_bytes()

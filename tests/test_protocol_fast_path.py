@@ -11,9 +11,9 @@ conversations, and for the proxy's routing of the lines.
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import json
-import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp_types.methods import CLIENT_REQUESTS, SERVER_RESULTS
 
 from strictmcp.enforce import Auditor
 from strictmcp.protocol import (
@@ -37,6 +36,7 @@ from strictmcp.protocol import (
 )
 from strictmcp.protocol import jsonrpc as jsonrpc_module
 from strictmcp.protocol import methods as methods_module
+from strictmcp.protocol.surfaces import ERAS
 from strictmcp.proxy.session import ProxySession, Routed
 
 REVISIONS = list(Revision)
@@ -64,7 +64,6 @@ def load_every_revision() -> None:
 def slow_path() -> Iterator[None]:
     """Every message checked through every envelope rule and its model, as before the fast
     paths."""
-    load_every_revision()
     saved = dict(methods_module._PLAIN)
     plain_envelope = jsonrpc_module._plain_envelope
     methods_module._PLAIN.clear()
@@ -245,14 +244,14 @@ def tool_results(draw: st.DrawFn) -> Any:
     return draw(st.one_of(st.just(result), st.just(result), json_values))
 
 
-def request_of(frame: dict[str, Any]) -> Message:
+def request_of(frame: dict[str, Any], method: str = "tools/call") -> Message:
     params, request_id = frame.get("params"), frame.get("id")
     return Message(
         kind="request",
         # The method checks never read the id; a Message holds only a valid one (the
         # compiled build refuses any other), so a frame's invalid id stays in raw alone.
         id=request_id if type(request_id) in (int, str) else 1,
-        method="tools/call",
+        method=method,
         params=params if isinstance(params, dict) else None,
         result=None,
         error=None,
@@ -386,25 +385,239 @@ def test_results_in_the_table(
     assert fast == slow
 
 
+def plain(revision: Revision, model: str) -> Any:
+    return methods_module._PLAIN[(ERAS[revision], model)]
+
+
 def test_the_plain_shapes_do_take_the_fast_path() -> None:
     # Otherwise the differential tests would compare the slow path with itself.
-    load_every_revision()
     revision = Revision.V2025_06_18
-    call = CLIENT_REQUESTS[("tools/call", revision.value)]
-    result = SERVER_RESULTS[("tools/call", revision.value)]
-    assert methods_module._PLAIN[call](PLAIN_CALL, revision)
-    assert methods_module._PLAIN[result](PLAIN_RESULT, revision)
-    assert not methods_module._PLAIN[result](PLAIN_RESULT, Revision.V2025_03_26)
+    assert plain(revision, "CallToolRequest")(PLAIN_CALL, revision)
+    assert plain(revision, "CallToolResult")(PLAIN_RESULT, revision)
+    assert not plain(revision, "CallToolResult")(PLAIN_RESULT, Revision.V2025_03_26)
     modern = Revision.V2026_07_28
-    call = CLIENT_REQUESTS[("tools/call", modern.value)]
-    (complete,) = (
-        member
-        for member in typing.get_args(SERVER_RESULTS[("tools/call", modern.value)])
-        if member.__name__ == "CallToolResult"
+    assert plain(modern, "CallToolRequest")(MODERN_CALL, modern)
+    assert plain(modern, "CallToolResult")(MODERN_RESULT, modern)
+    assert not plain(modern, "CallToolResult")(PLAIN_RESULT, modern)
+    for revision in HANDSHAKE_REVISIONS:
+        assert plain(revision, "InitializeRequest")(PLAIN_INITIALIZE, revision)
+        assert plain(revision, "InitializeResult")(PLAIN_INITIALIZE_RESULT, revision)
+    late = Revision.V2025_06_18
+    assert plain(late, "InitializeRequest")(FULL_INITIALIZE, late)
+    assert plain(late, "InitializeResult")(FULL_INITIALIZE_RESULT, late)
+    early = Revision.V2024_11_05
+    assert not plain(early, "InitializeRequest")(FULL_INITIALIZE, early)
+    assert not plain(early, "InitializeResult")(FULL_INITIALIZE_RESULT, early)
+
+
+# --- the initialize exchange ---------------------------------------------------------------------
+
+HANDSHAKE_REVISIONS = [revision for revision in Revision if not revision.stateless]
+PLAIN_INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"},
+    },
+}
+PLAIN_INITIALIZE_RESULT: dict[str, Any] = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "serverInfo": {"name": "s", "version": "1"},
+}
+# Every member the plain shapes allow, as 2025-06-18 has them.
+FULL_INITIALIZE: dict[str, Any] = {
+    **PLAIN_INITIALIZE,
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {
+            "roots": {"listChanged": True},
+            "sampling": {},
+            "elicitation": {},
+            "experimental": {"x": {"y": [1]}},
+        },
+        "clientInfo": {"name": "c", "version": "1", "title": "C"},
+    },
+}
+FULL_INITIALIZE_RESULT: dict[str, Any] = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {
+        "tools": {"listChanged": False},
+        "prompts": {"listChanged": True},
+        "resources": {"listChanged": True, "subscribe": False},
+        "logging": {},
+        "completions": {},
+        "experimental": {"toolValidation": {"tool": "validate"}},
+    },
+    "serverInfo": {"name": "s", "version": "1", "title": "S"},
+    "instructions": "use it",
+}
+
+capability_names = st.sampled_from(
+    [
+        "roots",
+        "sampling",
+        "elicitation",
+        "experimental",
+        "tasks",
+        "tools",
+        "prompts",
+        "resources",
+        "logging",
+        "completions",
+        "other",
+    ]
+)
+capability_settings = st.one_of(
+    st.just({}),
+    st.dictionaries(
+        st.sampled_from(["listChanged", "subscribe", "context", "tools", "form", "x"]),
+        st.booleans() | odd_values | objects,
+        max_size=2,
+    ),
+    odd_values,
+)
+implementations = st.fixed_dictionaries(
+    {"name": texts, "version": texts},
+    optional={"title": texts | odd_values, "icons": st.just([{"src": "a"}]) | odd_values},
+)
+
+
+def near(frame: dict[str, Any], draw: st.DrawFn) -> dict[str, Any]:
+    """``frame``, or a copy with one member of one of its objects changed, dropped or added
+    (a copy: ``st.just`` values are shared between examples)."""
+    change = draw(st.sampled_from(["none", "change", "drop", "add"]))
+    if change == "none":
+        return frame
+    frame = copy.deepcopy(frame)
+    path = draw(st.sampled_from(list(_objects_in(frame))))
+    target: Any = frame
+    for key in path:
+        target = target[key]
+    if change == "add" or not target:
+        more = draw(st.sampled_from(["extra", "_meta", "title", "instructions", "listChanged"]))
+        target[more] = draw(odd_values | objects | st.booleans())
+        return frame
+    key = draw(st.sampled_from(sorted(target)))
+    if change == "drop":
+        del target[key]
+    else:
+        target[key] = draw(odd_values | st.booleans())
+    return frame
+
+
+@st.composite
+def initialize_frames(draw: st.DrawFn) -> dict[str, Any]:
+    """An ``initialize`` request, plain or a step from plain, on either side of it."""
+    params = {
+        "protocolVersion": draw(st.sampled_from([r.value for r in Revision]) | texts),
+        "capabilities": draw(st.dictionaries(capability_names, capability_settings, max_size=3)),
+        "clientInfo": draw(implementations),
+    }
+    frame = {"jsonrpc": "2.0", "id": draw(ids), "method": "initialize", "params": params}
+    return near(frame, draw)
+
+
+@st.composite
+def initialize_results(draw: st.DrawFn) -> dict[str, Any]:
+    """An ``InitializeResult``, plain or a step from plain."""
+    result = {
+        "protocolVersion": draw(st.sampled_from([r.value for r in Revision]) | texts),
+        "capabilities": draw(st.dictionaries(capability_names, capability_settings, max_size=3)),
+        "serverInfo": draw(implementations),
+    }
+    result |= draw(seldom(st.fixed_dictionaries({"instructions": texts | odd_values})))
+    return near(result, draw)
+
+
+def with_params(**changes: Any) -> dict[str, Any]:
+    return {**PLAIN_INITIALIZE, "params": {**PLAIN_INITIALIZE["params"], **changes}}
+
+
+CLIENT_CAPABILITY_CASES: list[Any] = [
+    {"roots": {}},
+    {"roots": {"listChanged": None}},
+    {"roots": {"listChanged": 1}},
+    {"sampling": {"context": {}}},
+    {"sampling": None},
+    {"elicitation": {"form": {}}},
+    {"tasks": {}},
+    {"experimental": {"x": 1}},
+    {"tools": {}},
+]
+SERVER_CAPABILITY_CASES: list[Any] = [
+    {"tools": {"listChanged": "yes"}},
+    {"resources": {"subscribe": True, "other": True}},
+    {"logging": {"level": "info"}},
+    {"completions": {}},
+    {"roots": {}},
+    {"tasks": {"list": {}}},
+    {"experimental": None},
+]
+
+INITIALIZE_TABLE: list[dict[str, Any]] = [
+    PLAIN_INITIALIZE,
+    FULL_INITIALIZE,
+    {**PLAIN_INITIALIZE, "id": "a"},
+    {**PLAIN_INITIALIZE, "id": None},
+    {**PLAIN_INITIALIZE, "extra": 1},
+    with_params(_meta={}),
+    with_params(capabilities=None),
+    {**PLAIN_INITIALIZE, "params": {"protocolVersion": "2025-06-18", "capabilities": {}}},
+    *(with_params(capabilities=capabilities) for capabilities in CLIENT_CAPABILITY_CASES),
+    *(
+        with_params(clientInfo=info)
+        for info in (
+            {"name": "c"},
+            {"name": "c", "version": 1},
+            {"name": "c", "version": "1", "title": None},
+            {"name": "c", "version": "1", "websiteUrl": "https://example.com"},
+            None,
+        )
+    ),
+]
+INITIALIZE_RESULT_TABLE: list[Any] = [
+    PLAIN_INITIALIZE_RESULT,
+    FULL_INITIALIZE_RESULT,
+    {**PLAIN_INITIALIZE_RESULT, "instructions": None},
+    {**PLAIN_INITIALIZE_RESULT, "_meta": {}},
+    {**PLAIN_INITIALIZE_RESULT, "protocolVersion": 1},
+    {"protocolVersion": "2025-06-18", "capabilities": {}},
+    *(
+        {**PLAIN_INITIALIZE_RESULT, "capabilities": capabilities}
+        for capabilities in SERVER_CAPABILITY_CASES
+    ),
+    [],
+    None,
+]
+
+
+@pytest.mark.parametrize("sender", ["client", "server"])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("frame", INITIALIZE_TABLE)
+def test_initialize_requests_in_the_table(
+    frame: dict[str, Any], revision: Revision, strict: bool, sender: Sender
+) -> None:
+    message = request_of(frame, "initialize")
+    fast, slow = both_ways(lambda: check_request(message, revision, sender, strict=strict))
+    assert fast == slow
+
+
+@pytest.mark.parametrize("sender", ["server", "client"])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("result", INITIALIZE_RESULT_TABLE)
+def test_initialize_results_in_the_table(
+    result: Any, revision: Revision, strict: bool, sender: Sender
+) -> None:
+    fast, slow = both_ways(
+        lambda: check_method_result("initialize", result, revision, sender, strict=strict)
     )
-    assert methods_module._PLAIN[call](MODERN_CALL, modern)
-    assert methods_module._PLAIN[complete](MODERN_RESULT, modern)
-    assert not methods_module._PLAIN[complete](PLAIN_RESULT, modern)
+    assert fast == slow
 
 
 _SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -424,6 +637,23 @@ def test_any_modern_request(frame: dict[str, Any], strict: bool) -> None:
     message = request_of(frame)
     revision = Revision.V2026_07_28
     fast, slow = both_ways(lambda: check_request(message, revision, "client", strict=strict))
+    assert fast == slow
+
+
+@_SETTINGS
+@given(frame=initialize_frames(), revision=st.sampled_from(REVISIONS), strict=st.booleans())
+def test_any_initialize_request(frame: dict[str, Any], revision: Revision, strict: bool) -> None:
+    message = request_of(frame, "initialize")
+    fast, slow = both_ways(lambda: check_request(message, revision, "client", strict=strict))
+    assert fast == slow
+
+
+@_SETTINGS
+@given(result=initialize_results(), revision=st.sampled_from(REVISIONS), strict=st.booleans())
+def test_any_initialize_result(result: Any, revision: Revision, strict: bool) -> None:
+    fast, slow = both_ways(
+        lambda: check_method_result("initialize", result, revision, "server", strict=strict)
+    )
     assert fast == slow
 
 

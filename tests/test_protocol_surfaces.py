@@ -55,27 +55,45 @@ INITIALIZE = {
     "capabilities": {},
     "clientInfo": {"name": "c", "version": "1"},
 }
-MODERN_CALL = {
-    "name": "t",
-    "arguments": {},
+# websiteUrl is 2025-11-25's: in 2025-06-18 an unknown field, which passes but not plainly.
+OFF_PLAIN_INITIALIZE = {
+    **INITIALIZE,
+    "clientInfo": {"name": "c", "version": "1", "websiteUrl": "https://example.com"},
+}
+OFF_PLAIN_CALL = {"name": "t", "arguments": {}, "_meta": {"progressToken": 1}}
+MODERN_META: dict[str, object] = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MODERN_CALL = {"name": "t", "arguments": {}, "_meta": MODERN_META}
+
+
+# A client's title is valid in 2026-07-28, but not on its fast path.
+OFF_PLAIN_MODERN_CALL = {
+    **MODERN_CALL,
     "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
+        **MODERN_META,
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1", "title": "C"},
     },
 }
 
 
+# A plain shape of a message is checked without its model (methods._PLAIN): the first
+# message a session checks with a model imports its revision's.
 @pytest.mark.parametrize(
-    ("method", "revision", "params", "era"),
+    ("method", "revision", "params", "eras"),
     [
-        ("initialize", "2025-06-18", INITIALIZE, "mcp_types._v2025_11_25"),
-        ("tools/call", "2024-11-05", {"name": "t", "arguments": {}}, "mcp_types._v2025_11_25"),
-        ("tools/list", "2025-11-25", {}, "mcp_types._v2025_11_25"),
-        ("tools/call", "2026-07-28", MODERN_CALL, "mcp_types._v2026_07_28"),
+        ("initialize", "2025-06-18", INITIALIZE, []),
+        ("initialize", "2025-06-18", OFF_PLAIN_INITIALIZE, ["mcp_types._v2025_11_25"]),
+        ("tools/call", "2024-11-05", {"name": "t", "arguments": {}}, []),
+        ("tools/call", "2024-11-05", OFF_PLAIN_CALL, ["mcp_types._v2025_11_25"]),
+        ("tools/list", "2025-11-25", {}, ["mcp_types._v2025_11_25"]),
+        ("tools/call", "2026-07-28", MODERN_CALL, []),
+        ("tools/call", "2026-07-28", OFF_PLAIN_MODERN_CALL, ["mcp_types._v2026_07_28"]),
     ],
 )
 def test_a_revision_s_models_are_imported_when_a_message_of_it_is_checked(
-    method: str, revision: str, params: dict[str, object], era: str
+    method: str, revision: str, params: dict[str, object], eras: list[str]
 ) -> None:
     done = subprocess.run(
         [sys.executable, "-c", _ERAS_LOADED, method, revision, json.dumps(params)],
@@ -86,4 +104,4 @@ def test_a_revision_s_models_are_imported_when_a_message_of_it_is_checked(
     )
     before, after = json.loads(done.stdout)
     assert before == []
-    assert after == [era]
+    assert after == eras

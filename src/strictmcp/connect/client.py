@@ -21,19 +21,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    CLIENT_INFO_META_KEY,
-    PROTOCOL_VERSION_META_KEY,
-    SERVER_INFO_META_KEY,
-)
-
 from .. import __version__
 from ..lint.model import printable
 from ..protocol import Revision
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.tasks import created_task
+from ..protocol.wire import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+)
 from .lines import line_of
 from .paging import follow_pages
 from .process import ProcessUpstream
@@ -253,7 +252,7 @@ class McpClient:
                 f"the server does not support {revision.value} (it supports {supported!r})"
             )
         meta = result.get("_meta")
-        self._learn(result, meta.get(SERVER_INFO_META_KEY) if isinstance(meta, dict) else None)
+        self._learn(result, meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None)
 
     def _learn(self, result: Mapping[str, Any], server_info: Any) -> None:
         capabilities = result.get("capabilities")
@@ -407,10 +406,10 @@ class McpClient:
             return dict(params) if params is not None else None
         body = dict(params or {})
         meta = dict(body.get("_meta") or {})
-        meta[PROTOCOL_VERSION_META_KEY] = self.revision.value
-        meta[CLIENT_INFO_META_KEY] = _CLIENT_INFO
+        meta[META_PROTOCOL_VERSION] = self.revision.value
+        meta[META_CLIENT_INFO] = _CLIENT_INFO
         # The tasks extension is declared: a call the server answers with a task is followed.
-        meta[CLIENT_CAPABILITIES_META_KEY] = {"extensions": {TASKS_EXTENSION: {}}}
+        meta[META_CLIENT_CAPABILITIES] = {"extensions": {TASKS_EXTENSION: {}}}
         body["_meta"] = meta
         return body
 

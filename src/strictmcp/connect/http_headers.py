@@ -28,15 +28,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_types.jsonrpc import (
+from ..policy import is_loopback
+from ..protocol import error_response
+from ..protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-
-from ..policy import is_loopback
-from ..protocol import error_response
 from ..protocol.surfaces import CLIENT_REQUESTS
 from ..protocol.wire import (
     META_CLIENT_CAPABILITIES,

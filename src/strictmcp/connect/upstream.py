@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
-from mcp_types.jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR
+from ..protocol.jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR
 
 UPSTREAM_CLOSED = CONNECTION_CLOSED
 """-32000: the server exited (or closed its output) before answering the request."""

@@ -25,11 +25,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_types import CLIENT_INFO_META_KEY, SERVER_INFO_META_KEY
-
 from .jsonrpc import error_response
 from .revisions import Revision
-from .wire import CACHE_SCOPE, META_PREFIX, declared_capabilities
+from .wire import (
+    CACHE_SCOPE,
+    META_CLIENT_INFO,
+    META_PREFIX,
+    META_SERVER_INFO,
+    declared_capabilities,
+)
 
 BRIDGED_VERSION = max(r.value for r in Revision if not r.stateless)
 """The revision a bridged session is opened at: the newest with a handshake (the server may
@@ -98,7 +102,7 @@ def opening(request_id: str, params: Any) -> dict[str, Any]:
         if isinstance(declared.get(name), dict)
     }
     meta = params.get("_meta") if isinstance(params, dict) else None
-    info = meta.get(CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
+    info = meta.get(META_CLIENT_INFO) if isinstance(meta, dict) else None
     named = isinstance(info, dict) and all(
         isinstance(info.get(k), str) for k in ("name", "version")
     )
@@ -163,7 +167,7 @@ def discovered(request_id: Any, initialized: dict[str, Any]) -> dict[str, Any]:
         result["instructions"] = instructions
     info = initialized.get("serverInfo")
     if isinstance(info, dict):
-        result["_meta"] = {SERVER_INFO_META_KEY: info}
+        result["_meta"] = {META_SERVER_INFO: info}
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 

@@ -29,16 +29,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from mcp_types.jsonrpc import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    JSONRPC_VERSION,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-)
+from typing import Any, Final, Literal
 
 from ..schema.codes import IssueCode
 from ..schema.jsonio import JSONInputError, load_json
@@ -47,12 +38,18 @@ from .rules import Rule
 from .violations import Severity, Violation
 
 __all__ = [
+    "CONNECTION_CLOSED",
     "DEFAULT_MAX_SIZE",
+    "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "JSONRPC_VERSION",
     "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "REQUEST_TIMEOUT",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "Decoded",
     "Kind",
     "Message",
@@ -66,6 +63,22 @@ __all__ = [
     "refusal_for",
     "unpaired_surrogates",
 ]
+
+# JSON-RPC's and MCP's error codes, the values mcp_types.jsonrpc gives them (tests/
+# test_protocol_codes.py holds them equal). Written here because importing any mcp_types module
+# first builds every pydantic model of mcp_types._types: most of the proxy's time to its first
+# answer, for constants.
+JSONRPC_VERSION: Final = "2.0"
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+CONNECTION_CLOSED: Final = -32000
+REQUEST_TIMEOUT: Final = -32001
+HEADER_MISMATCH: Final = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
 Kind = Literal["request", "notification", "response", "error"]
 

@@ -3,11 +3,12 @@
 mcp-types (a pinned dependency) says, for each (method, revision), which model a message must
 match and who may send it (its surface maps, which :mod:`.surfaces` holds by name); its models
 check shapes per schema era: 2025-11-25's for every earlier revision, 2026-07-28's for
-2026-07-28. An era's models are imported the first time a message of one of its revisions is
-checked, not with this module: they are most of the proxy's start-up. Where an earlier
-revision's own schema differs from its era's model, the tables below (``_FIELD_SINCE``,
-``_CLASS_SINCE``, ``_ARRAY_SINCE``, ``_REQUIRED_BEFORE``) say how, and the check follows the
-revision. The tests recompute these tables from each revision's ``schema.json`` and compare.
+2026-07-28. An era's models (and pydantic) are imported the first time a message of one of its
+revisions is checked with them, not with this module: they are most of the proxy's start-up.
+Where an earlier revision's own schema differs from its era's model, the tables below
+(``_FIELD_SINCE``, ``_CLASS_SINCE``, ``_ARRAY_SINCE``, ``_REQUIRED_BEFORE``) say how, and the
+check follows the revision. The tests recompute these tables from each revision's
+``schema.json`` and compare.
 
 How strictmcp reads a model, beyond what pydantic checks by default:
 
@@ -35,7 +36,8 @@ class and cached), then one walk in Python over the objects the models define, t
 free-form values: a large tool ``arguments`` object costs pydantic one pass over its top-level
 keys, and the walk nothing. Failures cost more (errors are explained against the model's
 types), which is the uncommon path. The commonest messages, a plain ``tools/call`` request and
-its result, skip both when their exact shape is one the model accepts (see ``_PLAIN``).
+its result, skip both when their exact shape is one the model accepts (see ``_PLAIN``), and so
+does a plain ``initialize`` exchange, which is then answered without importing the models.
 """
 
 from __future__ import annotations
@@ -47,11 +49,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, reduce
 from types import ModuleType, UnionType
-from typing import Any, Literal
-
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic.fields import FieldInfo
-from pydantic_core import ErrorDetails
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..schema.messages import quote_name
 from ..schema.pointer import to_pointer
@@ -60,6 +58,13 @@ from .jsonrpc import Message
 from .revisions import Revision
 from .rules import Rule
 from .violations import Violation
+
+if TYPE_CHECKING:
+    # pydantic is imported with the first model checked, not with this module: a plain
+    # initialize exchange (the proxy's first answer) is checked without it.
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+    from pydantic.fields import FieldInfo
+    from pydantic_core import ErrorDetails
 
 __all__ = [
     "Sender",
@@ -248,9 +253,7 @@ def _era(revision: Revision) -> ModuleType:
 
 @cache
 def _import_era(module: str) -> ModuleType:
-    era = importlib.import_module(module)
-    _PLAIN.update({getattr(era, name): plain for name, plain in _PLAIN_BY_ERA[module].items()})
-    return era
+    return importlib.import_module(module)
 
 
 @dataclass(frozen=True)
@@ -400,10 +403,12 @@ def _check_message(
 ) -> list[Violation]:
     if message.kind != kind.noun or message.method is None:
         raise ValueError(f"check_{kind.noun} needs a {kind.noun}, not a {message.kind}")
+    # The surface models describe the whole frame, which the decoded message already is.
+    if _is_plain(kind.names[sender], message.method, message.raw, revision):
+        return []
     target, violations = _route(kind, message.method, revision, sender, strict, pointer + "/method")
     if target is None:
         return violations
-    # The surface models describe the whole frame, which the decoded message already is.
     return _validate(target, message.raw, revision, strict, kind.rule, pointer)
 
 
@@ -427,12 +432,20 @@ def check_result(
     schema's ``anyOf`` of the two would accept any object with a string ``resultType`` as an
     InputRequiredResult, whose members are all optional.
     """
+    if _is_plain(_RESULT.names[sender], method, result, revision):
+        return []
     target, violations = _route(_RESULT, method, revision, sender, strict, pointer)
     if target is None:
         return violations
     if isinstance(target, UnionType):
         input_required, complete = _result_kinds(target)
-        target = input_required if _is_input_required()(result) else complete
+        if _is_input_required()(result):
+            target = input_required
+        else:
+            target = complete
+            plain = _PLAIN.get((surfaces.ERAS[revision], getattr(complete, "__name__", "")))
+            if plain is not None and plain(result, revision):
+                return []
     return _validate(target, result, revision, strict, Rule.INVALID_RESULT, pointer)
 
 
@@ -467,6 +480,8 @@ def _result_kinds(target: UnionType) -> tuple[Any, Any]:
 
 @cache
 def _adapter(target: Any) -> TypeAdapter[Any]:
+    from pydantic import TypeAdapter  # noqa: PLC0415
+
     return TypeAdapter(target)
 
 
@@ -476,7 +491,10 @@ def _adapter(target: Any) -> TypeAdapter[Any]:
 # costs more than everything else a call is checked for, yet for a message of exactly such a
 # shape the answer is known: no violation. Each shape below is a condition under which the model
 # and the walk find nothing, checked on the exact JSON types; a message that does not meet it
-# goes through the model as before (tests/test_protocol_fast_path.py compares the two).
+# goes through the model as before (tests/test_protocol_fast_path.py compares the two). A shape
+# is told by its model's name, before the model is imported: a plain initialize exchange is
+# answered without the models, which are most of the proxy's time to its first answer (the
+# session's next message imports them).
 
 _CALL_PARAMS = frozenset({"name", "arguments"})
 _MODERN_CALL_PARAMS = frozenset({"name", "arguments", "_meta"})
@@ -546,6 +564,96 @@ def _object_of_objects(value: Any) -> bool:
     return type(value) is dict and all(type(item) is dict for item in value.values())
 
 
+_INITIALIZE_PARAMS = frozenset({"protocolVersion", "capabilities", "clientInfo"})
+_INITIALIZE_RESULT = frozenset({"protocolVersion", "capabilities", "serverInfo"})
+_LIST_CHANGED = frozenset({"listChanged"})
+_SUBSCRIBE = frozenset({"listChanged", "subscribe"})
+
+# What each capability of a plain initialize exchange may be: a set of the boolean flags it
+# may have, or None for "an empty object". Capabilities that hold more (sampling's context and
+# tools, tasks) take the model's path.
+_Flags = dict[str, frozenset[str] | None]
+_CLIENT_FLAGS: _Flags = {"roots": _LIST_CHANGED, "sampling": None, "elicitation": None}
+_SERVER_FLAGS: _Flags = {
+    "tools": _LIST_CHANGED,
+    "prompts": _LIST_CHANGED,
+    "resources": _SUBSCRIBE,
+    "logging": None,
+    "completions": None,
+}
+
+
+def _plain_initialize(frame: Any, revision: Revision) -> bool:
+    """An ``initialize`` request of the envelope's four members, whose params are a string
+    ``protocolVersion``, plain capabilities and a plain ``clientInfo``, and nothing else."""
+    if type(frame) is not dict or len(frame) != 4:
+        return False
+    params = frame.get("params")
+    return (
+        frame.get("jsonrpc") == "2.0"
+        and frame.get("method") == "initialize"
+        and type(frame.get("id")) in (int, str)
+        and type(params) is dict
+        and params.keys() == _INITIALIZE_PARAMS
+        and type(params["protocolVersion"]) is str
+        and _plain_capabilities(params["capabilities"], "ClientCapabilities", revision)
+        and _plain_implementation(params["clientInfo"], revision)
+    )
+
+
+def _plain_initialize_result(result: Any, revision: Revision) -> bool:
+    """An ``InitializeResult`` of a string ``protocolVersion``, plain capabilities, a plain
+    ``serverInfo`` and perhaps string ``instructions``, and nothing else."""
+    if type(result) is not dict:
+        return False
+    keys = result.keys() - {"instructions"}
+    return (
+        keys == _INITIALIZE_RESULT
+        and type(result.get("instructions", "")) is str
+        and type(result["protocolVersion"]) is str
+        and _plain_capabilities(result["capabilities"], "ServerCapabilities", revision)
+        and _plain_implementation(result["serverInfo"], revision)
+    )
+
+
+def _plain_capabilities(value: Any, model: str, revision: Revision) -> bool:
+    """Capabilities the revision defines, each an object of its boolean flags (or an empty
+    object), and ``experimental`` settings (an object of objects)."""
+    if type(value) is not dict:
+        return False
+    allowed = _CLIENT_FLAGS if model == "ClientCapabilities" else _SERVER_FLAGS
+    for name, setting in value.items():
+        if name == "experimental":
+            if not _object_of_objects(setting):
+                return False
+            continue
+        if name not in allowed or _absent(model, name, revision) or type(setting) is not dict:
+            return False
+        flags = allowed[name]
+        if flags is None:
+            if setting:
+                return False
+        elif not setting.keys() <= flags or any(
+            type(flag) is not bool for flag in setting.values()
+        ):
+            return False
+    return True
+
+
+def _plain_implementation(value: Any, revision: Revision) -> bool:
+    """A string ``name`` and ``version``, and a string ``title`` where the revision has it."""
+    if type(value) is not dict or not value.keys() >= _NAME_VERSION:
+        return False
+    for key, item in value.items():
+        if type(item) is not str:
+            return False
+        if key not in _NAME_VERSION and (
+            key != "title" or _absent("Implementation", key, revision)
+        ):
+            return False
+    return True
+
+
 # The members of a CallToolResult the plain shape may have, by revision.
 _TOOL_RESULT_KEYS = {
     revision: frozenset(
@@ -594,19 +702,26 @@ def _plain_result_members(result: dict[str, Any], keys: frozenset[str]) -> bool:
     )
 
 
-# Keyed by the model, so that another era's model of the same method never takes this path;
-# an era's entries are added when its models are imported (see _import_era).
-_PLAIN: dict[Any, Callable[[Any, Revision], bool]] = {}
-_PLAIN_BY_ERA: dict[str, dict[str, Callable[[Any, Revision], bool]]] = {
-    surfaces.ERAS[_V2025_11_25]: {
-        "CallToolRequest": _plain_call,
-        "CallToolResult": _plain_tool_result,
-    },
-    surfaces.ERAS[_V2026_07_28]: {
-        "CallToolRequest": _plain_modern_call,
-        "CallToolResult": _plain_modern_tool_result,
-    },
+# Keyed by the era's module and the model's name, so that another era's model of the same name
+# never takes this path.
+_PLAIN: dict[tuple[str, str], Callable[[Any, Revision], bool]] = {
+    (surfaces.ERAS[_V2025_11_25], "CallToolRequest"): _plain_call,
+    (surfaces.ERAS[_V2025_11_25], "CallToolResult"): _plain_tool_result,
+    (surfaces.ERAS[_V2025_11_25], "InitializeRequest"): _plain_initialize,
+    (surfaces.ERAS[_V2025_11_25], "InitializeResult"): _plain_initialize_result,
+    (surfaces.ERAS[_V2026_07_28], "CallToolRequest"): _plain_modern_call,
+    (surfaces.ERAS[_V2026_07_28], "CallToolResult"): _plain_modern_tool_result,
 }
+
+
+def _is_plain(
+    names: Mapping[Revision, Mapping[str, Any]], method: str, value: Any, revision: Revision
+) -> bool:
+    """Whether ``value`` has a plain shape of the model ``names`` gives ``method`` in
+    ``revision``: no violation, told without importing the model."""
+    name = names.get(revision, {}).get(method)
+    plain = _PLAIN.get((surfaces.ERAS[revision], name)) if isinstance(name, str) else None
+    return plain is not None and plain(value, revision)
 
 
 # Each round removes the fields of later revisions that the previous round's errors named;
@@ -617,9 +732,8 @@ _ROUNDS = 3
 def _validate(
     target: Any, value: Any, revision: Revision, strict: bool, rule: Rule, pointer: str
 ) -> list[Violation]:
-    plain = _PLAIN.get(target)
-    if plain is not None and plain(value, revision):
-        return []
+    from pydantic import ValidationError  # noqa: PLC0415
+
     adapter = _adapter(target)
     out: list[Violation] = []
     for _ in range(_ROUNDS):
@@ -711,6 +825,8 @@ def _members(tp: Any) -> list[Any]:
 
 
 def _is_model(tp: Any) -> bool:
+    from pydantic import BaseModel  # noqa: PLC0415
+
     return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 
@@ -772,9 +888,12 @@ class _Walk:
     """Walks a validated value next to its model instance (which says which union member
     each object matched), for what pydantic does not check."""
 
-    __slots__ = ("out", "plans", "revision", "rule", "strict")
+    __slots__ = ("base", "out", "plans", "revision", "rule", "strict")
 
     def __init__(self, revision: Revision, strict: bool, rule: Rule, out: list[Violation]) -> None:
+        from pydantic import BaseModel  # noqa: PLC0415
+
+        self.base: type[BaseModel] = BaseModel
         self.revision = revision
         self.plans = _PLANS[revision]
         self.strict = strict
@@ -782,7 +901,7 @@ class _Walk:
         self.out = out
 
     def value(self, data: Any, instance: Any, pointer: str) -> None:
-        if isinstance(instance, BaseModel):
+        if isinstance(instance, self.base):
             if isinstance(data, dict):
                 self.model(data, instance, pointer)
         elif isinstance(instance, list):

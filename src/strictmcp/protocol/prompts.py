@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcp_types.jsonrpc import INVALID_PARAMS
-
 from ..schema import quote_name, to_pointer
+from .jsonrpc import INVALID_PARAMS
 from .rules import Rule
 from .tools import json_type
 from .violations import Severity, Violation

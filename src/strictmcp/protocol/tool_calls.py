@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from mcp_types.jsonrpc import INVALID_PARAMS
-
 from ..schema import VALID, LRUCache, SchemaError, ValidationResult, Validator, compile_schema
 from ..schema.messages import quote_name
 from ..schema.pointer import to_pointer
+from .jsonrpc import INVALID_PARAMS
 from .revisions import Revision
 from .rules import Rule
 from .tool_registry import ToolRegistry

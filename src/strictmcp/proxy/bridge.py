@@ -49,14 +49,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY
-from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
-
 from ..connect.lines import line_of
 from ..connect.upstream import UPSTREAM_CLOSED, Upstream
 from ..protocol import bridge as translate
-from ..protocol.jsonrpc import error_response
-from ..protocol.wire import META_PROTOCOL_VERSION, STATELESS_VERSIONS
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, error_response
+from ..protocol.wire import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    STATELESS_VERSIONS,
+)
 from .session import TOO_MANY_IN_FLIGHT, ProxySession
 
 Reach = Callable[[ProxySession], Awaitable[Upstream]]
@@ -124,8 +126,8 @@ async def _modern(upstream: Upstream) -> bool:
     """Whether the server answers ``server/discover`` as a stateless server does."""
     meta = {
         META_PROTOCOL_VERSION: max(STATELESS_VERSIONS),
-        CLIENT_CAPABILITIES_META_KEY: {},
-        CLIENT_INFO_META_KEY: {"name": "strictmcp-proxy", "version": "1"},
+        META_CLIENT_CAPABILITIES: {},
+        META_CLIENT_INFO: {"name": "strictmcp-proxy", "version": "1"},
     }
     probe = {"jsonrpc": "2.0", "id": _PROBE, "method": "server/discover", "params": {"_meta": meta}}
     try:

@@ -47,8 +47,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
-
 from .. import __version__
 from ..connect.lines import Handoff, line_of
 from ..connect.process import ProcessUpstream
@@ -56,7 +54,14 @@ from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID, Upstream
 from ..enforce import PinFile
 from ..enforce.metrics import Metrics
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
-from ..protocol.jsonrpc import answer_digest, answer_id, answer_with_id, error_response
+from ..protocol.jsonrpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    answer_digest,
+    answer_id,
+    answer_with_id,
+    error_response,
+)
 from ..protocol.tasks import RELATED_TASK, UNKNOWN_TASK, UNKNOWN_TASK_TEXT, task_id_of
 from ..protocol.wire import HANDSHAKE_VERSIONS
 from ..schema.jsonio import JSONInputError, load_json

@@ -14,7 +14,11 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from mcp_types.jsonrpc import (
+from ..connect.alarms import alarms
+from ..connect.lines import line_of
+from ..connect.sse import event, priming
+from ..enforce import RATE_LIMITED
+from ..protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -23,11 +27,6 @@ from mcp_types.jsonrpc import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-
-from ..connect.alarms import alarms
-from ..connect.lines import line_of
-from ..connect.sse import event, priming
-from ..enforce import RATE_LIMITED
 from .http_streams import AnswerLines, Exchange, RequestId
 
 Scope = MutableMapping[str, Any]

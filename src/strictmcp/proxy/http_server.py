@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
-from mcp_types.jsonrpc import INVALID_REQUEST
 
 from ..connect import http_headers as h
 from ..connect.http_serving import AnnouncingServer, read_body
@@ -42,7 +41,7 @@ from ..connect.lines import line_of
 from ..connect.upstream import LONG_LIVED, UPSTREAM_CLOSED
 from ..policy import Identity
 from ..protocol import Decoded, Message, Revision, decode, errors, own_message
-from ..protocol.jsonrpc import refusal_for
+from ..protocol.jsonrpc import INVALID_REQUEST, refusal_for
 from ..protocol.wire import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, declared_version
 from . import http_asgi as io
 from .http_asgi import Receive, Scope, Send

@@ -36,8 +36,6 @@ from collections.abc import Awaitable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from mcp_types.jsonrpc import REQUEST_TIMEOUT
-
 from ..connect.lines import Handoff, framed, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID
 from ..enforce import Auditor, Enforcer, Limiter, PinFile, outcome
@@ -64,7 +62,7 @@ from ..protocol import (
     own_message,
     task_id_of,
 )
-from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, refusal_for
+from ..protocol.jsonrpc import DEFAULT_MAX_SIZE, REQUEST_TIMEOUT, refusal_for
 from ..protocol.prompts import withheld_prompt_error
 from ..protocol.tasks import (
     DEFAULT_MAX_TASKS,
