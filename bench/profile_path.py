@@ -50,16 +50,22 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=45)
     parser.add_argument("--callees", nargs="+", default=[], help="print these functions' callees")
     parser.add_argument("--gateway", action="store_true", help="profile the gateway instead")
+    parser.add_argument(
+        "--proxy-option",
+        action="append",
+        default=[],
+        help="an option for the proxy (repeatable), e.g. --proxy-option=--metrics=127.0.0.1:0",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="strictmcp-profile-") as tmp:
         out = Path(tmp) / "profile"
         profiled = [sys.executable, __file__, "--child", str(out)]
         if args.gateway:
             policy = gateway_policy(Path(tmp), [(name, ECHO) for name in GATEWAY_SERVERS[:1]])
-            argv = [*profiled, "strictmcp", "gateway", "--policy", str(policy)]
+            argv = [*profiled, "strictmcp", "gateway", "--policy", str(policy), *args.proxy_option]
             tool = f"{GATEWAY_SERVERS[0]}__create_issue"
         else:
-            argv = [*profiled, "strictmcp.proxy", "--", *ECHO]
+            argv = [*profiled, "strictmcp.proxy", *args.proxy_option, "--", *ECHO]
             tool = "create_issue"
         launched: Launched = launch(argv, Path(tmp) / "log", stdio=True, env=None, cwd=Path(tmp))
         client = StdioClient(launched)
