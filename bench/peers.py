@@ -63,7 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -297,10 +297,24 @@ class Launched:
                 self.process.wait()
 
 
+def rooted(env: Mapping[str, str] | None) -> dict[str, str]:
+    """``env`` (None: this process's) with each ``PYTHONPATH`` entry made absolute from this
+    process's working directory. A child started elsewhere would resolve a relative entry
+    from its own (Python makes ``sys.path`` absolute at start) and silently run the code
+    installed instead: ``PYTHONPATH=build/compiled`` timed pure Python."""
+    rooted = dict(os.environ if env is None else env)
+    entries = rooted.get("PYTHONPATH")
+    if entries:
+        absolute = [os.path.abspath(entry) for entry in entries.split(os.pathsep) if entry]
+        rooted["PYTHONPATH"] = os.pathsep.join(absolute)
+    return rooted
+
+
 def launch(
     argv: Sequence[str], log: Path, *, stdio: bool, env: dict[str, str] | None, cwd: Path
 ) -> Launched:
-    """Start a peer in its own process group (so that stopping it stops its children)."""
+    """Start a peer in its own process group (so that stopping it stops its children), in
+    ``cwd``, with this run's ``PYTHONPATH`` made absolute (see :func:`rooted`)."""
     pipe = subprocess.PIPE if stdio else subprocess.DEVNULL
     with log.open("wb") as err:
         process = subprocess.Popen(
@@ -308,7 +322,7 @@ def launch(
             stdin=pipe,
             stdout=subprocess.PIPE if stdio else subprocess.DEVNULL,
             stderr=err,
-            env=env,
+            env=rooted(env),
             cwd=cwd,
             start_new_session=True,
         )
@@ -697,6 +711,8 @@ class Spec:
 
 
 def strictmcp_version(setup: Setup) -> str:
+    """This checkout's version, commit and the build its processes run (``compiled`` or
+    ``pure Python``, asked of a child started as the rows' are)."""
     try:
         own = version("strictmcp")
     except PackageNotFoundError:
@@ -707,7 +723,16 @@ def strictmcp_version(setup: Setup) -> str:
         text=True,
         check=False,
     )
-    return f"{own} ({done.stdout.strip()})" if done.returncode == 0 else own
+    built = subprocess.run(
+        [sys.executable, "-c", "import strictmcp; print(strictmcp.build())"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=rooted(None),
+        cwd=setup.tmp,
+    )
+    commit = done.stdout.strip() if done.returncode == 0 else "?"
+    return f"{own} ({commit}, {built.stdout.strip() or '?'})"
 
 
 def wait_http(launched: Launched, port: int) -> None:
