@@ -5,10 +5,12 @@ Run ``python bench/observe.py`` (about a minute; ``--quick`` for a smoke run, ``
 to keep the raw numbers, ``--check`` to exit 1 when a goal fails). Figures and their reading
 are in docs/benchmarks.md, section "Observability cost (issue 25)".
 
-Four ``strictmcp proxy`` processes over stdio (bench/proxy.py's :class:`~proxy.Peer`), each in
+Five ``strictmcp proxy`` processes over stdio (bench/proxy.py's :class:`~proxy.Peer`), each in
 front of its own bench/echo_server.py, run for the whole benchmark:
 
 - ``off``: no ``--metrics``, no OTLP endpoint (nothing is measured);
+- ``off_again``: the same, a second process: what two identical proxies differ by, the floor
+  under every other ratio;
 - ``metrics``: ``--metrics 127.0.0.1:PORT``;
 - ``traces``: metrics, and ``OTEL_EXPORTER_OTLP_ENDPOINT`` naming a receiver in this process
   on loopback that accepts every export and discards it; the default sampler (parent-based,
@@ -57,7 +59,9 @@ from proxy import PROXY, SERVER, Peer, _line, _p10_p90, call_line, check_peers, 
 from strictmcp.enforce import Auditor
 from strictmcp.proxy.session import ProxySession
 
-CONTENDERS = ("off", "metrics", "traces", "traces_all")
+CONTENDERS = ("off", "off_again", "metrics", "traces", "traces_all")
+# Both off: what two identical proxy processes differ by is the floor under every ratio.
+_OFF = frozenset({"off", "off_again"})
 GOALS = {"metrics": 1.03, "traces": 1.10}  # CPU per call against off, at most (issue 25)
 
 
@@ -101,6 +105,7 @@ def environments(endpoint: str) -> dict[str, dict[str, str]]:
     traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "strictmcp-bench"}
     return {
         "off": {},
+        "off_again": {},
         "metrics": {},
         "traces": traced,
         "traces_all": {**traced, "OTEL_TRACES_SAMPLER": "always_on"},
@@ -146,7 +151,7 @@ def start(key: str, otel: dict[str, str]) -> Proxy:
     base = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     argv = list(PROXY)
     address = None
-    if key != "off":
+    if key not in _OFF:
         address = f"127.0.0.1:{free_port()}"
         argv[argv.index("--") : argv.index("--")] = ["--metrics", address]
     peer = Peer(key, argv, env={**base, **otel})
@@ -229,7 +234,7 @@ def decisions(rounds: int, calls: int) -> dict[str, list[float]]:
             saved = dict(os.environ)
             os.environ.update(otel[key])
             try:
-                telemetries[key] = None if key == "off" else Telemetry(traces=bool(otel[key]))
+                telemetries[key] = None if key in _OFF else Telemetry(traces=bool(otel[key]))
             finally:
                 os.environ.clear()
                 os.environ.update(saved)
