@@ -885,3 +885,10 @@ def test_a_handoff_gives_a_value_once_and_only_for_its_own_line() -> None:
         handoff.give(line, n)
     assert handoff.take(lines[0]) is None  # the oldest dropped past the bound
     assert [handoff.take(line) for line in lines[1:]] == [1, 2]
+    # Bounded in bytes too: a value never taken holds no more than the bound.
+    small = Handoff(bound=100, bound_bytes=10)
+    big, last = b"x" * 8 + b"\n", b"y" * 4 + b"\n"
+    small.give(big, "big")
+    small.give(last, "last")
+    assert small.take(big) is None
+    assert small.take(last) == "last"

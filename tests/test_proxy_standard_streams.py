@@ -325,6 +325,28 @@ def _wait_for(path: Path, condition: Any) -> bytes:
     raise AssertionError(f"timed out; {path.name}: {data[-500:]!r}")
 
 
+def _json_objects(line: bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC messages a terminal line shows, in order: an echo the shell's ``stty
+    -echo`` came too late for can share a line with the answer it got, with no line break
+    between."""
+    text = line.decode("utf-8", "replace")
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    at = text.find("{")
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        if isinstance(value, dict) and "jsonrpc" in value:
+            found.append(value)
+            at = text.find("{", end)
+        else:  # a part of a message cut by the terminal: what follows may be whole
+            at = text.find("{", at + 1)
+    return found
+
+
 def test_a_terminal_under_tmux(tmp_path: Path, loop: str, tmux: list[str]) -> None:
     """stdin and stdout one terminal, as a person typing gives it: each request typed is
     answered on the terminal, and ^D ends the session."""
@@ -347,7 +369,7 @@ def test_a_terminal_under_tmux(tmp_path: Path, loop: str, tmux: list[str]) -> No
     assert _wait_for(tmp_path / "status", lambda data: data.endswith(b"\n")).strip() == b"0"
     # A request typed before the shell's stty -echo took effect is echoed too: only
     # responses are the proxy's answers.
-    lines = [json.loads(line) for line in screen.read_bytes().splitlines() if line.startswith(b"{")]
+    lines = [obj for line in screen.read_bytes().splitlines() for obj in _json_objects(line)]
     answers = [line for line in lines if "method" not in line]
     assert [answer["id"] for answer in answers] == [0, 1, 2, 3]
     assert recorded(tmp_path) == valid_texts(3)

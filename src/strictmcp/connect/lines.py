@@ -101,27 +101,35 @@ class Handoff:
     peer); both read every line, and most of a call's cost through the gateway used to be
     those second readings. A value is taken at most once, and only for the very line object
     it was given with (held here, so that no other object can take its place); a line the
-    reader is not handed a value for is read as any other. At most ``bound`` lines wait:
-    past it the oldest are dropped (their readers parse them)."""
+    reader is not handed a value for is read as any other. At most ``bound`` lines and
+    ``bound_bytes`` of them wait (a reader takes each at its next turn): past either, the
+    oldest are dropped, and their readers parse them."""
 
-    def __init__(self, bound: int = 4096) -> None:
+    def __init__(self, bound: int = 1024, bound_bytes: int = 8 * 1024 * 1024) -> None:
         self._bound = bound
+        self._bound_bytes = bound_bytes
+        self._held = 0
         self._values: dict[int, tuple[bytes, Any]] = {}
 
     def give(self, line: bytes, value: Any) -> None:
         """``line`` is the JSON text of ``value`` (a message read strictly, or encoded by
         :func:`line_of`), about to be written to the reader."""
         values = self._values
-        if len(values) >= self._bound:
-            del values[next(iter(values))]
         values[id(line)] = (line, value)
+        self._held += len(line)
+        while len(values) > self._bound or self._held > self._bound_bytes:
+            dropped, _ = values.pop(next(iter(values)))
+            self._held -= len(dropped)
 
     def take(self, line: bytes) -> Any:
         """The value ``line`` was given with, forgotten once taken; None when there is none
         (the reader reads the line: a line whose value is JSON's null reads as None too)."""
         # The line held with its value keeps its address from being any other object's.
         found = self._values.pop(id(line), None)
-        return None if found is None else found[1]
+        if found is None:
+            return None
+        self._held -= len(line)
+        return found[1]
 
 
 class Lines:

@@ -1151,7 +1151,10 @@ def reach_gateway(
             return await reached[server.name](session)
 
         gateway = Gateway(servers, settings, server_upstream, session.auditor.say, metrics)
-        session.handoff_out, session.handoff_in = gateway.from_session, gateway.to_session
+        if not session.shared:
+            # The session reads this gateway's lines and writes it its own. A shared session's
+            # upstream is a bridge (or the probe of one), which reads and writes for it.
+            session.handoff_out, session.handoff_in = gateway.from_session, gateway.to_session
         if session.enforcer.flows is not None:
             session.enforcer.flows.locate = gateway.resource_server
         await gateway.start()
