@@ -310,6 +310,10 @@ class Gateway:
         started.set()
         handshaken = False
         reader = asyncio.create_task(self._read(member, upstream))
+        # The server's end is handled after the try, then what ended the run raised again,
+        # rather than in a finally: compiled, awaiting the exit in a finally lost the
+        # cancellation that closes the gateway, and the server was started again.
+        ended: BaseException | None = None
         try:
             if self._client_init is not None:
                 handshaken = await self._handshake(member, notify=True)
@@ -317,22 +321,25 @@ class Gateway:
                     self._changed(member)
             await reader
             handshaken = handshaken or member.result is not None
-        finally:
-            reader.cancel()
-            member.upstream = None
-            was_ready = member.result is not None
-            member.result = None
-            self._lost(member)
-            status = await upstream.aclose()
-            if self._metrics is not None:
-                if self._closed:
-                    self._metrics.health.stopped(member.name)
-                else:
-                    self._metrics.health.down(member.name, was_up=True)
-            if not self._closed:
-                self._say(f"server {member.name!r} exited (status {status})")
-                if was_ready and self._client_ready:
-                    self._changed(member)
+        except BaseException as error:  # raised again below, once cleaned up
+            ended = error
+        reader.cancel()
+        member.upstream = None
+        was_ready = member.result is not None
+        member.result = None
+        self._lost(member)
+        status = await upstream.aclose()
+        if self._metrics is not None:
+            if self._closed:
+                self._metrics.health.stopped(member.name)
+            else:
+                self._metrics.health.down(member.name, was_up=True)
+        if not self._closed:
+            self._say(f"server {member.name!r} exited (status {status})")
+            if was_ready and self._client_ready:
+                self._changed(member)
+        if ended is not None:
+            raise ended
         return handshaken
 
     async def _read(self, member: _Member, upstream: Upstream) -> None:
