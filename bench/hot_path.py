@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import strictmcp
-from proxy import SERVER, Peer, _line, call_line, opened
+from proxy import _line, call_line, opened, recorded
 from strictmcp.enforce.audit import Auditor
 from strictmcp.proxy.session import ProxySession
 
@@ -33,12 +33,7 @@ BENCH = Path(__file__).resolve().parent
 
 def child(calls: int) -> None:
     """Print the decisions' CPU ns per call under this process's PYTHONPATH."""
-    direct = Peer("direct", SERVER)
-    try:
-        replies = [_line(direct.handshake[0]), _line(direct.handshake[2])]
-        answer = direct.ask(call_line(1))
-    finally:
-        direct.close()
+    replies, answer = recorded()
     requests = [call_line(i) for i in range(1, calls + 1)]
     answers = [_line({**answer, "id": i}) for i in range(1, calls + 1)]
 

@@ -55,7 +55,7 @@ from typing import Any
 
 from engine import environment
 from peers import free_port
-from proxy import PROXY, SERVER, Peer, _line, _p10_p90, call_line, check_peers, opened
+from proxy import PROXY, SERVER, Peer, _line, _p10_p90, call_line, check_peers, opened, recorded
 from strictmcp.enforce import Auditor
 from strictmcp.proxy.session import ProxySession
 
@@ -221,12 +221,7 @@ def decisions(rounds: int, calls: int) -> dict[str, list[float]]:
     """CPU ns per call of each contender's session decisions, one figure per round."""
     from strictmcp.proxy.observe import Telemetry  # noqa: PLC0415
 
-    direct = Peer("direct", SERVER)
-    try:
-        replies = [_line(direct.handshake[0]), _line(direct.handshake[2])]
-        answer = direct.ask(call_line(1))
-    finally:
-        direct.close()
+    replies, answer = recorded()
     with receiver() as (endpoint, _):
         otel = environments(endpoint)
         telemetries: dict[str, Telemetry | None] = {}

@@ -229,6 +229,17 @@ def check_peers(direct: Peer, proxied: Peer) -> None:
         raise SystemExit("the proxy answers differently after a refusal")
 
 
+def recorded() -> tuple[list[bytes], dict[str, Any]]:
+    """The echo server's answers to ``initialize`` and ``tools/list`` as lines (for
+    :func:`opened`), and its answer to ``call_line(1)``: recorded once from a real one."""
+    direct = Peer("direct", SERVER)
+    try:
+        replies = [_line(direct.handshake[0]), _line(direct.handshake[2])]
+        return replies, direct.ask(call_line(1))
+    finally:
+        direct.close()
+
+
 async def opened(session: ProxySession, replies: Sequence[bytes]) -> None:
     """Take an in-process ``session`` through :data:`HANDSHAKE`, ``replies`` being the
     echo server's answers to ``initialize`` and ``tools/list`` as recorded lines."""
@@ -242,11 +253,7 @@ async def opened(session: ProxySession, replies: Sequence[bytes]) -> None:
 def session_cost(calls: int, answer: bytes, profiler: cProfile.Profile | None = None) -> float:
     """ns per call of the proxy's decisions alone: ``from_client`` on a request and
     ``from_server`` on its answer, in this process, on recorded lines."""
-    direct = Peer("direct", SERVER)
-    try:
-        replies = [_line(direct.handshake[0]), _line(direct.handshake[2])]
-    finally:
-        direct.close()
+    replies, _ = recorded()
     template = json.loads(answer)
     requests = [call_line(i) for i in range(1, calls + 1)]
     answers = [_line({**template, "id": i}) for i in range(1, calls + 1)]
