@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 import httpx2
 import pytest
-from mcp import ClientSession
+from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from auth_support import authorization_server, free_port
@@ -164,6 +165,35 @@ def test_sensitive_pointers_taint_their_values_from_min_length() -> None:
     other = FlowTracker((rule,))
     other.taint("files", {"content": [], "structuredContent": {"people": people}})
     assert other.check("mail", {"to": "ada@example.com"}, "/a").action is None
+
+
+def test_a_reload_keeps_the_taints_and_narrows_their_shadows() -> None:
+    tracker = tracked(FlowRule(sources=("files",), sinks=("*",), min_length=12))
+    # A reload (the same rules again, or others): what the session read is tainted still.
+    tracker.use((FlowRule(sources=("files",), sinks=("*",), min_length=12),))
+    assert tracker.check("sink", {"q": AWS}, "/a").action == "refuse"
+    # Shorter values count now: what was kept is found by narrower shadows, beside new ones.
+    pin = FlowRule(
+        sources=("files",), sinks=("*",), min_length=4, sensitive=("/structuredContent/pin",)
+    )
+    tracker.use((pin,))
+    tracker.taint("files", {"content": [], "structuredContent": {"pin": "4921"}})
+    for sent in (AWS, _b64(AWS, "x"), GITHUB.encode().hex(), "pin 4921", _b64("4921")):
+        assert tracker.check("sink", {"q": sent}, "/a").action == "refuse", sent
+    # Wider again: the shadows cannot widen, and what is kept is found still; the rules say
+    # which lengths count.
+    tracker.use((FlowRule(sources=("files",), sinks=("*",), min_length=16),))
+    assert tracker.check("sink", {"q": _b64(AWS)}, "/a").action == "refuse"
+    assert tracker.check("sink", {"q": "pin 4921"}, "/a").action is None
+
+
+def test_many_taints_are_found_after_their_shadows_narrow() -> None:
+    values = [f"value-{n:04d}-of-many" for n in range(40)]
+    tracker = held(*values)
+    tracker.use((FlowRule(sources=("crm",), sinks=("*",), min_length=4, sensitive=("/x",)),))
+    assert all(refused(tracker, f"about {value}.") for value in values)
+    assert all(refused(tracker, _b64(value)) for value in values[::7])
+    assert not refused(tracker, "value-9999-of-many")
 
 
 def test_resource_contents_blobs_and_prompt_messages_are_tainted() -> None:
@@ -400,6 +430,42 @@ def test_a_flow_table_needs_the_gateway() -> None:
         Policy.from_dict({"flow": [{"from": ["a"], "to": ["b"]}]})
 
 
+def test_the_enforcers_taints_outlive_a_reload(tmp_path: Path) -> None:
+    flows = [{"from": ["files"], "to": ["sink"]}]
+    enforcer = Enforcer(policy=Policy.from_dict({"server": _SERVERS, "flow": flows}))
+    enforcer.taint("tools/call", {"name": "files__read"}, result(AWS))
+    call = {"name": "sink__write", "arguments": {"q": AWS}}
+    for again in (
+        flows,
+        [{**flows[0], "min_length": 4}],
+        [*flows, {"from": ["sink"], "to": ["*"]}],
+    ):
+        enforcer.use(Policy.from_dict({"server": _SERVERS, "flow": again}), None)
+        refused, _ = enforcer.check_flow(ToolRegistry(LATEST), "tools/call", call)
+        assert refused is not None, again
+    # Every [[flow]] table gone: nothing is checked, and nothing kept.
+    enforcer.use(Policy.from_dict({"server": _SERVERS}), None)
+    assert enforcer.flows is None
+
+
+def test_a_tasks_deferred_result_is_tainted_by_the_tasks_server() -> None:
+    policy = Policy.from_dict({"server": _SERVERS, "flow": [{"from": ["files"], "to": ["sink"]}]})
+    call = {"name": "sink__write", "arguments": {"q": AWS}}
+    for method, answered in (
+        ("tasks/result", result(AWS)),
+        # 2026-07-28: tasks/get holds the final result inline.
+        ("tasks/get", {"taskId": "files__t-1", "status": "completed", "result": result(AWS)}),
+    ):
+        enforcer = Enforcer(policy=policy)
+        enforcer.taint(method, {"taskId": "files__t-1"}, answered)
+        refused, _ = enforcer.check_flow(ToolRegistry(LATEST), "tools/call", call)
+        assert refused is not None, method
+        # The sink's own task: its data back to it is no flow.
+        other = Enforcer(policy=policy)
+        other.taint(method, {"taskId": "sink__t-1"}, answered)
+        assert other.check_flow(ToolRegistry(LATEST), "tools/call", call)[0] is None
+
+
 def test_the_enforcer_reports_flows_at_their_stage_without_values(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     policy = Policy.from_dict(
@@ -557,6 +623,162 @@ def test_resources_and_prompts_carry_taint_and_are_checked(tmp_path: Path) -> No
 
     run(test)
     assert calls_of(tmp_path, "sink") == []
+
+
+def _vault_and_asking_sink(tmp_path: Path, flow: str) -> Path:
+    planted = {"content": [{"type": "text", "text": f"AWS_ACCESS_KEY_ID={AWS}"}]}
+    (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
+    return write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "read_secret")),
+        server_table("sink", flow_server("sink", tmp_path, "ask", "write_query")),
+        flow,
+    )
+
+
+def _sampled(*texts: str) -> Callable[..., Any]:
+    """A sampling callback answering with each of ``texts`` in turn: what the model wrote."""
+    replies = iter(texts)
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        content = types.TextContent(type="text", text=next(replies))
+        return types.CreateMessageResult(role="assistant", content=content, model="m")
+
+    return sample
+
+
+def _answers(tmp_path: Path) -> list[dict[str, Any]]:
+    """The client's answers to the sink's sampling requests, as the sink got them."""
+    return [call["answer"] for call in calls_of(tmp_path, "sink") if "answer" in call]
+
+
+def test_the_clients_answer_to_a_servers_request_carries_no_tainted_data(tmp_path: Path) -> None:
+    policy = _vault_and_asking_sink(tmp_path, '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n')
+    carried = [f"It is {AWS}", _b64(AWS, "x"), quote(f"k={AWS}"), AWS.encode().hex()]
+    sample = _sampled(f"early {AWS}", *carried, "Paris")
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", sampling_callback=sample
+        ) as session:
+            # Before the read the same value is no flow.
+            await session.call_tool("sink__ask", {"text": "q"})
+            read = await session.call_tool("vault__read_secret", {})
+            assert AWS in text_of(read)
+            for _ in [*carried, "Paris"]:
+                await session.call_tool("sink__ask", {"text": "q"})
+
+    run(test)
+    # The ground truth: what the sink was told in answer to its own requests.
+    early, *withheld, clean = _answers(tmp_path)
+    assert early["result"]["content"]["text"] == f"early {AWS}"
+    assert len(withheld) == len(carried)
+    for given in withheld:
+        assert "result" not in given
+        assert given["error"]["code"] == -32603
+        [found] = given["error"]["data"]
+        assert (found["code"], found["pointer"]) == ("flow-cross-server", "/result/content/text")
+        assert "'vault'" in found["message"]
+        assert AWS not in json.dumps(given)
+    assert clean["result"]["content"]["text"] == "Paris"
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "flow-cross-server" in stderr
+    assert AWS not in stderr
+
+
+def test_the_clients_answer_is_sent_redacted(tmp_path: Path) -> None:
+    flow = '[[flow]]\nfrom = ["vault"]\nto = ["*"]\naction = "redact"\n'
+    policy = _vault_and_asking_sink(tmp_path, flow)
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", sampling_callback=_sampled(f"It is {AWS}.")
+        ) as session:
+            await session.call_tool("vault__read_secret", {})
+            await session.call_tool("sink__ask", {"text": "q"})
+
+    run(test)
+    [answer] = _answers(tmp_path)
+    assert answer["result"]["content"]["text"] == "It is [redacted: data of 'vault']."
+
+
+def test_a_reload_forgets_nothing_a_session_read(tmp_path: Path) -> None:
+    flow = '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n'
+    policy = _vault_and_asking_sink(tmp_path, flow)
+    audit = tmp_path / "audit.jsonl"
+
+    def reloads() -> list[dict[str, Any]]:
+        if not audit.exists():
+            return []
+        lines = audit.read_text(encoding="utf-8").split("\n")[:-1]
+        return [r for r in map(json.loads, lines) if r.get("event") == "policy-reload"]
+
+    async def test() -> None:
+        async with gateway_session(
+            policy, tmp_path / "stderr.log", "--watch", "--audit-log", str(audit)
+        ) as session:
+            await session.call_tool("vault__read_secret", {})
+            # The rules change (shorter values count now); what was read stays tainted.
+            text = policy.read_text(encoding="utf-8")
+            policy.write_text(text.replace(flow, flow + "min_length = 4\n"), encoding="utf-8")
+            with anyio.fail_after(30):
+                while not reloads():
+                    await anyio.sleep(0.05)
+            assert [r["outcome"] for r in reloads()] == ["applied"]
+            for query in (AWS, _b64(AWS)):
+                refused = await session.call_tool("sink__write_query", {"query": query})
+                assert refused.is_error
+                assert "flow-cross-server" in text_of(refused)
+
+    run(test)
+    assert calls_of(tmp_path, "sink") == []
+
+
+def test_a_tasks_deferred_result_taints_what_follows(tmp_path: Path) -> None:
+    tasks = Path(__file__).resolve().parent / "proxy_fixtures" / "task_server.py"
+    flow = '[[flow]]\nfrom = ["tasks"]\nto = ["*"]\nsensitive = ["/content/*/text"]\n'
+    policy = write_policy(
+        tmp_path,
+        server_table("tasks", [sys.executable, str(tasks), str(tmp_path / "tasks-calls")]),
+        server_table("sink", flow_server("sink", tmp_path, "write_query")),
+        flow,
+    )
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    gateway = Process(args, tmp_path, "stdout", stdin=True)
+    asked = iter(range(1, 100))
+
+    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        request_id = next(asked)
+        gateway.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            reply: dict[str, Any] = json.loads(gateway.next_line())
+            if reply.get("id") == request_id:
+                return reply
+
+    def write(query: str) -> dict[str, Any]:
+        return ask("tools/call", {"name": "sink__write_query", "arguments": {"query": query}})
+
+    said = "batch 12345678901 done"  # what the task's final result says
+    try:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+        ask("initialize", {**init, "clientInfo": {"name": "t", "version": "1"}})
+        gateway.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ask("tools/list", {})
+        created = ask(
+            "tools/call", {"name": "tasks__batch", "arguments": {"n": 12345678901}, "task": {}}
+        )
+        task_id = created["result"]["task"]["taskId"]
+        # Made, not read: nothing is tainted yet.
+        assert not write(said)["result"].get("isError")
+        final = ask("tasks/result", {"taskId": task_id})["result"]
+        assert final["content"][0]["text"] == said
+        refused = write(said)["result"]
+        assert refused["isError"] is True
+        assert "flow-cross-server" in json.dumps(refused)
+        assert "12345678901" not in json.dumps(refused)
+    finally:
+        gateway.stop()
+    assert [c["params"]["arguments"]["query"] for c in calls_of(tmp_path, "sink")] == [said]
 
 
 def test_http_sessions_keep_their_own_taints(

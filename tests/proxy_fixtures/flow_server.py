@@ -5,7 +5,9 @@ records every ``tools/call``, ``prompts/get`` and ``resources/read`` it is sent,
 them, in ``DIR/NAME.calls.jsonl``: the ground truth of what reached it. A tool call is
 answered with the result in ``DIR/NAME.next.json`` (then removed) when there is one, else
 with ``NAME ran TOOL``; with ``FLOW_SERVER_WAIT`` set, it waits for that file (the test plants
-the answer once it has seen the call arrive) for up to 30 s. It offers the resource
+the answer once it has seen the call arrive) for up to 30 s. The tool ``ask`` instead asks the
+client for a sampling message (its argument ``text`` as the prompt), records the client's
+answer as it got it (``{"answer": ...}``), and then answers the call. It offers the resource
 ``flow://NAME/data`` (``DIR/NAME.resource``'s text) and the prompt ``note`` (its argument
 ``text`` said back).
 """
@@ -33,15 +35,24 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
         sys.stdout.flush()
 
+    asked: dict[str, object] = {}  # our sampling request's id -> the call waiting for it
+
+    def record(entry: dict[str, object]) -> None:
+        with calls.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(entry) + "\n")
+
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
+        if method is None and request_id in asked:
+            record({"answer": message})
+            send(asked.pop(request_id), {"content": [{"type": "text", "text": "answered"}]})
+            continue
         if method is None or request_id is None:
             continue
         params = message.get("params") or {}
         if method in ("tools/call", "prompts/get", "resources/read"):
-            with calls.open("a", encoding="utf-8") as log:
-                log.write(json.dumps({"method": method, "params": params}) + "\n")
+            record({"method": method, "params": params})
         if method == "initialize":
             capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
             send(
@@ -56,6 +67,21 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
             schema = {"type": "object"}
             listed = [{"name": tool, "inputSchema": schema} for tool in tools]
             send(request_id, {"tools": listed})
+        elif method == "tools/call" and params["name"] == "ask":
+            asked[f"ask-{request_id}"] = request_id
+            text = (params.get("arguments") or {}).get("text", "")
+            sampled = {
+                "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+                "maxTokens": 10,
+            }
+            out = {
+                "jsonrpc": "2.0",
+                "id": f"ask-{request_id}",
+                "method": "sampling/createMessage",
+                "params": sampled,
+            }
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
         elif method == "tools/call":
             waited = 0
             while wait and not planted.exists() and waited < 3000:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..guards.codes import GuardCode
 from ..guards.deep import DeepValidators
@@ -69,11 +69,25 @@ _RESULT_RULES = frozenset(
 )
 # The stages the policy's own mode governs too (a policy in audit mode refuses nothing).
 _POLICY_STAGES: frozenset[Stage] = frozenset({"access", "rate", "policy"})
-# The requests naming a resource, whose server the gateway's routing says (FlowTracker.locate).
+# The requests naming a resource, whose server the gateway's routing says (FlowRoutes).
 _RESOURCE_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+# The requests whose answer may be a task's deferred result (tasks/get's inline at 2026-07-28).
+_TASK_METHODS = frozenset({"tasks/result", "tasks/get"})
 _MAX_NAMES = 4096
 # For isinstance on the proxy's path: a decoded object is a dict, answered without the ABC.
 _MAPPING = (dict, Mapping)
+
+
+class FlowRoutes(Protocol):
+    """What the gateway says of where it routes, for the ``[[flow]]`` rules: the servers
+    that cannot be told by a name (a tool's, a prompt's, a task's)."""
+
+    def resource_server(self, uri: str) -> str | None:
+        """The server a request for ``uri`` goes to (None: none, or several)."""
+
+    def asking_server(self, request_id: int | str) -> str | None:
+        """The server whose request (sampling, elicitation, roots) went to the client as
+        ``request_id`` and is not answered yet (None: none)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +164,10 @@ class Enforcer:
         self.enforcing = mode == "enforce"
         self.auditor = (auditor if auditor is not None else Auditor()).in_mode(mode)
         self._narrowed = offer if offer is not None else ToolOffer()
+        #: The gateway's ``[[flow]]`` taints of this session (None: no flow rules).
+        self.flows: FlowTracker | None = None
+        #: Where the gateway routes what no name tells (set by the gateway).
+        self.routes: FlowRoutes | None = None
         self.use(policy, limiter_for(policy) if limiter is None else limiter)
 
     def use(
@@ -173,8 +191,14 @@ class Enforcer:
         #: (:attr:`~strictmcp.protocol.Decoded.plain`) need cleaning.
         self.redacts = policy is not None and any(rule.redact for rule in policy.results)
         self._flags = policy.allow_subdivision_flags if policy is not None else ()
-        #: The gateway's ``[[flow]]`` taints of this session (None: no flow rules).
-        self.flows = FlowTracker(policy.flows) if policy is not None and policy.flows else None
+        # A reload keeps what the session read tainted: the rules change, the taints stay.
+        flows = policy.flows if policy is not None else ()
+        if not flows:
+            self.flows = None
+        elif self.flows is None:
+            self.flows = FlowTracker(flows)
+        else:
+            self.flows.use(flows)
         self._servers_of: dict[str, str | None] = {}
 
     def check_call(
@@ -228,11 +252,14 @@ class Enforcer:
 
     def taint(self, method: str | None, params: Any, result: Any, owner: Hashable = None) -> None:
         """Taint what the gateway's server answered to ``method`` with ``params`` (a
-        ``tools/call``, ``prompts/get`` or ``resources/read``) for ``owner`` (None: the
+        ``tools/call``, ``prompts/get`` or ``resources/read``, or a task's deferred result
+        from ``tasks/result`` or, inline, ``tasks/get``) for ``owner`` (None: the
         session; a caller of a shared session), under the ``[[flow]]`` rules. A taint
         forgotten to make room is reported (``flow-taint-evicted``)."""
         flows = self.flows
         source = self._flow_server(method, params)
+        if method == "tasks/get" and isinstance(result, _MAPPING):
+            result = result.get("result")  # 2026-07-28: a task's final result, inline
         if flows is None or source is None or not isinstance(result, _MAPPING):
             return
         evicted = flows.taint(source, result, owner)
@@ -282,7 +309,7 @@ class Enforcer:
         sent = {**params, **flowed.params}
         name = params.get("name")
         tool = name if isinstance(name, str) and method == "tools/call" else None
-        mode = self._policy_mode(tool)
+        mode = self._server_mode(sink)
         acts = flowed.action != "audit"
         self.auditor.record(
             flowed.found,
@@ -310,6 +337,46 @@ class Enforcer:
         )
         return refused, params
 
+    def check_answer_flow(
+        self,
+        method: str | None,
+        answer: dict[str, Any],
+        *,
+        identity: Identity | None = None,
+        owner: Hashable = None,
+    ) -> tuple[list[Violation], dict[str, Any]]:
+        """The ``[[flow]]`` rules on the client's ``answer`` to a gateway's server's own
+        request (``method``: a sampling, elicitation or roots request), about to go to the
+        server that asked: the findings that withhold it (empty: none), and the answer to
+        send (``answer`` itself unless a ``redact`` rule replaced data in its ``result`` or
+        ``error``). Findings are reported at the ``flow`` stage, in the mode of the server
+        that asked."""
+        flows, routes, request_id = self.flows, self.routes, answer.get("id")
+        if flows is None or routes is None or not isinstance(request_id, (int, str)):
+            return [], answer
+        sink = routes.asking_server(request_id)
+        if sink is None or flows.idle(sink, owner):
+            return [], answer
+        key = "result" if "result" in answer else "error"
+        flowed = flows.check(sink, answer.get(key), "/" + key, owner)
+        if flowed.action is None:
+            return [], answer
+        mode, acts = self._server_mode(sink), flowed.action != "audit"
+        self.auditor.record(
+            flowed.found,
+            direction="c2s",
+            method=method,
+            stage="flow",
+            action=outcome(acts, mode, "replaced" if flowed.action == "redact" else "refused"),
+            identity=identity,
+            mode=mode,
+        )
+        if mode != "enforce" or not acts:
+            return [], answer
+        if flowed.action == "redact":
+            return [], {**answer, key: flowed.params}
+        return errors(flowed.found), answer
+
     def _flow_server(self, method: str | None, params: Any) -> str | None:
         """The gateway's server a request goes to (and its answer comes from): a tool's or
         a prompt's by its name, a resource's as the gateway routes its URI."""
@@ -327,9 +394,12 @@ class Enforcer:
                 self._servers_of.clear()
             server = self._servers_of[name] = policy.server_of(name)
             return server
+        if method in _TASK_METHODS:  # a task's deferred result: the server whose task it is
+            task = params.get("taskId")
+            return policy.server_of(task) if isinstance(task, str) else None
         uri = params.get("uri")
-        if method in _RESOURCE_METHODS and isinstance(uri, str) and flows.locate is not None:
-            return flows.locate(uri)
+        if method in _RESOURCE_METHODS and isinstance(uri, str) and self.routes is not None:
+            return self.routes.resource_server(uri)
         return None
 
     def guards_request(self, method: str | None) -> bool:
@@ -857,6 +927,15 @@ class Enforcer:
         return (
             "enforce"
             if self.enforcing and (policy is None or policy.mode_for(tool) == "enforce")
+            else "audit"
+        )
+
+    def _server_mode(self, server: str) -> Mode:
+        """The mode the policy's stages run in for the gateway's ``server``."""
+        policy = self.policy
+        return (
+            "enforce"
+            if self.enforcing and (policy is None or policy.server_mode(server) == "enforce")
             else "audit"
         )
 

@@ -40,7 +40,7 @@ import hmac
 import re
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import fnmatchcase
@@ -130,11 +130,8 @@ class Flowed:
 
 
 class FlowTracker:
-    """The ``[[flow]]`` rules of one session; see the module documentation.
-
-    ``locate`` says which server a resource URI belongs to (the gateway routes them; None:
-    unknown, and a resource's contents are then not tainted, nor a request for it checked).
-    """
+    """The ``[[flow]]`` rules of one session; see the module documentation. Which server a
+    request goes to, or an answer came from, is the caller's to say (the gateway routes)."""
 
     def __init__(
         self,
@@ -146,20 +143,36 @@ class FlowTracker:
     ) -> None:
         if max_taints < 1:
             raise ValueError("max_taints must be at least 1")
-        self.rules = rules
-        self.locate: Callable[[str], str | None] | None = None
         #: Tainted values forgotten at the bound so far (the caller reports each).
         self.evicted = 0
         self._max_taints = max_taints
         self._max_callers = max_callers
         self._key = key
-        self._anchor = min(rule.min_length for rule in rules) if rules else 8
-        # The runs long enough to decode to the shortest value tainted: base64 is 6 bits a
-        # character (4 bytes, unpadded, are 6 characters), hex 4.
-        self._runs = (
-            re.compile(f"{_BASE64_CHARACTERS}{{{_base64_length(self._anchor)},}}={{0,2}}"),
-            re.compile(f"{_HEX_CHARACTERS}{{{2 * self._anchor},}}"),
-        )
+        self._stores: OrderedDict[Hashable, _Store] = OrderedDict()
+        self.rules: tuple[FlowRule, ...] = ()
+        self._anchor = 0
+        self._runs = _run_patterns(8)
+        self._sensitive: list[tuple[FlowRule, tuple[str, ...]]] = []
+        self._redacts: list[FlowRule] = []
+        # By server name (the gateway's servers: a handful), what the globs say of each.
+        self._tainting: dict[str, bool] = {}
+        self._protected: dict[str, bool] = {}
+        self.use(rules)
+
+    def use(self, rules: tuple[FlowRule, ...]) -> None:
+        """Judge by ``rules`` from now on (the policy reloaded), keeping every taint: a
+        reload never forgets what a session read. A taint is found by the shadow of its
+        first bytes, as many as the shortest ``min_length``; what was kept cannot be
+        shadowed wider, so while anything is kept that width only ever narrows."""
+        width = min((rule.min_length for rule in rules), default=8)
+        if any(store.taints for store in self._stores.values()):
+            width = min(width, self._anchor)
+            if width < self._anchor:
+                for store in self._stores.values():
+                    _narrow(store, width)
+        self.rules = rules
+        self._anchor = width
+        self._runs = _run_patterns(width)
         self._sensitive = [
             (rule, tokens)
             for rule in rules
@@ -167,10 +180,8 @@ class FlowTracker:
             if (tokens := from_fragment("#" + pointer)) is not None
         ]
         self._redacts = [rule for rule in rules if rule.action == "redact"]
-        self._stores: OrderedDict[Hashable, _Store] = OrderedDict()
-        # By server name (the gateway's servers: a handful), what the globs say of each.
-        self._tainting: dict[str, bool] = {}
-        self._protected: dict[str, bool] = {}
+        self._tainting.clear()
+        self._protected.clear()
 
     # --- taint ---------------------------------------------------------------------------------
 
@@ -496,6 +507,20 @@ def _trie(anchors: dict[bytes, dict[int, int]]) -> bytes:
     return _branches(root)
 
 
+def _narrow(store: _Store, width: int) -> None:
+    """``store``'s taints found by the shadows of their first ``width`` bytes (narrower than
+    they were): each anchor cut, those that then meet merged, the pattern compiled anew."""
+    anchors: dict[bytes, dict[int, int]] = {}
+    for taint in store.taints.values():
+        taint.anchor = taint.anchor[:width]
+        lengths = anchors.setdefault(taint.anchor, {})
+        lengths[taint.length] = lengths.get(taint.length, 0) + 1
+    store.anchors = anchors
+    store.pattern = None
+    store.compiled = 0
+    store.fresh = set(anchors)
+
+
 def _branches(node: dict[int, Any]) -> bytes:
     if not node:
         return b""
@@ -503,6 +528,15 @@ def _branches(node: dict[int, Any]) -> bytes:
         return b"[" + bytes(sorted(node)) + b"]"
     parts = [bytes((letter,)) + _branches(below) for letter, below in sorted(node.items())]
     return parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
+
+
+def _run_patterns(width: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The base64 and hex runs long enough to decode to a value ``width`` bytes long: base64
+    is 6 bits a character (4 bytes, unpadded, are 6 characters), hex 4."""
+    return (
+        re.compile(f"{_BASE64_CHARACTERS}{{{_base64_length(width)},}}={{0,2}}"),
+        re.compile(f"{_HEX_CHARACTERS}{{{2 * width},}}"),
+    )
 
 
 def _base64_length(size: int) -> int:

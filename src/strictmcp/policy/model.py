@@ -255,7 +255,12 @@ class Policy:
         """The mode the policy's stages run in for ``tool``: the ``mode`` of the gateway's
         ``[[server]]`` it belongs to (by its name, ``server`` + separator + ...), else the
         file's own."""
-        mode = self._server_modes.get(self.server_of(tool)) if self._server_modes else None
+        return self.server_mode(self.server_of(tool)) if self._server_modes else self.mode
+
+    def server_mode(self, server: str | None) -> Mode:
+        """The mode the policy's stages run in for the gateway's ``server``: its ``mode``,
+        else the file's own."""
+        mode = self._server_modes.get(server) if self._server_modes else None
         return mode if mode is not None else self.mode
 
     @cached_property

@@ -833,6 +833,15 @@ class Gateway:
         owners = self._owners(uri)
         return owners[0].name if len(owners) == 1 else None
 
+    def asking_server(self, request_id: int | str) -> str | None:
+        """The name of the server whose request went to the client as ``request_id`` and
+        is not answered yet (None: none): the ``[[flow]]`` rules' destination of the
+        client's answer."""
+        if isinstance(request_id, bool) or not isinstance(request_id, int):
+            return None  # the gateway's own ids are integers
+        asked = self._asked.get(request_id)
+        return asked[0].name if asked is not None else None
+
     def _complete(self, message: dict[str, Any]) -> None:
         params = message.get("params")
         ref = params.get("ref") if isinstance(params, dict) else None
@@ -1162,8 +1171,7 @@ def reach_gateway(
             # The session reads this gateway's lines and writes it its own. A shared session's
             # upstream is a bridge (or the probe of one), which reads and writes for it.
             session.handoff_out, session.handoff_in = gateway.from_session, gateway.to_session
-        if session.enforcer.flows is not None:
-            session.enforcer.flows.locate = gateway.resource_server
+        session.enforcer.routes = gateway
         await gateway.start()
         return gateway
 

@@ -753,6 +753,11 @@ class ProxySession:
                 params = {**params, "arguments": decoded}
                 message = own_message({**message.raw, "params": params})
                 rewritten = True
+        asked = (
+            self.conversation.request_answered_by(message, "c2s")
+            if self.enforcer.flows is not None and message.kind in ("response", "error")
+            else None
+        )
         found = self.conversation.observe(message, "c2s", size=size)
         call, tool = self.conversation.call, name if isinstance(name, str) and name else None
         if call is not None and tool is not None and call.violations:
@@ -780,6 +785,8 @@ class ProxySession:
             guarded = self._guarded(message, params, caller)
             if guarded is not None:
                 return guarded
+        if asked is not None:
+            return self._answer_flowed(message, asked, caller)
         if call is None or tool is None or message.id is None:
             flow, forward = self._flowed(message, caller)
             if flow is not None:
@@ -818,6 +825,18 @@ class ProxySession:
             owner=self._flow_owner(caller),
         )
         return refused, message.raw if sent is params else {**message.raw, "params": sent}
+
+    def _answer_flowed(self, message: Message, asked: Message, caller: Identity | None) -> _Item:
+        """The client's answer to a gateway's server's own request (``asked``) under the
+        ``[[flow]]`` rules: sent on, with data replaced where a rule redacts, or withheld,
+        the server that asked told so in its place (value-free)."""
+        withheld, sent = self.enforcer.check_answer_flow(
+            asked.method, message.raw, identity=caller, owner=self._flow_owner(caller)
+        )
+        if withheld:
+            text = "The client's answer carries data read from another server (strictmcp gateway)"
+            return _Item(forward=_in_place_of(message.id, text, withheld), changed=True)
+        return _Item(forward=sent, changed=sent is not message.raw)
 
     def _flow_owner(self, caller: Identity | None) -> Any:
         """Whose taints a message is about: the session's (None), or in a shared session,
@@ -879,8 +898,7 @@ class ProxySession:
             return _Item(changed=True, settles=False)
         whose = "client" if direction == "c2s" else "server"
         text = f"The {whose}'s answer was not valid (strictmcp proxy)"
-        error = error_response(message.id, UPSTREAM_INVALID, text, [v.to_dict() for v in blocking])
-        return _Item(forward=error, changed=True)
+        return _Item(forward=_in_place_of(message.id, text, blocking), changed=True)
 
     def _answered(self, reply: dict[str, Any]) -> dict[str, Any]:
         """Our answer to a request, which settles it in the conversation as the server's
@@ -1061,7 +1079,7 @@ class ProxySession:
         the findings (value-free) in ``data``, for a server answer that could not be handed
         on. The server is told to cancel it, and its answer, should one still come, is
         dropped. Sides as seen from the server: ``forward`` to the client, ``reply`` to it."""
-        reply = error_response(request_id, UPSTREAM_INVALID, text, [v.to_dict() for v in found])
+        reply = _in_place_of(request_id, text, found)
         if self.observer is not None and request_id in self._waiting:
             self.observer.gave_up(request_id, "invalid", UPSTREAM_INVALID)
         self._answered(reply)
@@ -1365,6 +1383,12 @@ def _line_with_result(message: dict[str, Any], result: bytes) -> bytes:
 def _tool_index(pointer: str) -> int | None:
     head = pointer[len(_TOOLS) :].split("/", 1)[0]
     return int(head) if pointer.startswith(_TOOLS) and head.isdigit() else None
+
+
+def _in_place_of(request_id: int | str | None, text: str, found: list[Violation]) -> dict[str, Any]:
+    """The proxy's error in place of an answer that is not handed on: ``text``, and the
+    findings in ``data`` (never a value)."""
+    return error_response(request_id, UPSTREAM_INVALID, text, [v.to_dict() for v in found])
 
 
 def _refusal(request: Message, decision: CallCheck) -> dict[str, Any]:
