@@ -270,7 +270,7 @@ def test_an_endpoint_of_the_proxy_offers_some_of_its_servers_tools(
         tmp_path,
         processes,
         "proxy",
-        'exclude_tools = ["crash", "dup", "listings", "tail", "lone"]\n',
+        'exclude_tools = ["crash", "dup", "listings", "tail", "lone", "flood"]\n',
         endpoint,
         args=("--", *fixture("a")),
     )

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -816,6 +817,88 @@ def test_a_servers_answer_reaches_the_client_as_it_wrote_it_but_for_the_id(
     head: dict[str, Any] = {"jsonrpc": "2.0", "id": "c-9"}
     written = {**head, "result": body} if tool == "echo" else {"result": body, **head}
     assert answer == json.dumps(written).encode() + b"\n"
+
+
+def _rss(pid: int) -> int:
+    """The resident memory of process ``pid``, in bytes."""
+    status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    return int(re.search(r"VmRSS:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
+
+
+def test_a_server_flooding_a_client_that_does_not_read_is_held_back(tmp_path: Path) -> None:
+    # A server may write faster than the client reads: the gateway holds a bounded amount for
+    # the client, as the single proxy does, and the server then waits on its own stdout.
+    policy = write_policy(tmp_path, server_table("a", fixture("a")))
+    count, many = tmp_path / "flood.count", 20_000  # 2 KB each: 40 MB in all
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    gateway = subprocess.Popen(
+        args, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert gateway.stdin is not None
+    assert gateway.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert gateway.stdin is not None
+        gateway.stdin.write(json.dumps(message) + "\n")
+        gateway.stdin.flush()
+
+    def answer(request_id: int) -> dict[str, Any]:
+        assert gateway.stdout is not None
+        while (message := json.loads(gateway.stdout.readline())).get("id") != request_id:
+            pass
+        return message
+
+    def written() -> int:
+        return int(count.read_text(encoding="utf-8") or 0) if count.exists() else 0
+
+    try:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {**init, "clientInfo": {"name": "t", "version": "1"}},
+            }
+        )
+        answer(1)
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        answer(2)
+        before = _rss(gateway.pid)
+        arguments = {"text": f"{many} {count}"}
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "a__flood", "arguments": arguments},
+            }
+        )
+        # The client reads nothing now. Wait until the server stops getting further (or is
+        # done): what it wrote by then is what the gateway and the pipes took from it.
+        deadline, last, still = time.monotonic() + 60, -1, 0
+        while still < 10 and written() < many and time.monotonic() < deadline:
+            now = written()
+            still, last = (still + 1 if now == last and now else 0), now
+            time.sleep(0.1)
+        held, grown = written(), _rss(gateway.pid) - before
+        assert held < many // 2, f"{held} of {many} messages taken from the server"
+        assert grown < 40 * 1024 * 1024, f"the gateway grew by {grown // 2**20} MB"
+        # Then the client reads: every message arrives, in order, and the answer after them.
+        seen = 0
+        while True:
+            message = json.loads(gateway.stdout.readline())
+            if message.get("method") == "notifications/message":
+                assert message["params"]["data"].startswith(f"{seen} ")
+                seen += 1
+            elif message.get("id") == 3:
+                assert message["result"]["content"][0]["text"] == "flooded"
+                break
+        assert seen == many
+    finally:
+        gateway.kill()
+        gateway.wait(timeout=10)
 
 
 def test_an_unpaired_surrogate_in_an_answer_is_refused_through_the_gateway(

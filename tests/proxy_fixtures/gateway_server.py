@@ -8,7 +8,9 @@ uses, and answers with the client's text), ``grow`` (adds the tool ``extra`` and
 changed), ``log`` (a log message from the logger ``core``), ``listings`` (how many
 ``tools/list`` it answered), ``dup`` (answers with a result holding ``isError`` twice, true then
 false), ``tail`` (answers with its id written last, as the TypeScript SDK writes it), ``lone``
-(answers with a text holding an unpaired surrogate, escaped). MODE ``hang``: it answers
+(answers with a text holding an unpaired surrogate, escaped), ``flood`` (its ``text`` is ``N
+FILE``: writes N log messages of 2 KB, numbered from 0, as fast as its stdout takes them,
+saying in FILE every 100 how many it has written, then answers). MODE ``hang``: it answers
 ``initialize`` and nothing after.
 """
 
@@ -30,6 +32,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
     name = sys.argv[1]
     hang = sys.argv[2:] == ["hang"]
     tools = ["echo", "env", "crash", "ask", "grow", "log", "dup", "listings", "tail", "lone"]
+    tools.append("flood")
     listings = 0
     asked: dict[str, object] = {}  # our request's id -> the call waiting for its answer
     out = sys.stdout
@@ -121,6 +124,16 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
                 send({"result": said, "jsonrpc": "2.0", "id": request_id})
             elif tool == "lone":
                 result(request_id, "half of a pair: \ud800")
+            elif tool == "flood":
+                many, count = text.split(" ", 1)
+                for n in range(int(many)):
+                    data = f"{n} " + "x" * 2048
+                    params = {"level": "info", "logger": "flood", "data": data}
+                    send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+                    if n % 100 == 99:
+                        with open(count, "w", encoding="utf-8") as said:
+                            said.write(str(n + 1))
+                result(request_id, "flooded")
             elif tool == "log":
                 params = {"level": "warning", "logger": "core", "data": f"{name} logs"}
                 send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})

@@ -55,6 +55,7 @@ from ..enforce import PinFile
 from ..enforce.metrics import Metrics
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
 from ..protocol.jsonrpc import (
+    DEFAULT_MAX_SIZE,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     answer_digest,
@@ -171,6 +172,7 @@ class Gateway:
         reach: Reach,
         say: Callable[[str], None],
         metrics: Metrics | None = None,
+        max_size: int = DEFAULT_MAX_SIZE,
     ) -> None:
         self._metrics = metrics
         self._members = [_Member(server) for server in servers]
@@ -181,6 +183,13 @@ class Gateway:
         self._say = say
         self._out: deque[bytes | str] = deque()
         self._arrived = asyncio.Event()
+        # What waits for the client is bounded as a single server's unread lines are: past
+        # twice the line limit the servers are not read (they wait on their own stdout)
+        # until the client has taken half of it.
+        self._out_size = 0
+        self._high = 2 * max_size
+        self._room = asyncio.Event()
+        self._room.set()
         self._closed = False
         self._ids = itertools.count(1)
         self._calls: dict[int, _Call] = {}
@@ -253,7 +262,11 @@ class Gateway:
                 return None
             self._arrived.clear()
             await self._arrived.wait()
-        return self._out.popleft()
+        line = self._out.popleft()
+        self._out_size -= len(line)
+        if self._out_size <= self._high // 2:
+            self._room.set()
+        return line
 
     async def aclose(self) -> int:
         """Stop every server; 0 (the gateway's servers' statuses are said as they exit)."""
@@ -344,6 +357,9 @@ class Gateway:
 
     async def _read(self, member: _Member, upstream: Upstream) -> None:
         while (line := await upstream.receive()) is not None:
+            if self._out_size > self._high:
+                self._room.clear()
+                await self._room.wait()
             if isinstance(line, str):
                 self._to_client(line)  # too long to read: the session says so
                 continue
@@ -473,6 +489,7 @@ class Gateway:
 
     def _to_client(self, line: bytes | str) -> None:
         self._out.append(line)
+        self._out_size += len(line)
         self._arrived.set()
 
     def _tell(self, message: dict[str, Any], line: bytes | None = None) -> None:
@@ -1166,7 +1183,9 @@ def reach_gateway(
                 )
             return await reached[server.name](session)
 
-        gateway = Gateway(servers, settings, server_upstream, session.auditor.say, metrics)
+        gateway = Gateway(
+            servers, settings, server_upstream, session.auditor.say, metrics, max_size
+        )
         if not session.shared:
             # The session reads this gateway's lines and writes it its own. A shared session's
             # upstream is a bridge (or the probe of one), which reads and writes for it.
