@@ -45,6 +45,9 @@ def _toml(value: Any) -> str:
     return json.dumps(value)  # a JSON string or array of strings is TOML too
 
 
+FLOOD_HTTP = Path(__file__).resolve().parent / "proxy_fixtures" / "flood_http_server.py"
+
+
 def fixture(name: str, *mode: str) -> list[str]:
     return [sys.executable, str(FIXTURE), name, *mode]
 
@@ -825,70 +828,60 @@ def _rss(pid: int) -> int:
     return int(re.search(r"VmRSS:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
 
 
-def test_a_server_flooding_a_client_that_does_not_read_is_held_back(tmp_path: Path) -> None:
-    # A server may write faster than the client reads: the gateway holds a bounded amount for
-    # the client, as the single proxy does, and the server then waits on its own stdout.
-    policy = write_policy(tmp_path, server_table("a", fixture("a")))
-    count, many = tmp_path / "flood.count", 20_000  # 2 KB each: 40 MB in all
-    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
-    gateway = subprocess.Popen(
-        args, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert gateway.stdin is not None
-    assert gateway.stdout is not None
+def flooded_unread(
+    args: list[str], cwd: Path, tool: str, arguments: Any, count: Path, many: int
+) -> None:
+    """Start ``args`` (a proxy or gateway over stdio), call ``tool``, which floods the client
+    with ``many`` log messages of 2 KB and says in ``count`` how many it has written, and read
+    nothing meanwhile: the proxy must take less than half from the server (which then waits)
+    and grow by less than 40 MB; once the client reads, every message arrives, in order, then
+    the answer."""
+    proxy = subprocess.Popen(args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    stdin, stdout = proxy.stdin, proxy.stdout
+    assert stdin is not None
+    assert stdout is not None
 
-    def send(message: dict[str, Any]) -> None:
-        assert gateway.stdin is not None
-        gateway.stdin.write(json.dumps(message) + "\n")
-        gateway.stdin.flush()
+    def send(request_id: int | None, method: str, params: dict[str, Any]) -> None:
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        stdin.write(
+            json.dumps(message if request_id is None else {**message, "id": request_id}).encode()
+            + b"\n"
+        )
+        stdin.flush()
 
-    def answer(request_id: int) -> dict[str, Any]:
-        assert gateway.stdout is not None
-        while (message := json.loads(gateway.stdout.readline())).get("id") != request_id:
+    def answer(request_id: int) -> None:
+        while json.loads(stdout.readline()).get("id") != request_id:
             pass
-        return message
 
     def written() -> int:
         return int(count.read_text(encoding="utf-8") or 0) if count.exists() else 0
 
     try:
-        init = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        client = {"name": "t", "version": "1"}
         send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {**init, "clientInfo": {"name": "t", "version": "1"}},
-            }
+            1,
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client},
         )
         answer(1)
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        send(None, "notifications/initialized", {})
+        send(2, "tools/list", {})
         answer(2)
-        before = _rss(gateway.pid)
-        arguments = {"text": f"{many} {count}"}
-        send(
-            {
-                "jsonrpc": "2.0",
-                "id": 3,
-                "method": "tools/call",
-                "params": {"name": "a__flood", "arguments": arguments},
-            }
-        )
+        before = _rss(proxy.pid)
+        send(3, "tools/call", {"name": tool, "arguments": arguments})
         # The client reads nothing now. Wait until the server stops getting further (or is
-        # done): what it wrote by then is what the gateway and the pipes took from it.
+        # done): what it wrote by then is what the proxy and the pipes took from it.
         deadline, last, still = time.monotonic() + 60, -1, 0
         while still < 10 and written() < many and time.monotonic() < deadline:
             now = written()
             still, last = (still + 1 if now == last and now else 0), now
             time.sleep(0.1)
-        held, grown = written(), _rss(gateway.pid) - before
+        held, grown = written(), _rss(proxy.pid) - before
         assert held < many // 2, f"{held} of {many} messages taken from the server"
-        assert grown < 40 * 1024 * 1024, f"the gateway grew by {grown // 2**20} MB"
-        # Then the client reads: every message arrives, in order, and the answer after them.
+        assert grown < 40 * 1024 * 1024, f"the proxy grew by {grown // 2**20} MB"
         seen = 0
         while True:
-            message = json.loads(gateway.stdout.readline())
+            message = json.loads(stdout.readline())
             if message.get("method") == "notifications/message":
                 assert message["params"]["data"].startswith(f"{seen} ")
                 seen += 1
@@ -897,8 +890,39 @@ def test_a_server_flooding_a_client_that_does_not_read_is_held_back(tmp_path: Pa
                 break
         assert seen == many
     finally:
-        gateway.kill()
-        gateway.wait(timeout=10)
+        proxy.kill()
+        proxy.wait(timeout=10)
+
+
+def test_a_server_flooding_a_client_that_does_not_read_is_held_back(tmp_path: Path) -> None:
+    # A server may write faster than the client reads: the gateway holds a bounded amount for
+    # the client, as the single proxy does, and the server then waits on its own stdout.
+    policy = write_policy(tmp_path, server_table("a", fixture("a")))
+    count = tmp_path / "flood.count"
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    flooded_unread(args, tmp_path, "a__flood", {"text": f"20000 {count}"}, count, 20_000)
+
+
+@pytest.mark.parametrize("gateway", [False, True], ids=["proxy", "gateway"])
+def test_an_http_server_flooding_a_client_that_does_not_read_is_held_back(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+    gateway: bool,
+) -> None:
+    # The same over HTTP: the server's event stream is not read on while the client is behind
+    # (80 MB: the sockets' own buffers hold several).
+    count = tmp_path / "flood.count"
+    server = Process([sys.executable, str(FLOOD_HTTP), str(count)], tmp_path, "stdout")
+    processes.append(server)
+    url = server.wait_for("http://")
+    if gateway:
+        policy = write_policy(tmp_path, f'[[server]]\nname = "h"\nurl = "{url}"\n')
+        args = ["gateway", "--policy", str(policy)]
+    else:
+        args = ["proxy", "--upstream", url]
+    command = [sys.executable, "-m", "strictmcp", *args]
+    tool = "h__flood" if gateway else "flood"
+    flooded_unread(command, tmp_path, tool, {"n": 40_000}, count, 40_000)
 
 
 def test_an_unpaired_surrogate_in_an_answer_is_refused_through_the_gateway(

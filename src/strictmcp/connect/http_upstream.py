@@ -11,6 +11,10 @@ A server may close an answer's event stream before the response, once it has giv
 id (SEP-1699): the stream is then resumed with a GET naming the last id, after the delay the
 server asked for, as long as each reconnection brings something new.
 
+What waits to be received is bounded as a spawned server's unread lines are: past twice the
+message limit, no answer or stream is read further (the server waits on its connection) until
+half of it has been received.
+
 An HTTP failure fails only the requests of that POST, with a JSON-RPC error the proxy's client
 reads like any answer: ``UPSTREAM_CLOSED`` when the server cannot be reached or ends the
 exchange early, ``UPSTREAM_INVALID`` when its answer cannot be read, or when the server refuses
@@ -100,6 +104,9 @@ class HttpUpstream:
         )
         self._endless = httpx2.Timeout(None, connect=connect)
         self._received: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._received_size = 0  # of the messages queued, in bytes
+        self._room = asyncio.Event()
+        self._room.set()
         # The POST of each request in flight, and whether it was sent as 2026-07-28.
         self._posts: dict[RequestId, tuple[asyncio.Task[None], bool]] = {}
         self._listening: asyncio.Task[None] | None = None
@@ -186,7 +193,12 @@ class HttpUpstream:
 
     async def receive(self) -> bytes | None:
         """The next message the server sent; None once closed."""
-        return await self._received.get()
+        line = await self._received.get()
+        if line is not None:
+            self._received_size -= len(line)
+            if self._received_size <= self.max_size:
+                self._room.set()
+        return line
 
     def _session_over(self) -> None:
         """The server forgot the session (restarted, or expired it): what is still in flight
@@ -242,6 +254,7 @@ class HttpUpstream:
                 async for message in self._answer(response, len(ids) == 1, reader):
                     if self._take(message, ids, waiting, initialize):
                         return
+                    await self._roomy()
             await self._resume(reader, ids, waiting)
             if not waiting:
                 return
@@ -303,6 +316,7 @@ class HttpUpstream:
                 async for message in self._events(response, reader):
                     if self._take(message, ids, waiting, None):
                         return
+                    await self._roomy()
             if reader.last_id == last:
                 return  # nothing new: the server cannot resume this stream
 
@@ -412,6 +426,7 @@ class HttpUpstream:
                     return
                 async for message in self._events(response, EventReader(self.max_size)):
                     self._queue(message)
+                    await self._roomy()
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -443,7 +458,15 @@ class HttpUpstream:
 
     def _queue(self, message: dict[str, Any]) -> None:
         if not self._closed:
-            self._received.put_nowait(line_of(message))
+            line = line_of(message)
+            self._received_size += len(line)
+            self._received.put_nowait(line)
+
+    async def _roomy(self) -> None:
+        """Return once what waits to be received is within its bound."""
+        if self._received_size > 2 * self.max_size:
+            self._room.clear()
+            await self._room.wait()
 
     def _fail(
         self, request_id: RequestId, code: int, text: str, data: dict[str, Any] | None = None
