@@ -211,7 +211,8 @@ def test_the_proxy_offers_what_the_top_level_keys_say(tmp_path: Path, mode: str)
 def test_the_top_level_keys_match_the_gateways_namespaced_names(tmp_path: Path) -> None:
     policy = write_policy(
         tmp_path,
-        'exclude_tools = ["*__crash", "*__dup", "*__listings", "*__tail", "*__lone", "*__flood", "b__*"]\n',
+        'exclude_tools = ["*__crash", "*__dup", "*__listings", "*__tail", "*__lone", "*__flood",'
+        ' "b__*"]\n',
         server_table("a", fixture("a")),
         server_table("b", fixture("b")),
     )
