@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import socket
+import sys
+import time
 from collections.abc import MutableMapping
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 
 import test_proxy_http
+from auth_support import free_port
 from strictmcp.connect import http_serving
 from strictmcp.connect.http_upstream import HttpUpstream
 from strictmcp.connect.sse import EventReader
 from strictmcp.proxy.http_server import App, Limits
-from strictmcp.proxy.http_streams import MAX_UNREAD, AnswerLines, Router
+from strictmcp.proxy.http_streams import MAX_UNREAD, MAX_UNREAD_BYTES, AnswerLines, Exchange, Router
+from test_gateway import _rss, fixture
 from test_proxy_http import (
     _ACCEPT,
     _LEGACY_INIT,
@@ -31,6 +38,8 @@ from test_proxy_http import (
     request,
     run,
 )
+
+_REQUEST: dict[str, Any] = {"jsonrpc": "2.0", "id": 1}
 
 # The fixtures that start proxies, and stop them.
 launch = test_proxy_http.launch
@@ -308,6 +317,98 @@ def test_a_get_stream_never_read_holds_a_bounded_backlog() -> None:
     asyncio.run(body())
 
 
+def test_a_post_stream_never_read_is_ended_holding_a_bounded_backlog() -> None:
+    """A POST's answer stream whose client reads nothing (its connection stalled): what waits
+    for it stays bounded, the answer is ended as if the client had gone away (naming the
+    requests still waiting), and what comes for it after goes to the GET stream's buffer."""
+
+    async def body() -> None:
+        router = Router(3)
+        exchange = router.open(Exchange({7: 7}, {}, streaming=True))
+        for n in range(5 * MAX_UNREAD):
+            router.deliver(json.dumps({"jsonrpc": "2.0", "method": f"n/{n}"}).encode())
+        assert len(exchange.lines) <= MAX_UNREAD + 1
+        assert exchange.stalled == {7}
+        assert not router.pending(7)
+        numbered = [json.loads(line)["method"] for line in exchange.lines.take_all() if line]
+        assert numbered == [f"n/{n}" for n in range(len(numbered))]
+        router.deliver(json.dumps({"jsonrpc": "2.0", "id": 7, "result": {}}).encode())
+        again = router.listen()
+        assert again is not None
+        assert json.loads(again.take_all()[-1] or b"") == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+    asyncio.run(body())
+
+
+def test_a_stream_of_few_large_lines_is_bounded_by_its_bytes() -> None:
+    lines = AnswerLines()
+    lines.put(b"x" * (MAX_UNREAD_BYTES + 1))
+    assert not lines.stalled  # a line alone always goes
+    lines.put(b"{}")
+    assert lines.stalled
+
+
+def test_a_client_that_never_reads_its_answer_cannot_fill_the_proxy(
+    tmp_path: Path,
+    processes: list[test_proxy_http.Process],
+) -> None:
+    # A real proxy over HTTP in front of a server that writes 80 MB for one call, and a client
+    # that sends the call and reads nothing: the proxy drains the server and keeps little.
+    port, count = free_port(), tmp_path / "flood.count"
+    args = ["proxy", "--listen", f"127.0.0.1:{port}", "--", *fixture("a")]
+    proxy = test_proxy_http.Process([sys.executable, "-m", "strictmcp", *args], tmp_path, "stderr")
+    processes.append(proxy)
+    proxy.wait_for("listening on")
+    url = f"http://127.0.0.1:{port}/mcp"
+    with httpx2.Client(timeout=30) as client:
+        init = _LEGACY_INIT
+        started = client.post(
+            url, headers=_ACCEPT, json={**_REQUEST, "method": "initialize", "params": init}
+        )
+        headers = {**_ACCEPT, "mcp-session-id": started.headers["mcp-session-id"]}
+        headers["mcp-protocol-version"] = init["protocolVersion"]
+        client.post(
+            url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        client.post(url, headers=headers, json={**_REQUEST, "id": 2, "method": "tools/list"})
+        before = _rss(proxy.popen.pid)
+        call = {"name": "flood", "arguments": {"text": f"40000 {count}"}}
+        body = json.dumps({**_REQUEST, "id": 3, "method": "tools/call", "params": call}).encode()
+        with socket.create_connection(("127.0.0.1", port)) as stalled:
+            stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            said = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            head = f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n{said}"
+            stalled.sendall(f"{head}content-length: {len(body)}\r\n\r\n".encode() + body)
+            deadline = time.monotonic() + 60
+            while not (count.exists() and count.read_text(encoding="utf-8") == "40000"):
+                assert time.monotonic() < deadline, "the server was not drained"
+                time.sleep(0.1)
+            grown = _rss(proxy.popen.pid) - before
+            assert grown < 40 * 1024 * 1024, f"the proxy grew by {grown // 2**20} MB"
+            # The session goes on for the client's other requests.
+            echo = {"name": "echo", "arguments": {"text": "still here"}}
+            answer = client.post(
+                url,
+                headers=headers,
+                json={**_REQUEST, "id": 4, "method": "tools/call", "params": echo},
+            )
+            assert "still here" in answer.text
+            # The stalled answer, read at last: messages in order from the first, then its end.
+            stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+            stalled.settimeout(30)
+            received = b""
+            while not received.endswith(b"\r\n0\r\n\r\n"):
+                chunk = stalled.recv(1 << 16)
+                assert chunk, "the connection closed before the answer ended"
+                received += chunk
+    numbers = [int(n) for n in re.findall(rb'"data": "(\d+) x', received)]
+    assert numbers == list(range(len(numbers)))
+    assert 0 < len(numbers) < 40000
+    no_crash(proxy.output())
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile servers, in process
 # ---------------------------------------------------------------------------------------------
 # Hostile servers, in process
 

@@ -402,7 +402,8 @@ class App:
         ends when the server answers or the proxy's timeout does. An answer that is only
         responses goes out as JSON, whatever the revision; one that is a stream is ``primed``
         for resumption where the revision does that. From 2026-07-28 (``modern``) a client
-        that goes away cancels its requests (closing the answer is the cancellation)."""
+        that goes away, or whose stream stalls, cancels its requests (closing the answer is
+        the cancellation)."""
         router = channel.router
         router.open(exchange)
         statuses = io.MODERN_STATUS if modern else io.LEGACY_STATUS
@@ -438,8 +439,8 @@ class App:
                 )
             finally:
                 departure.close()
-            if modern and departure.gone.done():
-                for sent_as in list(exchange.waiting):
+            if modern and (departure.gone.done() or exchange.stalled):
+                for sent_as in list(exchange.waiting or exchange.stalled):
                     channel.relay.cancel(sent_as)
         finally:
             router.close(exchange)

@@ -84,7 +84,8 @@ class Channel:
 
 class _Answers:
     """The router as the relay's client side: each line goes on the answer it belongs to,
-    at once (the router bounds what it keeps for an answer not being read)."""
+    at once (the router bounds what it keeps for an answer not being read: a stream left
+    unread past its bound is ended)."""
 
     blocked = False
 

@@ -7,8 +7,11 @@ upstream: a response goes to the exchange of its request, a progress notificatio
 exchange that gave its token, a notification of a subscription (2026-07-28 tags those with the
 id of the ``subscriptions/listen`` request whose stream it belongs on) to that request's,
 anything else to the oldest exchange still streaming, then the GET stream, then a bounded
-buffer kept until a GET stream is opened. A GET stream whose client leaves :data:`MAX_UNREAD`
-lines unread is ended, its lines buffered: the client opens another to go on.
+buffer kept until a GET stream is opened. A stream whose client leaves :data:`MAX_UNREAD`
+lines (or :data:`MAX_UNREAD_BYTES`) unread has stalled, and is ended: a GET stream's lines
+are buffered, and the client opens another to go on; a POST's answer ends as if its client had
+gone away (from 2026-07-28 its requests are cancelled), and what comes for it after goes where
+a departed client's would.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ RequestId = int | str
 
 
 MAX_UNREAD = 1000
-"""Lines a GET stream's client may leave unread before the stream is ended: past a burst,
-that many means its connection has stalled, and they would pile up without bound."""
+"""Lines a stream's client may leave unread before the stream is ended: past a burst, that
+many means its connection has stalled, and they would pile up without bound."""
+MAX_UNREAD_BYTES = 8 * 1024 * 1024
+"""Bytes, likewise (in more than one line: a line alone always goes)."""
 
 
 class AnswerLines:
@@ -42,20 +47,30 @@ class AnswerLines:
 
     def __init__(self) -> None:
         self._items: deque[bytes | None] = deque()
+        self._size = 0
         self._waiter: asyncio.Future[None] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def stalled(self) -> bool:
+        """Whether the client leaves so much unread that its connection has stalled."""
+        items = self._items
+        return len(items) >= MAX_UNREAD or (self._size > MAX_UNREAD_BYTES and len(items) > 1)
+
     def put(self, line: bytes | None) -> None:
         """Add a line (None: the end)."""
         self._items.append(line)
+        if line is not None:
+            self._size += len(line)
         self._wake()
 
     def take_all(self) -> list[bytes | None]:
         """Every line not read yet, removed."""
         items = list(self._items)
         self._items.clear()
+        self._size = 0
         return items
 
     async def next(self, gone: asyncio.Future[None], ping: float | None = None) -> bytes | None:
@@ -78,7 +93,10 @@ class AnswerLines:
                     alarms().cancel(alarm)
             if not self._items:
                 return None if gone.done() else b""
-        return self._items.popleft()
+        line = self._items.popleft()
+        if line is not None:
+            self._size -= len(line)
+        return line
 
     def _wake(self) -> None:
         if self._waiter is not None:
@@ -118,6 +136,8 @@ class Exchange:
         self.streaming = streaming
         self.waiting = set(ids)
         self.lines = AnswerLines()
+        #: The requests still waiting when the client's stream stalled (and was ended).
+        self.stalled: set[RequestId] = set()
         #: The responses kept for a JSON answer; None once the answer is a stream.
         self.held: list[bytes] | None = [] if whole else None
         if not self.waiting:
@@ -156,6 +176,9 @@ class Exchange:
         # else: a message for a client that takes only JSON, which has no place for it
         for sent_as in answered:
             self.settle(sent_as)
+        if self.waiting and self.lines.stalled:
+            self.stalled = set(self.waiting)
+            self.end()
 
     def stream(self) -> None:
         """Make the answer an event stream from now on: the responses held go first."""
@@ -245,9 +268,11 @@ class Router:
         target = self._target(messages)
         if target is not None:
             target.put(line, messages)
+            if target.stalled:
+                self.close(target)
         elif self.shared:
             return
-        elif self.standalone is not None and len(self.standalone) < MAX_UNREAD:
+        elif self.standalone is not None and not self.standalone.stalled:
             self.standalone.put(line)
         else:
             if self.standalone is not None:
