@@ -8,6 +8,7 @@ listing, ask the client for a sampling message with the id another server uses t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from strictmcp.connect.lines import Handoff
+from strictmcp.connect.lines import Backlog, Handoff
 from strictmcp.protocol import LATEST, decode
 from strictmcp.protocol.jsonrpc import answer_with_id
 from test_proxy_http import Process, processes, sdk_http_server  # noqa: F401 - a fixture
@@ -834,8 +835,8 @@ def flooded_unread(
     """Start ``args`` (a proxy or gateway over stdio), call ``tool``, which floods the client
     with ``many`` log messages of 2 KB and says in ``count`` how many it has written, and read
     nothing meanwhile: the proxy must take less than half from the server (which then waits)
-    and grow by less than 40 MB; once the client reads, every message arrives, in order, then
-    the answer."""
+    and grow by less than half of it; once the client reads, every message arrives, in order,
+    then the answer."""
     proxy = subprocess.Popen(args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     stdin, stdout = proxy.stdin, proxy.stdout
     assert stdin is not None
@@ -878,7 +879,7 @@ def flooded_unread(
             time.sleep(0.1)
         held, grown = written(), _rss(proxy.pid) - before
         assert held < many // 2, f"{held} of {many} messages taken from the server"
-        assert grown < 40 * 1024 * 1024, f"the proxy grew by {grown // 2**20} MB"
+        assert grown < many * 1024, f"the proxy grew by {grown // 2**20} MB"
         seen = 0
         while True:
             message = json.loads(stdout.readline())
@@ -900,7 +901,7 @@ def test_a_server_flooding_a_client_that_does_not_read_is_held_back(tmp_path: Pa
     policy = write_policy(tmp_path, server_table("a", fixture("a")))
     count = tmp_path / "flood.count"
     args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
-    flooded_unread(args, tmp_path, "a__flood", {"text": f"20000 {count}"}, count, 20_000)
+    flooded_unread(args, tmp_path, "a__flood", {"text": f"40000 {count}"}, count, 40_000)
 
 
 @pytest.mark.parametrize("gateway", [False, True], ids=["proxy", "gateway"])
@@ -910,7 +911,7 @@ def test_an_http_server_flooding_a_client_that_does_not_read_is_held_back(
     gateway: bool,
 ) -> None:
     # The same over HTTP: the server's event stream is not read on while the client is behind
-    # (80 MB: the sockets' own buffers hold several).
+    # (120 MB: the sockets' own buffers hold several).
     count = tmp_path / "flood.count"
     server = Process([sys.executable, str(FLOOD_HTTP), str(count)], tmp_path, "stdout")
     processes.append(server)
@@ -922,7 +923,7 @@ def test_an_http_server_flooding_a_client_that_does_not_read_is_held_back(
         args = ["proxy", "--upstream", url]
     command = [sys.executable, "-m", "strictmcp", *args]
     tool = "h__flood" if gateway else "flood"
-    flooded_unread(command, tmp_path, tool, {"n": 40_000}, count, 40_000)
+    flooded_unread(command, tmp_path, tool, {"n": 60_000}, count, 60_000)
 
 
 def test_an_unpaired_surrogate_in_an_answer_is_refused_through_the_gateway(
@@ -999,3 +1000,36 @@ def test_a_handoff_gives_a_value_once_and_only_for_its_own_line() -> None:
     small.give(last, "last")
     assert small.take(big) is None
     assert small.take(last) == "last"
+
+
+def test_a_backlog_holds_its_writers_back_past_its_bound_until_half_is_taken() -> None:
+    async def body() -> None:
+        backlog = Backlog(high=10)
+        written: list[int] = []
+
+        async def writer() -> None:
+            for n in range(8):
+                await backlog.room()
+                backlog.put(b"%d\n" % n)  # 2 bytes each
+                written.append(n)
+
+        async def turns() -> None:
+            for _ in range(20):
+                await asyncio.sleep(0)
+
+        task = asyncio.create_task(writer())
+        await turns()
+        assert written == [0, 1, 2, 3, 4, 5]  # 12 bytes wait: past the bound, it waits
+        taken = [await backlog.get() for _ in range(3)]
+        await turns()
+        assert written == [0, 1, 2, 3, 4, 5]  # 6 bytes still wait: more than half
+        taken.append(await backlog.get())
+        await asyncio.wait_for(task, 5)  # 4 bytes wait now: it goes on
+        backlog.put("oversized")  # what the proxy says itself is never held back
+        backlog.put(None)
+        taken += [await backlog.get() for _ in range(6)]
+        lines = [b"%d\n" % n for n in range(8)]
+        assert taken == [*lines, "oversized", None]
+        assert not backlog.waiting
+
+    asyncio.run(body())

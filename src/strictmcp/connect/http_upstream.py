@@ -39,7 +39,7 @@ import httpx2
 from ..protocol.jsonrpc import DEFAULT_MAX_SIZE
 from ..protocol.wire import STATELESS_VERSIONS, declared_version
 from . import http_headers as h
-from .lines import line_of
+from .lines import Backlog, line_of
 from .sse import EventReader, EventTooLarge
 from .upstream import LONG_LIVED, UPSTREAM_CLOSED, UPSTREAM_INVALID
 
@@ -103,10 +103,7 @@ class HttpUpstream:
             verify=tls if tls is not None else True,
         )
         self._endless = httpx2.Timeout(None, connect=connect)
-        self._received: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._received_size = 0  # of the messages queued, in bytes
-        self._room = asyncio.Event()
-        self._room.set()
+        self._received = Backlog(2 * max_size)
         # The POST of each request in flight, and whether it was sent as 2026-07-28.
         self._posts: dict[RequestId, tuple[asyncio.Task[None], bool]] = {}
         self._listening: asyncio.Task[None] | None = None
@@ -150,7 +147,7 @@ class HttpUpstream:
     @property
     def waiting(self) -> bool:
         """Whether :meth:`receive` has a message at once."""
-        return not self._received.empty()
+        return self._received.waiting
 
     async def _post_all(self) -> None:
         try:
@@ -191,21 +188,16 @@ class HttpUpstream:
         for request_id in ids:
             self._posts[request_id] = (task, modern)
 
-    async def receive(self) -> bytes | None:
+    async def receive(self) -> bytes | str | None:
         """The next message the server sent; None once closed."""
-        line = await self._received.get()
-        if line is not None:
-            self._received_size -= len(line)
-            if self._received_size <= self.max_size:
-                self._room.set()
-        return line
+        return await self._received.get()
 
     def _session_over(self) -> None:
         """The server forgot the session (restarted, or expired it): what is still in flight
         belongs to it, and the proxy's session ends as it would when a process exits."""
         self.session_id = None
         if not self._closed:
-            self._received.put_nowait(None)
+            self._received.put(None)
 
     async def aclose(self) -> int:
         """Abort what is in flight, end the server's session (DELETE) and close; 0."""
@@ -225,7 +217,7 @@ class HttpUpstream:
                 )
         if self._own_client:
             await self._client.aclose()
-        self._received.put_nowait(None)
+        self._received.put(None)
         return 0
 
     # --- requests ----------------------------------------------------------------------------
@@ -254,7 +246,7 @@ class HttpUpstream:
                 async for message in self._answer(response, len(ids) == 1, reader):
                     if self._take(message, ids, waiting, initialize):
                         return
-                    await self._roomy()
+                    await self._received.room()
             await self._resume(reader, ids, waiting)
             if not waiting:
                 return
@@ -316,7 +308,7 @@ class HttpUpstream:
                 async for message in self._events(response, reader):
                     if self._take(message, ids, waiting, None):
                         return
-                    await self._roomy()
+                    await self._received.room()
             if reader.last_id == last:
                 return  # nothing new: the server cannot resume this stream
 
@@ -426,7 +418,7 @@ class HttpUpstream:
                     return
                 async for message in self._events(response, EventReader(self.max_size)):
                     self._queue(message)
-                    await self._roomy()
+                    await self._received.room()
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -458,15 +450,7 @@ class HttpUpstream:
 
     def _queue(self, message: dict[str, Any]) -> None:
         if not self._closed:
-            line = line_of(message)
-            self._received_size += len(line)
-            self._received.put_nowait(line)
-
-    async def _roomy(self) -> None:
-        """Return once what waits to be received is within its bound."""
-        if self._received_size > 2 * self.max_size:
-            self._room.clear()
-            await self._room.wait()
+            self._received.put(line_of(message))
 
     def _fail(
         self, request_id: RequestId, code: int, text: str, data: dict[str, Any] | None = None

@@ -1,5 +1,6 @@
 """Newline-delimited messages read with a bound, so that one huge line cannot exhaust memory;
-the queue of lines read from a pipe, and write flow control of a pipe."""
+the queue of lines read from a pipe, the backlog of messages read by tasks of their own, and
+write flow control of a pipe."""
 
 from __future__ import annotations
 
@@ -185,6 +186,60 @@ class Lines:
                 self._paused = False
                 self.transport.resume_reading()
         return line
+
+
+class Backlog:
+    """Messages waiting for one reader, in order, that tasks of their own read from a peer
+    and put here (a gateway's servers, an HTTP server's answers): the writers' flow control.
+
+    A writer that awaits :meth:`room` before reading on waits while more than ``high`` bytes
+    wait, until half of them are taken, so that a peer writing faster than the reader takes
+    fills its own pipe or socket, not this process's memory (what :class:`Lines` does for a
+    pipe it reads itself). What the proxy says itself is put without waiting. ``None`` marks
+    the end.
+    """
+
+    def __init__(self, high: int) -> None:
+        self._items: deque[bytes | str | None] = deque()
+        self._size = 0
+        self._high = high
+        self._waiter: asyncio.Future[None] | None = None
+        self._room = asyncio.Event()
+        self._room.set()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether :meth:`get` has a message at once."""
+        return bool(self._items)
+
+    def put(self, line: bytes | str | None) -> None:
+        """Add a message (None: the end)."""
+        self._items.append(line)
+        if line is not None:
+            self._size += len(line)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def get(self) -> bytes | str | None:
+        """The next message, waiting for one."""
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        line = self._items.popleft()
+        if line is not None:
+            self._size -= len(line)
+            if self._size <= self._high // 2 and not self._room.is_set():
+                self._room.set()
+        return line
+
+    async def room(self) -> None:
+        """Return once no more than ``high`` bytes wait."""
+        if self._size > self._high:
+            self._room.clear()
+            await self._room.wait()
 
 
 class Flow:

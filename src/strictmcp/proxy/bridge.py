@@ -49,7 +49,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connect.lines import line_of
+from ..connect.lines import Backlog, line_of
 from ..connect.upstream import UPSTREAM_CLOSED, Upstream
 from ..protocol import bridge as translate
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, error_response
@@ -211,7 +211,8 @@ class Bridge:
         self._max = max_held
         self._idle = idle
         self._timeout = timeout
-        self._received: asyncio.Queue[bytes | str | None] = asyncio.Queue()
+        # Bounded: a held session's reader waits while the relay is behind (_read).
+        self._received = Backlog(2 * session.max_size)
         self._held: OrderedDict[Key, _Held] = OrderedDict()
         self._routes: dict[RequestId, _Held] = {}  # client request id → its session
         self._parked: dict[str, _Parked] = {}
@@ -237,7 +238,7 @@ class Bridge:
 
     @property
     def waiting(self) -> bool:
-        return not self._received.empty()
+        return self._received.waiting
 
     async def receive(self) -> bytes | str | None:
         return await self._received.get()
@@ -256,7 +257,7 @@ class Bridge:
         held = list(self._held.values())
         self._held.clear()
         await asyncio.gather(*(self._close(h) for h in held), return_exceptions=True)
-        self._received.put_nowait(None)
+        self._received.put(None)
         return 0
 
     # --- the client's side -----------------------------------------------------------------------
@@ -424,6 +425,7 @@ class Bridge:
 
     async def _read(self, held: _Held, upstream: Upstream) -> None:
         while (line := await upstream.receive()) is not None:
+            await self._received.room()
             if isinstance(line, str):
                 continue  # over the size bound: the request it answered times out
             message = _message(line)
@@ -455,7 +457,7 @@ class Bridge:
         server_id = _id_of(message.get("id"))
         if server_id is None:
             if method == "notifications/progress":
-                self._received.put_nowait(line_of(message))
+                self._received.put(line_of(message))
             return
         if method == "ping":
             self._to_server(held, {"jsonrpc": "2.0", "id": server_id, "result": {}})
@@ -537,7 +539,7 @@ class Bridge:
 
     def _answer(self, message: dict[str, Any]) -> None:
         if not self._closed:
-            self._received.put_nowait(line_of(message))
+            self._received.put(line_of(message))
 
     # --- upkeep --------------------------------------------------------------------------------
 

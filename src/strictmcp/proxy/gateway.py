@@ -42,13 +42,12 @@ import hashlib
 import itertools
 import json
 import re
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..connect.lines import Handoff, line_of
+from ..connect.lines import Backlog, Handoff, line_of
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID, Upstream
 from ..enforce import PinFile
@@ -181,15 +180,8 @@ class Gateway:
         self._separator = settings.separator
         self._reach = reach
         self._say = say
-        self._out: deque[bytes | str] = deque()
-        self._arrived = asyncio.Event()
-        # What waits for the client is bounded as a single server's unread lines are: past
-        # twice the line limit the servers are not read (they wait on their own stdout)
-        # until the client has taken half of it.
-        self._out_size = 0
-        self._high = 2 * max_size
-        self._room = asyncio.Event()
-        self._room.set()
+        # What waits for the client is bounded as a single server's unread lines are.
+        self._out = Backlog(2 * max_size)
         self._closed = False
         self._ids = itertools.count(1)
         self._calls: dict[int, _Call] = {}
@@ -254,19 +246,12 @@ class Gateway:
 
     @property
     def waiting(self) -> bool:
-        return bool(self._out)
+        return self._out.waiting
 
     async def receive(self) -> bytes | str | None:
-        while not self._out:
-            if self._closed:
-                return None
-            self._arrived.clear()
-            await self._arrived.wait()
-        line = self._out.popleft()
-        self._out_size -= len(line)
-        if self._out_size <= self._high // 2:
-            self._room.set()
-        return line
+        if self._closed and not self._out.waiting:
+            return None  # asked again after the end
+        return await self._out.get()
 
     async def aclose(self) -> int:
         """Stop every server; 0 (the gateway's servers' statuses are said as they exit)."""
@@ -275,7 +260,7 @@ class Gateway:
             for keeper in self._keepers:
                 keeper.cancel()
             await asyncio.gather(*self._keepers, return_exceptions=True)
-            self._arrived.set()
+            self._out.put(None)
         return 0
 
     # --- the servers' lives ------------------------------------------------------------------
@@ -357,9 +342,7 @@ class Gateway:
 
     async def _read(self, member: _Member, upstream: Upstream) -> None:
         while (line := await upstream.receive()) is not None:
-            if self._out_size > self._high:
-                self._room.clear()
-                await self._room.wait()
+            await self._out.room()
             if isinstance(line, str):
                 self._to_client(line)  # too long to read: the session says so
                 continue
@@ -488,9 +471,7 @@ class Gateway:
         return True
 
     def _to_client(self, line: bytes | str) -> None:
-        self._out.append(line)
-        self._out_size += len(line)
-        self._arrived.set()
+        self._out.put(line)
 
     def _tell(self, message: dict[str, Any], line: bytes | None = None) -> None:
         """Send the client ``message`` (``line``: its JSON text, when known): the session in
