@@ -26,6 +26,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
     """Serve stdin and stdout, one line at a time."""
     name, where, tools = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
     calls = where / f"{name}.calls.jsonl"
+    wire = where / f"{name}.wire.jsonl"
     planted = where / f"{name}.next.json"
     resource = where / f"{name}.resource"
     uri = f"flow://{name}/data"
@@ -42,6 +43,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
             log.write(json.dumps(entry) + "\n")
 
     for line in sys.stdin:
+        with wire.open("a", encoding="utf-8") as log:
+            log.write(line)
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
         if method is None and request_id in asked:
@@ -54,7 +57,13 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         if method in ("tools/call", "prompts/get", "resources/read"):
             record({"method": method, "params": params})
         if method == "initialize":
-            capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
+            capabilities: dict[str, Any] = {
+                "tools": {},
+                "resources": {},
+                "prompts": {},
+                "logging": {},
+                "completions": {},
+            }
             send(
                 request_id,
                 {
@@ -82,6 +91,11 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
             }
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
+        elif method == "tools/call" and params["name"] == "fail":
+            text = (where / f"{name}.error.txt").read_text(encoding="utf-8")
+            out = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": text}}
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
         elif method == "tools/call":
             waited = 0
             while wait and not planted.exists() and waited < 3000:
@@ -103,6 +117,10 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         elif method == "prompts/list":
             argument = {"name": "text", "required": False}
             send(request_id, {"prompts": [{"name": "note", "arguments": [argument]}]})
+        elif method == "completion/complete":
+            send(request_id, {"completion": {"values": [f"{name} completes"]}})
+        elif method == "logging/setLevel":
+            send(request_id, {})
         elif method == "prompts/get":
             text = (params.get("arguments") or {}).get("text", "")
             content = {"type": "text", "text": f"{name} notes: {text}"}

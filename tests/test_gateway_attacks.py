@@ -1,0 +1,255 @@
+"""Attacks on the gateway's ``[[flow]]`` rules, made for real through ``strictmcp gateway``.
+
+A malicious model or client reads a secret from one server (the recording fixture server
+``vault``) and tries to carry it to another (``sink``) by every part of a message the gateway
+sends a server: the ground truth is the sink's own record of every line it was sent
+(``sink.wire.jsonl``), never what the gateway says it did.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_flows import AWS, flow_server
+from test_gateway import server_table, write_policy
+
+_SECONDS = 30
+_HANDSHAKE = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {"sampling": {}, "roots": {"listChanged": True}},
+    "clientInfo": {"name": "attacker", "version": "1"},
+}
+
+
+class RawClient:
+    """``strictmcp gateway`` over stdio, written to and read line by line, as a client that
+    breaks the rules would."""
+
+    def __init__(self, policy: Path, errlog: Path) -> None:
+        with errlog.open("ab") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                cwd=errlog.parent,
+            )
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(json.loads(line))
+        self.lines.put(None)
+
+    def write(self, *messages: Any) -> None:
+        """Each of ``messages`` as one line, all in one write."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        self.process.stdin.flush()
+
+    def answer(self, request_id: Any) -> dict[str, Any]:
+        """The gateway's answer to ``request_id`` (what else came kept in ``seen``)."""
+        for message in self.seen:
+            if message.get("id") == request_id and "method" not in message:
+                self.seen.remove(message)
+                return message
+        while True:
+            line = self.lines.get(timeout=_SECONDS)
+            assert line is not None, "the gateway ended before answering"
+            if line.get("id") == request_id and "method" not in line:
+                return line
+            self.seen.append(line)
+
+    def request(self, request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.write(message)
+        return self.answer(request_id)
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait(_SECONDS)
+
+
+def _vault_and_sink(tmp_path: Path, *more: str) -> Path:
+    planted = {"content": [{"type": "text", "text": f"AWS_ACCESS_KEY_ID={AWS}"}]}
+    (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
+    return write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "read_secret", "fail")),
+        server_table("sink", flow_server("sink", tmp_path, "write_query")),
+        '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n',
+        *more,
+    )
+
+
+def _started(tmp_path: Path, policy: Path) -> RawClient:
+    client = RawClient(policy, tmp_path / "stderr.log")
+    client.request(0, "initialize", _HANDSHAKE)
+    client.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    client.request("list", "tools/list")
+    client.request("prompts", "prompts/list")
+    client.request("resources", "resources/list")
+    return client
+
+
+def _sink_got(tmp_path: Path) -> str:
+    record = tmp_path / "sink.wire.jsonl"
+    return record.read_text(encoding="utf-8") if record.exists() else ""
+
+
+def _carried(tmp_path: Path, policy: Path, attack: Callable[[str], list[Any]]) -> list[str]:
+    """Send ``attack`` (its messages in one write, their ids made with a suffix), read the
+    vault's secret, then send it again; after each, a clean call to the sink (answered only
+    once the sink read every line before it). The sink's record before the read and after
+    it, and the gateway's answers to the second attack's requests."""
+    client = _started(tmp_path, policy)
+    answers: list[dict[str, Any]] = []
+    try:
+        for phase in ("before", "after"):
+            if phase == "after":
+                read = client.request("read", "tools/call", {"name": "vault__read_secret"})
+                assert AWS in json.dumps(read)
+            messages = attack(phase)
+            client.write(*messages)
+            # A cancelled call ("c-") may never be answered.
+            answers = [client.answer(m["id"]) for m in messages if m.get("id") == f"a-{phase}"]
+            clean = {"name": "sink__write_query", "arguments": {"q": f"SELECT {phase}"}}
+            assert "result" in client.request(f"clean-{phase}", "tools/call", clean)
+    finally:
+        client.close()
+    got = _sink_got(tmp_path)
+    before, _, after = got.partition("SELECT before")
+    assert "SELECT after" in after  # the sink's record is complete up to the clean call
+    return [before, after, json.dumps(answers)]
+
+
+def _call(request_id: str, method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def _note(method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+_META = {"note": f"key {AWS}"}
+_QUERY = {"name": "sink__write_query", "arguments": {"q": "SELECT 2"}}
+
+
+def _completion(ref: dict[str, Any], value: str, **more: Any) -> dict[str, Any]:
+    return {"ref": ref, "argument": {"name": "text", "value": value}, **more}
+
+
+_PROMPT_REF = {"type": "ref/prompt", "name": "sink__note"}
+_RESOURCE_REF = {"type": "ref/resource", "uri": "flow://sink/data"}
+
+# Each way a request could carry the vault's secret to the sink (by the suffix of its ids).
+REQUESTS: dict[str, Callable[[str], list[Any]]] = {
+    "tools/call _meta": lambda p: [_call(f"a-{p}", "tools/call", {**_QUERY, "_meta": _META})],
+    "tools/call other params key": lambda p: [
+        _call(f"a-{p}", "tools/call", {**_QUERY, "extra": AWS})
+    ],
+    "prompts/get _meta": lambda p: [
+        _call(f"a-{p}", "prompts/get", {"name": "sink__note", "arguments": {}, "_meta": _META})
+    ],
+    "prompts/get name": lambda p: [
+        _call(f"a-{p}", "prompts/get", {"name": f"sink__{AWS}", "arguments": {}})
+    ],
+    "resources/read _meta": lambda p: [
+        _call(f"a-{p}", "resources/read", {"uri": "flow://sink/data", "_meta": _META})
+    ],
+    "completion/complete of a prompt": lambda p: [
+        _call(f"a-{p}", "completion/complete", _completion(_PROMPT_REF, AWS))
+    ],
+    "completion/complete of a resource": lambda p: [
+        _call(f"a-{p}", "completion/complete", _completion(_RESOURCE_REF, AWS))
+    ],
+    "completion/complete context": lambda p: [
+        _call(
+            f"a-{p}",
+            "completion/complete",
+            _completion(_PROMPT_REF, "x", context={"arguments": {"other": AWS}}),
+        )
+    ],
+    "logging/setLevel _meta": lambda p: [
+        _call(f"a-{p}", "logging/setLevel", {"level": "info", "_meta": _META})
+    ],
+}
+
+
+@pytest.mark.parametrize("attack", list(REQUESTS))
+def test_no_request_carries_tainted_data_to_another_server(tmp_path: Path, attack: str) -> None:
+    before, after, answers = _carried(tmp_path, _vault_and_sink(tmp_path), REQUESTS[attack])
+    assert AWS in before  # before the read, the same value is no flow: it arrives
+    assert AWS not in after
+    assert "flow-cross-server" in answers
+    assert AWS not in answers
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "flow-cross-server" in stderr
+    assert AWS not in stderr
+
+
+# Each way a notification could: refused, it is dropped (no id to answer).
+NOTIFICATIONS: dict[str, Callable[[str], list[Any]]] = {
+    "roots/list_changed _meta": lambda p: [
+        _note("notifications/roots/list_changed", {"_meta": _META})
+    ],
+    "progress message": lambda p: [
+        _note(
+            "notifications/progress",
+            {"progressToken": p, "progress": 1, "message": f"key {AWS}"},
+        )
+    ],
+    "cancelled reason, in the call's write": lambda p: [
+        _call(f"c-{p}", "tools/call", _QUERY),
+        _note("notifications/cancelled", {"requestId": f"c-{p}", "reason": f"key {AWS}"}),
+    ],
+    "initialized _meta": lambda p: [_note("notifications/initialized", {"_meta": _META})],
+}
+
+
+@pytest.mark.parametrize("attack", list(NOTIFICATIONS))
+def test_no_notification_carries_tainted_data_to_another_server(
+    tmp_path: Path, attack: str
+) -> None:
+    before, after, _ = _carried(tmp_path, _vault_and_sink(tmp_path), NOTIFICATIONS[attack])
+    assert AWS in before
+    assert AWS not in after
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "flow-cross-server" in stderr
+    assert AWS not in stderr
+
+
+def test_a_shortened_name_is_its_servers_for_the_flow_rules(tmp_path: Path) -> None:
+    # With the separator ".", every name is shortened to be portable (`sink_write_query_`
+    # and eight hex digits): the flow rules must still know whose tool it is.
+    policy = _vault_and_sink(tmp_path, '[gateway]\nseparator = "."\n')
+    client = _started(tmp_path, policy)
+    try:
+        names = [t["name"] for t in client.request("l", "tools/list")["result"]["tools"]]
+        read = next(n for n in names if n.startswith("vault_read_secret_"))
+        sink = next(n for n in names if n.startswith("sink_write_query_"))
+        early = client.request("early", "tools/call", {"name": sink, "arguments": {"q": AWS}})
+        assert not early["result"].get("isError")
+        assert AWS in json.dumps(client.request("read", "tools/call", {"name": read}))
+        for n, sent in enumerate((AWS, f"x {AWS} y")):
+            refused = client.request(n, "tools/call", {"name": sink, "arguments": {"q": sent}})
+            assert refused["result"]["isError"]
+            assert "flow-cross-server" in json.dumps(refused)
+            assert AWS not in json.dumps(refused)
+    finally:
+        client.close()
+    assert _sink_got(tmp_path).count(AWS) == 1  # the early call's
