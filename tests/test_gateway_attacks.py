@@ -50,7 +50,9 @@ class RawClient:
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            self.lines.put(json.loads(line))
+            body = json.loads(line)
+            for message in body if isinstance(body, list) else [body]:  # a batch's answers
+                self.lines.put(message)
         self.lines.put(None)
 
     def write(self, *messages: Any) -> None:
@@ -89,7 +91,7 @@ def _vault_and_sink(tmp_path: Path, *more: str) -> Path:
     (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
     return write_policy(
         tmp_path,
-        server_table("vault", flow_server("vault", tmp_path, "read_secret", "fail")),
+        server_table("vault", flow_server("vault", tmp_path, "read_secret", "fail", "log")),
         server_table("sink", flow_server("sink", tmp_path, "write_query")),
         '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n',
         *more,
@@ -253,3 +255,38 @@ def test_a_shortened_name_is_its_servers_for_the_flow_rules(tmp_path: Path) -> N
     finally:
         client.close()
     assert _sink_got(tmp_path).count(AWS) == 1  # the early call's
+
+
+def test_a_servers_error_taints_as_its_result_would(tmp_path: Path) -> None:
+    # A database's error that echoes a row ("duplicate key ..."): the client read the secret
+    # in the error's message, and it is the vault's as a result would be.
+    (tmp_path / "vault.error.txt").write_text(f"duplicate key {AWS}", encoding="utf-8")
+    client = _started(tmp_path, _vault_and_sink(tmp_path))
+    try:
+        failed = client.request("fail", "tools/call", {"name": "vault__fail", "arguments": {}})
+        assert AWS in failed["error"]["message"]
+        sent = client.request("w", "tools/call", {**_QUERY, "arguments": {"q": AWS}})
+        assert sent["result"]["isError"]
+        assert "flow-cross-server" in json.dumps(sent)
+        assert AWS not in json.dumps(sent)
+    finally:
+        client.close()
+    assert AWS not in _sink_got(tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a server's log messages taint nothing: the session does not know which gateway "
+    "server sent a notification (see the report)",
+)
+def test_a_servers_log_message_taints_as_its_result_would(tmp_path: Path) -> None:
+    (tmp_path / "vault.error.txt").write_text(f"connected with {AWS}", encoding="utf-8")
+    client = _started(tmp_path, _vault_and_sink(tmp_path))
+    try:
+        client.request("level", "logging/setLevel", {"level": "debug"})
+        client.request("log", "tools/call", {"name": "vault__log", "arguments": {}})
+        assert AWS in json.dumps(client.seen)  # the client read it in the log message
+        client.request("w", "tools/call", {**_QUERY, "arguments": {"q": AWS}})
+    finally:
+        client.close()
+    assert AWS not in _sink_got(tmp_path)

@@ -7,9 +7,13 @@ answered with the result in ``DIR/NAME.next.json`` (then removed) when there is 
 with ``NAME ran TOOL``; with ``FLOW_SERVER_WAIT`` set, it waits for that file (the test plants
 the answer once it has seen the call arrive) for up to 30 s. The tool ``ask`` instead asks the
 client for a sampling message (its argument ``text`` as the prompt), records the client's
-answer as it got it (``{"answer": ...}``), and then answers the call. It offers the resource
-``flow://NAME/data`` (``DIR/NAME.resource``'s text) and the prompt ``note`` (its argument
-``text`` said back).
+answer as it got it (``{"answer": ...}``), and then answers the call. The tool ``fail``
+answers with a JSON-RPC error whose message is ``DIR/NAME.error.txt``'s text, and the tool
+``log`` sends that text in a log message (``notifications/message``) before it answers. It
+offers the resource ``flow://NAME/data`` (``DIR/NAME.resource``'s text), the prompt ``note``
+(its argument ``text`` said back) and completions of anything. Every line it is sent, whatever
+its method, is also kept as it came in ``DIR/NAME.wire.jsonl``: what a flow could carry
+anywhere in a message.
 """
 
 from __future__ import annotations
@@ -96,6 +100,13 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
             out = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": text}}
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
+        elif method == "tools/call" and params["name"] == "log":
+            text = (where / f"{name}.error.txt").read_text(encoding="utf-8")
+            logged = {"level": "info", "logger": "db", "data": text}
+            out = {"jsonrpc": "2.0", "method": "notifications/message", "params": logged}
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+            send(request_id, {"content": [{"type": "text", "text": "logged"}]})
         elif method == "tools/call":
             waited = 0
             while wait and not planted.exists() and waited < 3000:

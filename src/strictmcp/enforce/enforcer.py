@@ -255,8 +255,9 @@ class Enforcer:
         return self._after(registry, name, verdict, found, blocked)
 
     def taint(self, method: str | None, params: Any, result: Any, owner: Hashable = None) -> None:
-        """Taint what the gateway's server answered to ``method`` with ``params`` (a
-        ``tools/call``, ``prompts/get`` or ``resources/read``, or a task's deferred result
+        """Taint what the gateway's server answered to ``method`` with ``params`` (``result``:
+        its result, or its error; a ``tools/call``, ``prompts/get``, ``resources/read`` or
+        ``completion/complete``, or a task's deferred result
         from ``tasks/result`` or, inline, ``tasks/get``) for ``owner`` (None: the
         session; a caller of a shared session), under the ``[[flow]]`` rules. A taint
         forgotten to make room is reported (``flow-taint-evicted``)."""

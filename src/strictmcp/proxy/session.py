@@ -959,7 +959,9 @@ class ProxySession:
                 item = _Item(forward=cleaned, changed=True)
         if self.enforcer.flows is not None and request is not None and item.forward is not None:
             owner = self._flow_owner(forwarded[1] if forwarded is not None else None)
-            self.enforcer.taint(request.method, request.params, item.forward.get("result"), owner)
+            # An error's text is read as a result's is (a database's "duplicate key ...").
+            answered = item.forward.get("result", item.forward.get("error"))
+            self.enforcer.taint(request.method, request.params, answered, owner)
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
