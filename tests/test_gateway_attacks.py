@@ -290,3 +290,41 @@ def test_a_servers_log_message_taints_as_its_result_would(tmp_path: Path) -> Non
     finally:
         client.close()
     assert AWS not in _sink_got(tmp_path)
+
+
+_LONG = "run_a_query_against_the_warehouse_and_return_every_row_it_finds"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="per-tool globs match only the offered name: a guard written for the full name of "
+    "a tool offered shortened never applies (see the report)",
+)
+@pytest.mark.parametrize(
+    ("separator", "tool", "glob"),
+    [
+        (".", "write_query", "sink.write_query"),  # every name is shortened with "."
+        ("__", _LONG, f"sink__{_LONG}"),  # longer than 64 characters
+        ("__", "write.query", "sink__write.query"),  # a character outside A-Za-z0-9_-
+    ],
+)
+def test_a_guard_on_a_shortened_tools_full_name_applies(
+    tmp_path: Path, separator: str, tool: str, glob: str
+) -> None:
+    policy = write_policy(
+        tmp_path,
+        server_table("sink", flow_server("sink", tmp_path, tool)),
+        f'[gateway]\nseparator = "{separator}"\n',
+        f'[[guard]]\ntool = "{glob}"\nargument = "/q"\nkind = "text"\nmax_length = 3\n',
+    )
+    client = _started(tmp_path, policy)
+    try:
+        listed = client.request("l", "tools/list")["result"]["tools"]
+        [offered] = [t["name"] for t in listed if t["name"].startswith("sink")]
+        assert offered != glob  # offered shortened: stderr says so
+        long = {"name": offered, "arguments": {"q": "DROP TABLE t"}}
+        refused = client.request("w", "tools/call", long)
+        assert refused["result"].get("isError")
+    finally:
+        client.close()
+    assert "DROP TABLE" not in _sink_got(tmp_path)
