@@ -9,7 +9,8 @@ the answer once it has seen the call arrive) for up to 30 s. The tool ``ask`` in
 client for a sampling message (its argument ``text`` as the prompt), records the client's
 answer as it got it (``{"answer": ...}``), and then answers the call. The tool ``fail``
 answers with a JSON-RPC error whose message is ``DIR/NAME.error.txt``'s text, and the tool
-``log`` sends that text in a log message (``notifications/message``) before it answers. It
+``log`` sends that text in a log message (``notifications/message``) before it answers; the
+tool ``forge`` writes each message of ``DIR/NAME.forge.json`` (a list) before it answers. It
 offers the resource ``flow://NAME/data`` (``DIR/NAME.resource``'s text), the prompt ``note``
 (its argument ``text`` said back) and completions of anything. Every line it is sent, whatever
 its method, is also kept as it came in ``DIR/NAME.wire.jsonl``: what a flow could carry
@@ -100,6 +101,11 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
             out = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": text}}
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
+        elif method == "tools/call" and params["name"] == "forge":
+            forged = json.loads((where / f"{name}.forge.json").read_text(encoding="utf-8"))
+            sys.stdout.write("".join(json.dumps(m) + "\n" for m in forged))
+            sys.stdout.flush()
+            send(request_id, {"content": [{"type": "text", "text": "forged"}]})
         elif method == "tools/call" and params["name"] == "log":
             text = (where / f"{name}.error.txt").read_text(encoding="utf-8")
             logged = {"level": "info", "logger": "db", "data": text}

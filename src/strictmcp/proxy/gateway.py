@@ -25,7 +25,8 @@ What the gateway does with each client message, by method (:data:`_CLIENT_REQUES
 
 Every request id is renamed on the way to a server and back, and every request a server makes
 (sampling, elicitation, roots) is given an id of the gateway's before it reaches the client,
-so that no two servers' ids meet. A server's log messages name it in ``logger``.
+so that no two servers' ids meet. A server's log messages name it in ``logger``; its progress
+is for its own calls only (another server's token is dropped).
 
 A server that cannot start, exits or misses its handshake touches no other: its requests
 waiting are answered with an error naming it, the client is told the listings changed, and
@@ -158,6 +159,8 @@ class _Call:
     answer: asyncio.Future[dict[str, Any] | None] | None = None
     #: For a listing page the gateway asked for: its key in the member's ``pages``.
     page: str | None = None
+    #: The client's progress token for it (``_meta.progressToken``), when it gave one.
+    progress: Any = _NOTHING
 
 
 class Gateway:
@@ -501,7 +504,11 @@ class Gateway:
             self._tell(self._unavailable(client_id, member))
             return
         gid = next(self._ids)
-        self._calls[gid] = _Call(member, message["method"], client_id)
+        call = self._calls[gid] = _Call(member, message["method"], client_id)
+        sent = message.get("params") if params is _NOTHING else params
+        meta = sent.get("_meta") if isinstance(sent, dict) else None
+        if isinstance(meta, dict) and _is_id(meta.get("progressToken")):
+            call.progress = meta["progressToken"]
         self._by_client[client_id] = gid
         forwarded = {**message, "id": gid}
         if params is not _NOTHING:
@@ -947,6 +954,18 @@ class Gateway:
             logger = params.get("logger")
             named = f"{member.name}/{logger}" if isinstance(logger, str) else member.name
             message = {**message, "params": {**params, "logger": named}}
+        elif method == "notifications/progress" and isinstance(params, dict):
+            # Only on a call of its own: the token is the client's, and another server
+            # behind the gateway can guess it.
+            token = params.get("progressToken")
+            if not any(
+                call.member is member
+                and type(call.progress) is type(token)
+                and call.progress == token
+                for call in self._calls.values()
+            ):
+                return
+            message = {**message, "params": self._tasks_public(member, params, top=True)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
             own = params.get("requestId")
             mine = [g for g, (m, i) in self._asked.items() if m is member and i == own]
