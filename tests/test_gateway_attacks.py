@@ -373,3 +373,53 @@ def test_a_server_cannot_answer_or_report_progress_on_another_servers_call(
     assert [m["params"] for m in client.seen if m.get("method") == "notifications/progress"] == [
         own
     ]
+
+
+def _asked_answer(client: RawClient, answer: Callable[[Any], dict[str, Any]]) -> None:
+    """Have the sink ask the client for a sampling message, and answer it with ``answer``."""
+    client.write(_call("ask", "tools/call", {"name": "sink__ask", "arguments": {"text": "q"}}))
+    while True:
+        message = client.lines.get(timeout=_SECONDS)
+        assert message is not None
+        if message.get("method") == "sampling/createMessage":
+            break
+        client.seen.append(message)
+    client.write(answer(message["id"]))
+    client.answer("ask")
+
+
+_SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}
+
+
+@pytest.mark.parametrize("kind", ["request", "notification", "answer"])
+def test_a_member_json_rpc_does_not_define_reaches_no_server(tmp_path: Path, kind: str) -> None:
+    # {"jsonrpc", "id", "method", "params", "extra": ...}: the flow rules search the params
+    # (and an answer's result or error); the gateway sent the rest on as it came.
+    planted = {"content": [{"type": "text", "text": f"AWS_ACCESS_KEY_ID={AWS}"}]}
+    (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
+    policy = write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "read_secret")),
+        server_table("sink", flow_server("sink", tmp_path, "write_query", "ask")),
+        '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n',
+    )
+    client = _started(tmp_path, policy)
+    try:
+        client.request("read", "tools/call", {"name": "vault__read_secret"})
+        if kind == "request":
+            client.write({**_call("x", "tools/call", _QUERY), "extra": AWS})
+            assert "result" in client.answer("x")
+        elif kind == "notification":
+            client.write({**_note("notifications/roots/list_changed", {}), "extra": AWS})
+        else:
+            _asked_answer(
+                client, lambda i: {"jsonrpc": "2.0", "id": i, "result": _SAMPLED, "x": AWS}
+            )
+        client.request("last", "tools/call", {**_QUERY, "arguments": {"q": "SELECT last"}})
+    finally:
+        client.close()
+    got = _sink_got(tmp_path)
+    assert "SELECT last" in got
+    assert AWS not in got
+    sent = {"request": "SELECT 2", "notification": "roots/list_changed", "answer": '"fine"'}
+    assert sent[kind] in got  # the message itself arrived, without the member

@@ -93,6 +93,8 @@ _CHANGED = {
 }
 _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", "tasks"})
 _NOTHING: Any = object()
+_MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
+"""The members of a JSON-RPC message: all the gateway sends a server of a client's."""
 _TASK_KEYS = frozenset({"taskId", "task", "tasks", "_meta"})
 """The keys of a result or params where :meth:`Gateway._tasks_public` may name a task."""
 
@@ -554,9 +556,14 @@ class Gateway:
                 body = json.loads(line)
             except ValueError:
                 return  # the session refused it already; nothing unreadable is sent on
-        for message in body if isinstance(body, list) else [body]:
-            if not isinstance(message, dict):
+        for came in body if isinstance(body, list) else [body]:
+            if not isinstance(came, dict):
                 continue
+            message = came
+            if not _MEMBERS.issuperset(came):
+                # A key JSON-RPC does not define is no server's: the flow rules search the
+                # params, the result and the error, and what else came would go unsearched.
+                message = {key: value for key, value in came.items() if key in _MEMBERS}
             method = message.get("method")
             if isinstance(method, str) and "id" in message:
                 handler = _CLIENT_REQUESTS.get(method, Gateway._unknown_method)
