@@ -9,6 +9,7 @@ sends a server: the ground truth is the sink's own record of every line it was s
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -17,10 +18,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
 
 from test_flows import AWS, flow_server
 from test_gateway import server_table, write_policy
+from test_proxy_http import (  # noqa: F401 - a fixture
+    Process,
+    answer,
+    handshake,
+    in_session,
+    processes,
+    request,
+)
 
 _SECONDS = 30
 _HANDSHAKE = {
@@ -423,3 +434,43 @@ def test_a_member_json_rpc_does_not_define_reaches_no_server(tmp_path: Path, kin
     assert AWS not in got
     sent = {"request": "SELECT 2", "notification": "roots/list_changed", "answer": '"fine"'}
     assert sent[kind] in got  # the message itself arrived, without the member
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the client's trace context (tracestate, and the trace id it chose) is put in the "
+    "upstream _meta after the flow rules searched the params (see the report)",
+)
+def test_a_trace_header_carries_no_tainted_data_to_a_server(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+) -> None:
+    # Tracing on, over HTTP: the client's `tracestate` header is continued into the `_meta`
+    # of what the gateway sends a server, after the flow rules searched the params.
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",  # nothing listens: none exported
+        "OTEL_METRICS_EXPORTER": "none",
+    }
+    policy = _vault_and_sink(tmp_path)
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    process = Process([*args, "--listen", "127.0.0.1:0"], tmp_path, "stderr", env=env)
+    processes.append(process)
+    url = process.wait_for("listening on").rsplit(" ", 1)[1]
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    async def test() -> None:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            session_id = await handshake(http, url)
+            headers = in_session(session_id)
+            await http.post(url, json=request("tools/list", 1), headers=headers)
+            read = request("tools/call", 2, {"name": "vault__read_secret"})
+            assert AWS in json.dumps(answer(await http.post(url, json=read, headers=headers)))
+            traced = {**headers, "traceparent": parent, "tracestate": f"k={AWS}"}
+            call = request("tools/call", 3, _QUERY)
+            answer(await http.post(url, json=call, headers=traced))
+
+    anyio.run(test)
+    got = _sink_got(tmp_path)
+    assert "SELECT 2" in got
+    assert AWS not in got
