@@ -857,22 +857,21 @@ class Gateway:
         return asked[0].name if asked is not None else None
 
     def servers_sent(self, method: str | None, params: Any) -> tuple[str, ...]:
-        """The names of the servers the client's message ``method`` goes to when it names
-        none (the ``[[flow]]`` rules' destinations): ``logging/setLevel``'s, the server of
-        the call a ``notifications/cancelled`` cancels (every server while that call is not
-        known here yet: it may be in the same write, read by the session first), every
-        server any other notification is sent to; none for a request routed by what it
-        names."""
-        if method == "logging/setLevel":
-            return tuple(m.name for m in self._members if m.ready and m.has("logging"))
+        """The names of the servers the client's message ``method`` may go to when it names
+        none (the ``[[flow]]`` rules' destinations): the server of the call a
+        ``notifications/cancelled`` cancels; for ``logging/setLevel`` and any other
+        notification, every server, running or not (one may finish its handshake between
+        the check and the sending); none for a request routed by what it names."""
         if method == "notifications/cancelled":
             cancelled = params.get("requestId") if isinstance(params, dict) else None
             gid = self._by_client.get(cancelled) if _is_id(cancelled) else None
             call = self._calls.get(gid) if gid is not None else None
             if call is not None:
                 return (call.member.name,)
-        if isinstance(method, str) and method.startswith("notifications/"):
-            return tuple(m.name for m in self._members if m.ready)
+        if method == "logging/setLevel" or (
+            isinstance(method, str) and method.startswith("notifications/")
+        ):
+            return tuple(self._by_name)
         return ()
 
     def _complete(self, message: dict[str, Any]) -> None:
