@@ -474,3 +474,28 @@ def test_a_trace_header_carries_no_tainted_data_to_a_server(
     got = _sink_got(tmp_path)
     assert "SELECT 2" in got
     assert AWS not in got
+
+
+@pytest.mark.parametrize("separator", ["__", ".", "_."])
+def test_a_servers_mode_holds_for_its_tools_offered_shortened(
+    tmp_path: Path, separator: str
+) -> None:
+    # The file audits, the sink's server enforces: with a separator holding ".", every name
+    # is shortened, and the sink's tools were judged in the file's mode (nothing refused).
+    policy = write_policy(
+        tmp_path,
+        'mode = "audit"\n',
+        server_table("sink", flow_server("sink", tmp_path, "write_query"), mode='"enforce"'),
+        f'[gateway]\nseparator = "{separator}"\n',
+        '[[guard]]\ntool = "*"\nargument = "/q"\nkind = "text"\nmax_length = 3\n',
+    )
+    client = _started(tmp_path, policy)
+    try:
+        listed = client.request("l", "tools/list")["result"]["tools"]
+        [offered] = [t["name"] for t in listed if t["name"].startswith("sink")]
+        call = {"name": offered, "arguments": {"q": "DROP TABLE t"}}
+        refused = client.request("w", "tools/call", call)
+        assert refused["result"].get("isError")
+    finally:
+        client.close()
+    assert "DROP TABLE" not in _sink_got(tmp_path)
