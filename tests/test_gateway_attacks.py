@@ -285,11 +285,6 @@ def test_a_servers_error_taints_as_its_result_would(tmp_path: Path) -> None:
     assert AWS not in _sink_got(tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a server's log messages taint nothing: the session does not know which gateway "
-    "server sent a notification (see the report)",
-)
 def test_a_servers_log_message_taints_as_its_result_would(tmp_path: Path) -> None:
     (tmp_path / "vault.error.txt").write_text(f"connected with {AWS}", encoding="utf-8")
     client = _started(tmp_path, _vault_and_sink(tmp_path))
@@ -499,3 +494,31 @@ def test_a_servers_mode_holds_for_its_tools_offered_shortened(
     finally:
         client.close()
     assert "DROP TABLE" not in _sink_got(tmp_path)
+
+
+def test_a_servers_own_request_taints_as_its_result_would(tmp_path: Path) -> None:
+    # The vault's sampling request shows the model the secret (its prompt); the model then
+    # writes it to the sink.
+    (tmp_path / "vault.error.txt").write_text(f" with {AWS}", encoding="utf-8")
+    policy = write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "ask")),
+        server_table("sink", flow_server("sink", tmp_path, "write_query")),
+        '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n',
+    )
+    client = _started(tmp_path, policy)
+    try:
+        client.write(_call("ask", "tools/call", {"name": "vault__ask", "arguments": {"text": "q"}}))
+        while True:
+            asked = client.lines.get(timeout=_SECONDS)
+            assert asked is not None
+            if asked.get("method") == "sampling/createMessage":
+                break
+        assert AWS in json.dumps(asked)
+        client.write({"jsonrpc": "2.0", "id": asked["id"], "result": _SAMPLED})
+        client.answer("ask")
+        sent = client.request("w", "tools/call", {**_QUERY, "arguments": {"q": AWS}})
+        assert sent["result"]["isError"]
+    finally:
+        client.close()
+    assert AWS not in _sink_got(tmp_path)

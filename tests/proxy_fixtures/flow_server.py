@@ -6,7 +6,8 @@ them, in ``DIR/NAME.calls.jsonl``: the ground truth of what reached it. A tool c
 answered with the result in ``DIR/NAME.next.json`` (then removed) when there is one, else
 with ``NAME ran TOOL``; with ``FLOW_SERVER_WAIT`` set, it waits for that file (the test plants
 the answer once it has seen the call arrive) for up to 30 s. The tool ``ask`` instead asks the
-client for a sampling message (its argument ``text`` as the prompt), records the client's
+client for a sampling message (its argument ``text`` as the prompt, then
+``DIR/NAME.error.txt``'s text when there is one), records the client's
 answer as it got it (``{"answer": ...}``), and then answers the call. The tool ``fail``
 answers with a JSON-RPC error whose message is ``DIR/NAME.error.txt``'s text, and the tool
 ``log`` sends that text in a log message (``notifications/message``) before it answers; the
@@ -84,6 +85,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         elif method == "tools/call" and params["name"] == "ask":
             asked[f"ask-{request_id}"] = request_id
             text = (params.get("arguments") or {}).get("text", "")
+            if (where / f"{name}.error.txt").exists():
+                text += (where / f"{name}.error.txt").read_text(encoding="utf-8")
             sampled = {
                 "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
                 "maxTokens": 10,

@@ -267,7 +267,10 @@ class Enforcer:
             result = result.get("result")  # 2026-07-28: a task's final result, inline
         if flows is None or source is None or not isinstance(result, _MAPPING):
             return
-        evicted = flows.taint(source, result, owner)
+        self._tainted(flows.taint(source, result, owner), method)
+
+    def _tainted(self, evicted: int, method: str | None) -> None:
+        """Report the taints ``evicted`` to make room for those of a ``method`` message."""
         if evicted:
             message = (
                 f"{evicted} tainted values forgotten: taints are kept up to a bound per session"
@@ -280,6 +283,26 @@ class Enforcer:
                 stage="flow",
                 action="allowed",
             )
+
+    def taint_sent(self, message: dict[str, Any]) -> None:
+        """Taint what a gateway's server sent the client of its own accord, under the
+        ``[[flow]]`` rules: a log message's params (the gateway names the server first in
+        its ``logger``) and a request's (a sampling request's messages, an elicitation's
+        text: the server that asked), as its results are; the session's taints."""
+        flows, routes, policy = self.flows, self.routes, self.policy
+        params = message.get("params")
+        if flows is None or routes is None or policy is None or not isinstance(params, _MAPPING):
+            return
+        source: str | None = None
+        request_id = message.get("id")
+        if isinstance(request_id, (int, str)):
+            source = routes.asking_server(request_id)
+        elif message.get("method") == "notifications/message":
+            logger = params.get("logger")
+            head = logger.partition("/")[0] if isinstance(logger, str) else ""
+            source = head if any(server.name == head for server in policy.servers) else None
+        if source is not None:
+            self._tainted(flows.taint(source, params), message.get("method"))
 
     def check_flow(
         self,

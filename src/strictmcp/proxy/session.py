@@ -962,6 +962,13 @@ class ProxySession:
             # An error's text is read as a result's is (a database's "duplicate key ...").
             answered = item.forward.get("result", item.forward.get("error"))
             self.enforcer.taint(request.method, request.params, answered, owner)
+        elif (
+            self.enforcer.flows is not None
+            and not answer
+            and item.forward is not None
+            and not self._shared  # a shared session's log lines and requests are no caller's
+        ):
+            self.enforcer.taint_sent(item.forward)
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
