@@ -522,3 +522,27 @@ def test_a_servers_own_request_taints_as_its_result_would(tmp_path: Path) -> Non
     finally:
         client.close()
     assert AWS not in _sink_got(tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the top-level tools/exclude_tools globs match only the offered name: a tool "
+    "excluded by the full name of a tool offered shortened stays offered (see the report)",
+)
+def test_a_tool_excluded_by_its_full_name_is_not_offered_shortened(tmp_path: Path) -> None:
+    policy = write_policy(
+        tmp_path,
+        'exclude_tools = ["sink.drop_all"]\n',
+        server_table("sink", flow_server("sink", tmp_path, "drop_all", "write_query")),
+        '[gateway]\nseparator = "."\n',
+    )
+    client = _started(tmp_path, policy)
+    try:
+        listed = client.request("l", "tools/list")["result"]["tools"]
+        offered = [t["name"] for t in listed if t["name"].startswith("sink")]
+        for name in offered:
+            client.request(name, "tools/call", {"name": name, "arguments": {}})
+    finally:
+        client.close()
+    assert len(offered) == 1  # write_query's
+    assert '"drop_all"' not in _sink_got(tmp_path)
