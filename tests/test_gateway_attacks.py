@@ -22,7 +22,7 @@ import anyio
 import httpx2
 import pytest
 
-from test_flows import AWS, flow_server
+from test_flows import AWS, _read_secret, _stateless_gateway, flow_server
 from test_gateway import server_table, write_policy
 from test_proxy_http import (  # noqa: F401 - a fixture
     Process,
@@ -546,3 +546,27 @@ def test_a_tool_excluded_by_its_full_name_is_not_offered_shortened(tmp_path: Pat
         client.close()
     assert len(offered) == 1  # write_query's
     assert '"drop_all"' not in _sink_got(tmp_path)
+
+
+STATELESS: dict[str, tuple[str, dict[str, Any]]] = {
+    "completion/complete": ("completion/complete", _completion(_PROMPT_REF, AWS)),
+    "tools/call params key": ("tools/call", {**_QUERY, "extra": AWS}),
+}
+
+
+@pytest.mark.parametrize("attack", list(STATELESS))
+def test_no_stateless_request_carries_tainted_data_to_another_server(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811 - the fixture imported above
+    attack: str,
+) -> None:
+    gateway = _stateless_gateway(tmp_path, processes)
+    method, params = STATELESS[attack]
+    gateway.post(method, params)  # before the read: no flow, and it arrives
+    assert AWS in _sink_got(tmp_path)
+    before = _sink_got(tmp_path).count(AWS)
+    _read_secret(gateway, tmp_path)
+    refused = gateway.post(method, params)
+    assert "flow-cross-server" in json.dumps(refused)
+    assert AWS not in json.dumps(refused)
+    assert _sink_got(tmp_path).count(AWS) == before
