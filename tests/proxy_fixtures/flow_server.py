@@ -6,10 +6,16 @@ them, in ``DIR/NAME.calls.jsonl``: the ground truth of what reached it. A tool c
 answered with the result in ``DIR/NAME.next.json`` (then removed) when there is one, else
 with ``NAME ran TOOL``; with ``FLOW_SERVER_WAIT`` set, it waits for that file (the test plants
 the answer once it has seen the call arrive) for up to 30 s. The tool ``ask`` instead asks the
-client for a sampling message (its argument ``text`` as the prompt), records the client's
-answer as it got it (``{"answer": ...}``), and then answers the call. It offers the resource
-``flow://NAME/data`` (``DIR/NAME.resource``'s text) and the prompt ``note`` (its argument
-``text`` said back).
+client for a sampling message (its argument ``text`` as the prompt, then
+``DIR/NAME.error.txt``'s text when there is one), records the client's
+answer as it got it (``{"answer": ...}``), and then answers the call. The tool ``fail``
+answers with a JSON-RPC error whose message is ``DIR/NAME.error.txt``'s text, and the tool
+``log`` sends that text in a log message (``notifications/message``) before it answers; the
+tool ``forge`` writes each message of ``DIR/NAME.forge.json`` (a list) before it answers. It
+offers the resource ``flow://NAME/data`` (``DIR/NAME.resource``'s text), the prompt ``note``
+(its argument ``text`` said back) and completions of anything. Every line it is sent, whatever
+its method, is also kept as it came in ``DIR/NAME.wire.jsonl``: what a flow could carry
+anywhere in a message.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
     """Serve stdin and stdout, one line at a time."""
     name, where, tools = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
     calls = where / f"{name}.calls.jsonl"
+    wire = where / f"{name}.wire.jsonl"
     planted = where / f"{name}.next.json"
     resource = where / f"{name}.resource"
     uri = f"flow://{name}/data"
@@ -42,6 +49,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
             log.write(json.dumps(entry) + "\n")
 
     for line in sys.stdin:
+        with wire.open("a", encoding="utf-8") as log:
+            log.write(line)
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
         if method is None and request_id in asked:
@@ -54,7 +63,13 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         if method in ("tools/call", "prompts/get", "resources/read"):
             record({"method": method, "params": params})
         if method == "initialize":
-            capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
+            capabilities: dict[str, Any] = {
+                "tools": {},
+                "resources": {},
+                "prompts": {},
+                "logging": {},
+                "completions": {},
+            }
             send(
                 request_id,
                 {
@@ -70,6 +85,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         elif method == "tools/call" and params["name"] == "ask":
             asked[f"ask-{request_id}"] = request_id
             text = (params.get("arguments") or {}).get("text", "")
+            if (where / f"{name}.error.txt").exists():
+                text += (where / f"{name}.error.txt").read_text(encoding="utf-8")
             sampled = {
                 "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
                 "maxTokens": 10,
@@ -82,6 +99,23 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
             }
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
+        elif method == "tools/call" and params["name"] == "fail":
+            text = (where / f"{name}.error.txt").read_text(encoding="utf-8")
+            out = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": text}}
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+        elif method == "tools/call" and params["name"] == "forge":
+            forged = json.loads((where / f"{name}.forge.json").read_text(encoding="utf-8"))
+            sys.stdout.write("".join(json.dumps(m) + "\n" for m in forged))
+            sys.stdout.flush()
+            send(request_id, {"content": [{"type": "text", "text": "forged"}]})
+        elif method == "tools/call" and params["name"] == "log":
+            text = (where / f"{name}.error.txt").read_text(encoding="utf-8")
+            logged = {"level": "info", "logger": "db", "data": text}
+            out = {"jsonrpc": "2.0", "method": "notifications/message", "params": logged}
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+            send(request_id, {"content": [{"type": "text", "text": "logged"}]})
         elif method == "tools/call":
             waited = 0
             while wait and not planted.exists() and waited < 3000:
@@ -103,6 +137,10 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         elif method == "prompts/list":
             argument = {"name": "text", "required": False}
             send(request_id, {"prompts": [{"name": "note", "arguments": [argument]}]})
+        elif method == "completion/complete":
+            send(request_id, {"completion": {"values": [f"{name} completes"]}})
+        elif method == "logging/setLevel":
+            send(request_id, {})
         elif method == "prompts/get":
             text = (params.get("arguments") or {}).get("text", "")
             content = {"type": "text", "text": f"{name} notes: {text}"}

@@ -89,6 +89,10 @@ class FlowRoutes(Protocol):
         """The server whose request (sampling, elicitation, roots) went to the client as
         ``request_id`` and is not answered yet (None: none)."""
 
+    def servers_sent(self, method: str | None, params: Any) -> tuple[str, ...]:
+        """The servers a client message that names none goes to (``logging/setLevel``, a
+        notification): every one it is sent to; none for a request routed by what it names."""
+
 
 @dataclass(frozen=True)
 class _Linted:
@@ -251,8 +255,9 @@ class Enforcer:
         return self._after(registry, name, verdict, found, blocked)
 
     def taint(self, method: str | None, params: Any, result: Any, owner: Hashable = None) -> None:
-        """Taint what the gateway's server answered to ``method`` with ``params`` (a
-        ``tools/call``, ``prompts/get`` or ``resources/read``, or a task's deferred result
+        """Taint what the gateway's server answered to ``method`` with ``params`` (``result``:
+        its result, or its error; a ``tools/call``, ``prompts/get``, ``resources/read`` or
+        ``completion/complete``, or a task's deferred result
         from ``tasks/result`` or, inline, ``tasks/get``) for ``owner`` (None: the
         session; a caller of a shared session), under the ``[[flow]]`` rules. A taint
         forgotten to make room is reported (``flow-taint-evicted``)."""
@@ -262,7 +267,10 @@ class Enforcer:
             result = result.get("result")  # 2026-07-28: a task's final result, inline
         if flows is None or source is None or not isinstance(result, _MAPPING):
             return
-        evicted = flows.taint(source, result, owner)
+        self._tainted(flows.taint(source, result, owner), method)
+
+    def _tainted(self, evicted: int, method: str | None) -> None:
+        """Report the taints ``evicted`` to make room for those of a ``method`` message."""
         if evicted:
             message = (
                 f"{evicted} tainted values forgotten: taints are kept up to a bound per session"
@@ -276,6 +284,26 @@ class Enforcer:
                 action="allowed",
             )
 
+    def taint_sent(self, message: dict[str, Any]) -> None:
+        """Taint what a gateway's server sent the client of its own accord, under the
+        ``[[flow]]`` rules: a log message's params (the gateway names the server first in
+        its ``logger``) and a request's (a sampling request's messages, an elicitation's
+        text: the server that asked), as its results are; the session's taints."""
+        flows, routes, policy = self.flows, self.routes, self.policy
+        params = message.get("params")
+        if flows is None or routes is None or policy is None or not isinstance(params, _MAPPING):
+            return
+        source: str | None = None
+        request_id = message.get("id")
+        if isinstance(request_id, (int, str)):
+            source = routes.asking_server(request_id)
+        elif message.get("method") == "notifications/message":
+            logger = params.get("logger")
+            head = logger.partition("/")[0] if isinstance(logger, str) else ""
+            source = head if any(server.name == head for server in policy.servers) else None
+        if source is not None:
+            self._tainted(flows.taint(source, params), message.get("method"))
+
     def check_flow(
         self,
         registry: ToolRegistry,
@@ -285,28 +313,46 @@ class Enforcer:
         identity: Identity | None = None,
         owner: Hashable = None,
     ) -> tuple[CallCheck | None, Any]:
-        """The ``[[flow]]`` rules on a request about to go to a gateway's server (a
-        ``tools/call``'s arguments, a ``prompts/get``'s, a resource's URI, a stateless retry's
-        ``inputResponses``): the refusal to
-        answer it with (an ``isError`` result for a tool call, else -32602), or None, and
+        """The ``[[flow]]`` rules on a client message about to go to a gateway's server (or,
+        one that names none, such as ``logging/setLevel`` or a notification, to each it is
+        sent to): all of its params (a tool's or a prompt's name and arguments, a
+        resource's URI, a completion's value, ``_meta``, a stateless retry's
+        ``inputResponses``), since whatever the server is sent can carry data. The refusal
+        to answer it with (an ``isError`` result for a tool call, else -32602), or None, and
         the params to send (``params`` itself unless a ``redact`` rule replaced data).
-        Findings are reported at the ``flow`` stage, in the policy's mode for the tool."""
+        Findings are reported at the ``flow`` stage, in the policy's mode for the server."""
         flows = self.flows
-        sink = self._flow_server(method, params)
-        if flows is None or sink is None or flows.idle(sink, owner):
+        if flows is None or not isinstance(params, _MAPPING):
             return None, params
-        # What the client sends the server: a tool's or a prompt's arguments, a resource's
-        # URI, and a stateless retry's inputResponses (its answers to the server's requests).
-        named = method in ("tools/call", "prompts/get")
-        carried = {
-            key: params[key]
-            for key in ("arguments" if named else "uri", "inputResponses")
-            if key in params
-        }
-        flowed = flows.check(sink, carried, "/params", owner)
+        sink = self._flow_server(method, params)
+        if sink is not None:
+            sinks: tuple[str, ...] = (sink,)
+        elif self.routes is not None:
+            sinks = self.routes.servers_sent(method, params)
+        else:
+            return None, params
+        for sink in sinks:
+            if flows.idle(sink, owner):
+                continue
+            refused, params = self._flow_to(registry, sink, method, params, identity, owner)
+            if refused is not None:
+                return refused, params
+        return None, params
+
+    def _flow_to(
+        self,
+        registry: ToolRegistry,
+        sink: str,
+        method: str | None,
+        params: Any,
+        identity: Identity | None,
+        owner: Hashable,
+    ) -> tuple[CallCheck | None, Any]:
+        """:meth:`check_flow` toward one server, ``sink``."""
+        assert self.flows is not None
+        flowed = self.flows.check(sink, params, "/params", owner)
         if flowed.action is None:
             return None, params
-        sent = {**params, **flowed.params}
         name = params.get("name")
         tool = name if isinstance(name, str) and method == "tools/call" else None
         mode = self._server_mode(sink)
@@ -324,7 +370,7 @@ class Enforcer:
         if mode != "enforce" or not acts:
             return None, params
         if flowed.action == "redact":
-            return None, sent
+            return None, flowed.params
         listed = registry.get(tool) if tool is not None else None
         if listed is not None and tool is not None:
             refusal = refused_arguments(registry.revision, listed, tool, flowed.found)
@@ -379,7 +425,8 @@ class Enforcer:
 
     def _flow_server(self, method: str | None, params: Any) -> str | None:
         """The gateway's server a request goes to (and its answer comes from): a tool's or
-        a prompt's by its name, a resource's as the gateway routes its URI."""
+        a prompt's by its name, a resource's as the gateway routes its URI, a completion's
+        by its reference (a prompt's name, or a resource's URI)."""
         policy, flows = self.policy, self.flows
         if policy is None or flows is None or not isinstance(params, _MAPPING):
             return None
@@ -394,11 +441,21 @@ class Enforcer:
                 self._servers_of.clear()
             server = self._servers_of[name] = policy.server_of(name)
             return server
-        if method in _TASK_METHODS:  # a task's deferred result: the server whose task it is
+        if method in _TASK_METHODS or method == "tasks/cancel":  # the server whose task it is
             task = params.get("taskId")
             return policy.server_of(task) if isinstance(task, str) else None
+        if method == "completion/complete":  # by its reference, as the gateway routes it
+            ref = params.get("ref")
+            if not isinstance(ref, _MAPPING):
+                return None
+            if ref.get("type") != "ref/resource":
+                name = ref.get("name")
+                return policy.server_of(name) if isinstance(name, str) else None
+            params = ref
+        elif method not in _RESOURCE_METHODS:
+            return None
         uri = params.get("uri")
-        if method in _RESOURCE_METHODS and isinstance(uri, str) and self.routes is not None:
+        if isinstance(uri, str) and self.routes is not None:
             return self.routes.resource_server(uri)
         return None
 

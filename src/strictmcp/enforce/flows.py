@@ -2,9 +2,10 @@
 tainted with its name, and a later request carrying it to another server is refused,
 reported or sent with the data replaced.
 
-Sans-IO: :meth:`FlowTracker.taint` takes a server's answer (a ``tools/call`` result, the
-contents of ``resources/read``, the messages of ``prompts/get``) and :meth:`FlowTracker.check`
-the params of a request about to go to a server; the caller says which servers they are.
+Sans-IO: :meth:`FlowTracker.taint` takes what a server sent (a ``tools/call`` result or
+error, the contents of ``resources/read``, the messages of ``prompts/get``, a log message's
+params) and :meth:`FlowTracker.check` the params of a message about to go to a server; the
+caller says which servers they are.
 
 What is tainted: every secret the redaction patterns know (:func:`~strictmcp.guards.secrets.
 secrets_in`, with their looser flow forms), in any string of the answer or in what a base64,

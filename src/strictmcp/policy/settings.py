@@ -173,10 +173,17 @@ SERVER_NAME = r"[A-Za-z0-9-]{1,32}"
 
 def server_of(tool: str | None, servers: Collection[str], separator: str = "__") -> str | None:
     """The gateway's server the tool or prompt ``tool`` (as the client names it, ``server`` +
-    ``separator`` + its own name) belongs to; None when its name names none of ``servers``."""
+    ``separator`` + its own name, or that shortened to a portable name, where each
+    character of the separator is ``_``) belongs to; None when its name names none of
+    ``servers``."""
     if tool is None:
         return None
     server, found, _ = tool.partition(separator)
+    if found and server in servers:
+        return server
+    # Shortened (gateway.public_name), ``.`` is ``_`` and the cut comes after the server's
+    # name (32 characters at most, and never a ``_``): the server's name is before the first.
+    server, found, _ = tool.partition("_")
     return server if found and server in servers else None
 
 

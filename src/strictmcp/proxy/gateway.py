@@ -25,7 +25,8 @@ What the gateway does with each client message, by method (:data:`_CLIENT_REQUES
 
 Every request id is renamed on the way to a server and back, and every request a server makes
 (sampling, elicitation, roots) is given an id of the gateway's before it reaches the client,
-so that no two servers' ids meet. A server's log messages name it in ``logger``.
+so that no two servers' ids meet. A server's log messages name it in ``logger``; its progress
+is for its own calls only (another server's token is dropped).
 
 A server that cannot start, exits or misses its handshake touches no other: its requests
 waiting are answered with an error naming it, the client is told the listings changed, and
@@ -92,6 +93,8 @@ _CHANGED = {
 }
 _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", "tasks"})
 _NOTHING: Any = object()
+_MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
+"""The members of a JSON-RPC message: all the gateway sends a server of a client's."""
 _TASK_KEYS = frozenset({"taskId", "task", "tasks", "_meta"})
 """The keys of a result or params where :meth:`Gateway._tasks_public` may name a task."""
 
@@ -158,6 +161,8 @@ class _Call:
     answer: asyncio.Future[dict[str, Any] | None] | None = None
     #: For a listing page the gateway asked for: its key in the member's ``pages``.
     page: str | None = None
+    #: The client's progress token for it (``_meta.progressToken``), when it gave one.
+    progress: Any = _NOTHING
 
 
 class Gateway:
@@ -499,7 +504,11 @@ class Gateway:
             self._tell(self._unavailable(client_id, member))
             return
         gid = next(self._ids)
-        self._calls[gid] = _Call(member, message["method"], client_id)
+        call = self._calls[gid] = _Call(member, message["method"], client_id)
+        sent = message.get("params") if params is _NOTHING else params
+        meta = sent.get("_meta") if isinstance(sent, dict) else None
+        if isinstance(meta, dict) and _is_id(meta.get("progressToken")):
+            call.progress = meta["progressToken"]
         self._by_client[client_id] = gid
         forwarded = {**message, "id": gid}
         if params is not _NOTHING:
@@ -545,9 +554,14 @@ class Gateway:
                 body = json.loads(line)
             except ValueError:
                 return  # the session refused it already; nothing unreadable is sent on
-        for message in body if isinstance(body, list) else [body]:
-            if not isinstance(message, dict):
+        for came in body if isinstance(body, list) else [body]:
+            if not isinstance(came, dict):
                 continue
+            message = came
+            if not _MEMBERS.issuperset(came):
+                # A key JSON-RPC does not define is no server's: the flow rules search the
+                # params, the result and the error, and what else came would go unsearched.
+                message = {key: value for key, value in came.items() if key in _MEMBERS}
             method = message.get("method")
             if isinstance(method, str) and "id" in message:
                 handler = _CLIENT_REQUESTS.get(method, Gateway._unknown_method)
@@ -840,6 +854,24 @@ class Gateway:
         asked = self._asked.get(request_id)
         return asked[0].name if asked is not None else None
 
+    def servers_sent(self, method: str | None, params: Any) -> tuple[str, ...]:
+        """The names of the servers the client's message ``method`` may go to when it names
+        none (the ``[[flow]]`` rules' destinations): the server of the call a
+        ``notifications/cancelled`` cancels; for ``logging/setLevel`` and any other
+        notification, every server, running or not (one may finish its handshake between
+        the check and the sending); none for a request routed by what it names."""
+        if method == "notifications/cancelled":
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            gid = self._by_client.get(cancelled) if _is_id(cancelled) else None
+            call = self._calls.get(gid) if gid is not None else None
+            if call is not None:
+                return (call.member.name,)
+        if method == "logging/setLevel" or (
+            isinstance(method, str) and method.startswith("notifications/")
+        ):
+            return tuple(self._by_name)
+        return ()
+
     def _complete(self, message: dict[str, Any]) -> None:
         params = message.get("params")
         ref = params.get("ref") if isinstance(params, dict) else None
@@ -926,6 +958,18 @@ class Gateway:
             logger = params.get("logger")
             named = f"{member.name}/{logger}" if isinstance(logger, str) else member.name
             message = {**message, "params": {**params, "logger": named}}
+        elif method == "notifications/progress" and isinstance(params, dict):
+            # Only on a call of its own: the token is the client's, and another server
+            # behind the gateway can guess it.
+            token = params.get("progressToken")
+            if not any(
+                call.member is member
+                and type(call.progress) is type(token)
+                and call.progress == token
+                for call in self._calls.values()
+            ):
+                return
+            message = {**message, "params": self._tasks_public(member, params, top=True)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
             own = params.get("requestId")
             mine = [g for g, (m, i) in self._asked.items() if m is member and i == own]

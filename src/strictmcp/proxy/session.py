@@ -789,6 +789,8 @@ class ProxySession:
             return self._answer_flowed(message, asked, caller)
         if call is None or tool is None or message.id is None:
             flow, forward = self._flowed(message, caller)
+            if flow is not None and message.id is None:
+                return _Item(changed=True)  # a notification refused: no id to answer, dropped
             if flow is not None:
                 return _Item(reply=self._answered(_refusal(message, flow)))
             if message.kind == "request" and message.id is not None:
@@ -812,9 +814,9 @@ class ProxySession:
     def _flowed(
         self, message: Message, caller: Identity | None
     ) -> tuple[CallCheck | None, dict[str, Any]]:
-        """The gateway's ``[[flow]]`` rules on a request to one of its servers: the refusal,
-        or None, and the request to send (its data replaced where a rule redacts)."""
-        if self.enforcer.flows is None or message.kind != "request" or message.id is None:
+        """The gateway's ``[[flow]]`` rules on a request or notification to its servers: the
+        refusal, or None, and the message to send (its data replaced where a rule redacts)."""
+        if self.enforcer.flows is None or message.kind not in ("request", "notification"):
             return None, message.raw
         params = message.params or {}
         refused, sent = self.enforcer.check_flow(
@@ -957,7 +959,16 @@ class ProxySession:
                 item = _Item(forward=cleaned, changed=True)
         if self.enforcer.flows is not None and request is not None and item.forward is not None:
             owner = self._flow_owner(forwarded[1] if forwarded is not None else None)
-            self.enforcer.taint(request.method, request.params, item.forward.get("result"), owner)
+            # An error's text is read as a result's is (a database's "duplicate key ...").
+            answered = item.forward.get("result", item.forward.get("error"))
+            self.enforcer.taint(request.method, request.params, answered, owner)
+        elif (
+            self.enforcer.flows is not None
+            and not answer
+            and item.forward is not None
+            and not self._shared  # a shared session's log lines and requests are no caller's
+        ):
+            self.enforcer.taint_sent(item.forward)
         if self._shared and item.forward is not None:
             # A task the server made is known to the client by the proxy's own id.
             method = request.method if request is not None else message.method
