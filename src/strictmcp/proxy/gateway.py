@@ -26,7 +26,7 @@ What the gateway does with each client message, by method (:data:`_CLIENT_REQUES
 Every request id is renamed on the way to a server and back, and every request a server makes
 (sampling, elicitation, roots) is given an id of the gateway's before it reaches the client,
 so that no two servers' ids meet. A server's log messages name it in ``logger``; its progress
-is for its own calls only (another server's token is dropped).
+names only the tokens the client gave its own calls (another server's is dropped).
 
 A server that cannot start, exits or misses its handshake touches no other: its requests
 waiting are answered with an error naming it, the client is told the listings changed, and
@@ -43,6 +43,7 @@ import hashlib
 import itertools
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +80,7 @@ _PORTABLE = re.compile(r"[^A-Za-z0-9_-]")
 _PORTABLE_LENGTH = 64
 _NEWEST_HANDSHAKE = max(HANDSHAKE_VERSIONS)
 _MAX_PAGES = 100
+_MAX_TOKENS = 1024
 _LISTED_BY = {
     "tools": "tools",
     "prompts": "prompts",
@@ -128,6 +130,9 @@ class _Member:
     pages: dict[str, tuple[bytes, dict[str, Any]]] = field(default_factory=dict)
     #: Left down for good after too many failed starts.
     given_up: bool = False
+    #: The progress tokens the client gave its calls, the latest few: its progress may name
+    #: only these (a task's goes on after its call is answered).
+    tokens: OrderedDict[int | str, None] = field(default_factory=OrderedDict)
 
     @property
     def name(self) -> str:
@@ -161,8 +166,6 @@ class _Call:
     answer: asyncio.Future[dict[str, Any] | None] | None = None
     #: For a listing page the gateway asked for: its key in the member's ``pages``.
     page: str | None = None
-    #: The client's progress token for it (``_meta.progressToken``), when it gave one.
-    progress: Any = _NOTHING
 
 
 class Gateway:
@@ -504,11 +507,15 @@ class Gateway:
             self._tell(self._unavailable(client_id, member))
             return
         gid = next(self._ids)
-        call = self._calls[gid] = _Call(member, message["method"], client_id)
+        self._calls[gid] = _Call(member, message["method"], client_id)
         sent = message.get("params") if params is _NOTHING else params
         meta = sent.get("_meta") if isinstance(sent, dict) else None
-        if isinstance(meta, dict) and _is_id(meta.get("progressToken")):
-            call.progress = meta["progressToken"]
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, (int, str)) and not isinstance(token, bool):
+            member.tokens[token] = None
+            member.tokens.move_to_end(token)
+            if len(member.tokens) > _MAX_TOKENS:
+                member.tokens.popitem(last=False)
         self._by_client[client_id] = gid
         forwarded = {**message, "id": gid}
         if params is not _NOTHING:
@@ -959,15 +966,10 @@ class Gateway:
             named = f"{member.name}/{logger}" if isinstance(logger, str) else member.name
             message = {**message, "params": {**params, "logger": named}}
         elif method == "notifications/progress" and isinstance(params, dict):
-            # Only on a call of its own: the token is the client's, and another server
-            # behind the gateway can guess it.
+            # Only for a token given to this server: the token is the client's, and another
+            # server behind the gateway can guess it.
             token = params.get("progressToken")
-            if not any(
-                call.member is member
-                and type(call.progress) is type(token)
-                and call.progress == token
-                for call in self._calls.values()
-            ):
+            if not _is_id(token) or token not in member.tokens:
                 return
             message = {**message, "params": self._tasks_public(member, params, top=True)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
