@@ -45,7 +45,7 @@ PURE_TESTS := tests/test_build.py tests/test_json_numbers.py tests/test_alarms.p
   tests/test_protocol_methods.py tests/test_protocol_tool_calls.py tests/test_protocol_tools.py \
   tests/test_enforce.py tests/test_hygiene.py tests/test_flows.py tests/test_proxy_session.py \
   tests/test_proxy_stdio.py tests/test_proxy_fail_closed.py tests/test_listing_checks.py \
-  tests/test_gateway.py
+  tests/test_gateway.py tests/test_gateway_attacks.py
 
 .PHONY: demo test install install-test lint typecheck unit compiled bench bench-peers clean
 
