@@ -949,7 +949,8 @@ def test_a_rate_limit_is_reached_and_recovered_per_identity(
     }
     over = httpx2.post(proxy.url, json=message, headers=headers, timeout=20)
     assert over.status_code == 429
-    assert over.headers["retry-after"] in ("7", "8")
+    # When the token comes back: at most the period, less however long the steps took.
+    assert 1 <= int(over.headers["retry-after"]) <= 8
     error = over.json()["error"]
     assert error["code"] == -32004
     assert error["data"] == {"retryAfter": int(over.headers["retry-after"])}

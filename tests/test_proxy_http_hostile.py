@@ -24,6 +24,7 @@ from strictmcp.proxy.http_streams import MAX_UNREAD, AnswerLines, Router
 from test_proxy_http import (
     _ACCEPT,
     _LEGACY_INIT,
+    Proxy,
     StartProxy,
     handshake,
     in_session,
@@ -133,6 +134,12 @@ def test_deeply_nested_body_is_a_parse_error_and_the_session_goes_on(launch: Sta
     no_crash(proxy.stderr())
 
 
+async def _received(proxy: Proxy, name: str) -> None:
+    """Return once the server behind ``proxy`` got a call of ``name``."""
+    while name not in [call["name"] for call in proxy.calls()]:
+        await asyncio.sleep(0.02)
+
+
 def test_an_id_still_pending_is_refused_and_the_first_request_still_ends(
     launch: StartProxy,
 ) -> None:
@@ -146,7 +153,9 @@ def test_an_id_still_pending_is_refused_and_the_first_request_still_ends(
             headers = {**in_session(session_id), "accept": "application/json"}
             hang = request("tools/call", 5, {"name": "hang", "arguments": {}})
             first = asyncio.ensure_future(http.post(proxy.url, json=hang, headers=headers))
-            await asyncio.sleep(1)
+            # Pending once the server got it (a loaded machine may take any time to get it
+            # there), and until the proxy's 3 s timeout.
+            await asyncio.wait_for(_received(proxy, "hang"), 30)
             second = await http.post(proxy.url, json=request("ping", 5), headers=headers)
             assert second.status_code == 400
             assert second.json() == {
