@@ -145,16 +145,17 @@ def test_an_id_still_pending_is_refused_and_the_first_request_still_ends(
 ) -> None:
     """A second request with the id of one still waiting would take its answer's route: the
     first request's POST would never end."""
-    proxy = launch("--timeout", "3")
+    # The timeout bounds the server's start (the handshake) too: 10 s, for a loaded machine.
+    proxy = launch("--timeout", "10")
 
     async def body() -> None:
-        async with httpx2.AsyncClient(timeout=30) as http:
+        async with httpx2.AsyncClient(timeout=60) as http:
             session_id = await handshake(http, proxy.url)
             headers = {**in_session(session_id), "accept": "application/json"}
             hang = request("tools/call", 5, {"name": "hang", "arguments": {}})
             first = asyncio.ensure_future(http.post(proxy.url, json=hang, headers=headers))
             # Pending once the server got it (a loaded machine may take any time to get it
-            # there), and until the proxy's 3 s timeout.
+            # there), and until the proxy's timeout.
             await asyncio.wait_for(_received(proxy, "hang"), 30)
             second = await http.post(proxy.url, json=request("ping", 5), headers=headers)
             assert second.status_code == 400
@@ -166,7 +167,7 @@ def test_an_id_still_pending_is_refused_and_the_first_request_still_ends(
                     "message": "Request id already in use by a pending request",
                 },
             }
-            timed_out = await asyncio.wait_for(first, 20)
+            timed_out = await asyncio.wait_for(first, 40)
             assert timed_out.json()["error"]["code"] == -32001
 
     run(body)
