@@ -640,9 +640,11 @@ def test_the_system_resolver_gives_up_after_its_timeout(monkeypatch: pytest.Monk
     entered = threading.Semaphore(0)
     release = threading.Event()
 
+    # The fake lookup hangs far longer than any bound below, so that a bound met says the
+    # resolver gave up, however slow the loaded machine; it is released at the end.
     def hang(*args: Any, **kwargs: Any) -> Any:
         entered.release()
-        release.wait(5)
+        release.wait(60)
         return []
 
     monkeypatch.setattr(socket, "getaddrinfo", hang)
@@ -650,7 +652,7 @@ def test_the_system_resolver_gives_up_after_its_timeout(monkeypatch: pytest.Monk
         started = time.monotonic()
         with pytest.raises(TimeoutError):
             SystemResolver(timeout=0.05)("hang.invalid")
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 30
         guard = UrlGuard(resolver=SystemResolver(timeout=0.05))
         assert codes(guard, "https://hang.invalid/") == {C.URL_UNRESOLVABLE}
         # Both abandoned lookups reached the fake before it is unpatched: no real query.

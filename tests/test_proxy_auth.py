@@ -949,7 +949,8 @@ def test_a_rate_limit_is_reached_and_recovered_per_identity(
     }
     over = httpx2.post(proxy.url, json=message, headers=headers, timeout=20)
     assert over.status_code == 429
-    assert over.headers["retry-after"] in ("7", "8")
+    # When the token comes back: at most the period, less however long the steps took.
+    assert 1 <= int(over.headers["retry-after"]) <= 8
     error = over.json()["error"]
     assert error["code"] == -32004
     assert error["data"] == {"retryAfter": int(over.headers["retry-after"])}
@@ -1166,7 +1167,9 @@ def test_a_stateless_caller_may_not_reuse_an_id_it_has_in_flight(
     # The server sees the proxy's own ids, but a caller with two requests 7 in flight (or 7
     # and "7", which the official clients read alike) could not tell their answers apart.
     # Another caller's 7 is its own.
-    proxy = launch(options=("--timeout", "3"))
+    # Long enough for a loaded machine to start the server and send the calls below while
+    # the first is pending.
+    proxy = launch(options=("--timeout", "10"))
     reader = provider.token("reader", proxy.url)
     admin = provider.token("admin", proxy.url)
 
@@ -1190,7 +1193,7 @@ def test_a_stateless_caller_may_not_reuse_an_id_it_has_in_flight(
     first = threading.Thread(target=lambda: hung.append(post(reader, 7, "hang")))
     first.start()
     calls = proxy.workspace / "calls"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not calls.exists() or "hang" not in calls.read_text(encoding="utf-8"):
         assert time.monotonic() < deadline, "the first call never reached the server"
         time.sleep(0.05)

@@ -31,6 +31,7 @@ from test_gateway import _rss, fixture
 from test_proxy_http import (
     _ACCEPT,
     _LEGACY_INIT,
+    Proxy,
     StartProxy,
     handshake,
     in_session,
@@ -142,20 +143,29 @@ def test_deeply_nested_body_is_a_parse_error_and_the_session_goes_on(launch: Sta
     no_crash(proxy.stderr())
 
 
+async def _received(proxy: Proxy, name: str) -> None:
+    """Return once the server behind ``proxy`` got a call of ``name``."""
+    while name not in [call["name"] for call in proxy.calls()]:
+        await asyncio.sleep(0.02)
+
+
 def test_an_id_still_pending_is_refused_and_the_first_request_still_ends(
     launch: StartProxy,
 ) -> None:
     """A second request with the id of one still waiting would take its answer's route: the
     first request's POST would never end."""
-    proxy = launch("--timeout", "3")
+    # The timeout bounds the server's start (the handshake) too: 10 s, for a loaded machine.
+    proxy = launch("--timeout", "10")
 
     async def body() -> None:
-        async with httpx2.AsyncClient(timeout=30) as http:
+        async with httpx2.AsyncClient(timeout=60) as http:
             session_id = await handshake(http, proxy.url)
             headers = {**in_session(session_id), "accept": "application/json"}
             hang = request("tools/call", 5, {"name": "hang", "arguments": {}})
             first = asyncio.ensure_future(http.post(proxy.url, json=hang, headers=headers))
-            await asyncio.sleep(1)
+            # Pending once the server got it (a loaded machine may take any time to get it
+            # there), and until the proxy's timeout.
+            await asyncio.wait_for(_received(proxy, "hang"), 30)
             second = await http.post(proxy.url, json=request("ping", 5), headers=headers)
             assert second.status_code == 400
             assert second.json() == {
@@ -166,7 +176,7 @@ def test_an_id_still_pending_is_refused_and_the_first_request_still_ends(
                     "message": "Request id already in use by a pending request",
                 },
             }
-            timed_out = await asyncio.wait_for(first, 20)
+            timed_out = await asyncio.wait_for(first, 40)
             assert timed_out.json()["error"]["code"] == -32001
 
     run(body)

@@ -213,7 +213,7 @@ def test_http_every_malformed_body_is_answered_and_none_reaches_the_server(
                         continue  # a valid batch in that revision
                     started = time.monotonic()
                     response = await http.post(url, content=raw, headers=headers)
-                    assert time.monotonic() - started < 5
+                    assert time.monotonic() - started < 20  # answered, not hung
                     _judge(f"{route}/{name}", response)
                     posted += 1
                 for name, raw in _HTTP_ONLY:
@@ -287,7 +287,7 @@ def test_http_a_session_that_never_finishes_initializing_is_reclaimed(
             half = await http.post(url, json=init, headers=_ACCEPT)
             half_id = half.headers["mcp-session-id"]
             assert len(_children(proxy.popen.pid)) == 2
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             while len(_children(proxy.popen.pid)) > 1 and time.monotonic() < deadline:
                 await anyio.sleep(0.1)
             assert len(_children(proxy.popen.pid)) == 1

@@ -65,6 +65,7 @@ class Alarms:
         self._timer, self._timer_at = None, math.inf
         now = self._loop.time() + _SLACK
         earliest = math.inf
+        due: list[tuple[float, int, Callable[[], None]]] = []
         for queue in self._queues.values():
             while queue:
                 number, (when, callback) = next(iter(queue.items()))
@@ -72,10 +73,19 @@ class Alarms:
                     earliest = min(earliest, when)
                     break
                 del queue[number]
-                # Each on its own: one that raises does not keep the others from ringing.
-                self._loop.call_soon(callback)
+                due.append((when, number, callback))
+        # A loop held up past several deadlines (a loaded machine) rings them at one turn:
+        # still earliest first, across lengths, not length by length.
+        due.sort(key=_by_time)
+        for _, _, callback in due:
+            # Each on its own: one that raises does not keep the others from ringing.
+            self._loop.call_soon(callback)
         if earliest < math.inf:
             self._wait_until(earliest)
+
+
+def _by_time(due: tuple[float, int, Callable[[], None]]) -> tuple[float, int]:
+    return due[0], due[1]
 
 
 _BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Alarms] = weakref.WeakKeyDictionary()
