@@ -131,8 +131,8 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as a reader wo
                     params = {"level": "info", "logger": "flood", "data": data}
                     send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
                     if n % 100 == 99:
-                        with open(count, "w", encoding="utf-8") as said:
-                            said.write(str(n + 1))
+                        with open(count, "w", encoding="utf-8") as progress:
+                            progress.write(str(n + 1))
                 result(request_id, "flooded")
             elif tool == "log":
                 params = {"level": "warning", "logger": "core", "data": f"{name} logs"}
