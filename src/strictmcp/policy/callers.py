@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from .names import tool_matches
+
 
 @dataclass(frozen=True)
 class Identity:
@@ -94,7 +96,7 @@ class AccessRule:
 
     def allows(self, tool: str) -> bool:
         """Whether ``tool`` is among the tools this rule gives."""
-        return any(fnmatchcase(tool, pattern) for pattern in self.tools)
+        return any(tool_matches(tool, pattern) for pattern in self.tools)
 
 
 def _glob(value: str | None, pattern: str) -> bool:
@@ -119,4 +121,4 @@ class RateLimit:
 
     def applies_to(self, tool: str) -> bool:
         """Whether ``tool`` is among this limit's tools."""
-        return any(fnmatchcase(tool, pattern) for pattern in self.tools)
+        return any(tool_matches(tool, pattern) for pattern in self.tools)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any, Literal
 
@@ -14,6 +13,7 @@ from ..guards.base import Guard, GuardFinding
 from ..guards.claims import ClaimGuard
 from ..schema import from_fragment, to_pointer
 from .callers import Identity
+from .names import tool_matches
 
 TOOLS_CALL = "tools/call"
 """The method a ``[[guard]]`` or ``[[result]]`` entry is about unless it says ``method``."""
@@ -55,7 +55,7 @@ class GuardRule:
     def applies_to(self, tool: str) -> bool:
         """Whether this rule is on ``tools/call`` and its glob matches a tool name
         (case-sensitive, like tool names)."""
-        return self.method == TOOLS_CALL and fnmatchcase(tool, self.tool)
+        return self.method == TOOLS_CALL and tool_matches(tool, self.tool)
 
     @cached_property
     def tokens(self) -> tuple[str, ...] | None:
@@ -98,7 +98,7 @@ class ResultRule:
 
     def applies_to(self, tool: str) -> bool:
         """Whether the glob matches a tool name (case-sensitive)."""
-        return fnmatchcase(tool, self.tool)
+        return tool_matches(tool, self.tool)
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ class ToolRule:
 
     def applies_to(self, tool: str) -> bool:
         """Whether the glob matches a tool name (case-sensitive)."""
-        return fnmatchcase(tool, self.tool)
+        return tool_matches(tool, self.tool)
 
 
 DEFAULT_TOOL_RULE = ToolRule()

@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from .names import full_name, tool_matches
 from .options import PolicyError
 from .urls import redis_url_problem
 
@@ -148,8 +149,8 @@ class ToolOffer:
 
     def offers(self, name: str) -> bool:
         """Whether the tool ``name`` is offered."""
-        return all(any(fnmatchcase(name, glob) for glob in globs) for globs in self.tools) and (
-            not any(fnmatchcase(name, glob) for glob in self.exclude_tools)
+        return all(any(tool_matches(name, glob) for glob in globs) for globs in self.tools) and (
+            not any(tool_matches(name, glob) for glob in self.exclude_tools)
         )
 
     def within(self, other: ToolOffer) -> ToolOffer:
@@ -178,7 +179,7 @@ def server_of(tool: str | None, servers: Collection[str], separator: str = "__")
     ``servers``."""
     if tool is None:
         return None
-    server, found, _ = tool.partition(separator)
+    server, found, _ = full_name(tool).partition(separator)
     if found and server in servers:
         return server
     # Shortened (gateway.public_name), ``.`` is ``_`` and the cut comes after the server's

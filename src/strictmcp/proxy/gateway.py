@@ -55,6 +55,7 @@ from ..connect.upstream import UPSTREAM_CLOSED, UPSTREAM_INVALID, Upstream
 from ..enforce import PinFile
 from ..enforce.metrics import Metrics
 from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
+from ..policy.names import shortened
 from ..protocol.jsonrpc import (
     DEFAULT_MAX_SIZE,
     INVALID_PARAMS,
@@ -732,6 +733,8 @@ class Gateway:
                 if key == "tools" and not member.settings.offers(own):
                     continue
                 public = self._public(member, own)
+                if public is None:
+                    continue
                 names[public] = own
                 kept.append({**item, "name": public})
         elif key == "resources":
@@ -759,13 +762,17 @@ class Gateway:
                 kept.append(item)
         return kept
 
-    def _public(self, member: _Member, own: str) -> str:
+    def _public(self, member: _Member, own: str) -> str | None:
         """The name the client sees for ``member``'s tool or prompt ``own`` (said once when
-        it had to be shortened)."""
+        it had to be shortened; the policy's globs match its full name too); None when it is
+        not offered, having to be shortened past the bound of names kept so."""
+        full = f"{member.name}{self._separator}{own}"
         public = public_name(member.name, own, self._separator)
-        if public != f"{member.name}{self._separator}{own}":
-            full = quote_name(f"{member.name}{self._separator}{own}")
-            self._once(f"{full} is offered as {public!r} (not a portable tool name)")
+        if public != full:
+            if not shortened(public, full):
+                self._once(f"{quote_name(full)} is not offered: too many names were shortened")
+                return None
+            self._once(f"{quote_name(full)} is offered as {public!r} (not a portable tool name)")
         return public
 
     def _once(self, text: str) -> None:

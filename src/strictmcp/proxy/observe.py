@@ -293,8 +293,16 @@ class SessionObserver:
         )
         if not forwarded:
             return received, None
+        # Under [[flow]] rules nothing the client chose goes to a server unsearched: a trace
+        # id and tracestate from its HTTP headers could carry data read from another server,
+        # so what goes upstream starts a trace of its own.
+        isolated = session.enforcer.flows is not None
         onward = tracing.start(
-            name, server=False, attributes=attributes, started=None, parent=received
+            name,
+            server=False,
+            attributes=attributes,
+            started=None,
+            parent=None if isolated else received,
         )
         carrier = tracing.carrier(onward, incoming=parent is not None and meta is not None)
         if carrier is not None and outcome.forward is not None and isinstance(params, dict):
