@@ -30,7 +30,7 @@ from strictmcp.enforce.flows import FlowTracker
 from strictmcp.guards.secrets import redact
 from strictmcp.policy import FlowRule, Policy, PolicyError
 from strictmcp.protocol import LATEST, ToolRegistry
-from test_gateway import gateway_session, run, server_table, write_policy
+from test_gateway import gateway_session, raw_gateway, run, server_table, write_policy
 from test_proxy_bridge import LEGACY, Bridged, _text
 from test_proxy_http import (  # noqa: F401 - a fixture
     Process,
@@ -743,17 +743,7 @@ def test_a_tasks_deferred_result_taints_what_follows(tmp_path: Path) -> None:
         server_table("sink", flow_server("sink", tmp_path, "write_query")),
         flow,
     )
-    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
-    gateway = Process(args, tmp_path, "stdout", stdin=True)
-    asked = iter(range(1, 100))
-
-    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request_id = next(asked)
-        gateway.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        while True:
-            reply: dict[str, Any] = json.loads(gateway.next_line())
-            if reply.get("id") == request_id:
-                return reply
+    gateway, ask = raw_gateway(policy, tmp_path)
 
     def write(query: str) -> dict[str, Any]:
         return ask("tools/call", {"name": "sink__write_query", "arguments": {"query": query}})

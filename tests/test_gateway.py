@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,26 @@ async def gateway_session(
         ):
             await session.initialize()
             yield session
+
+
+def raw_gateway(
+    policy: Path, cwd: Path
+) -> tuple[Process, Callable[[str, dict[str, Any]], dict[str, Any]]]:
+    """``strictmcp gateway`` over stdio with line-level access, and a function asking it one
+    request at a time (the answer; what comes between is read past)."""
+    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
+    gateway = Process(args, cwd, "stdout", stdin=True)
+    asked = iter(range(1, 1000))
+
+    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        request_id = next(asked)
+        gateway.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            reply: dict[str, Any] = json.loads(gateway.next_line())
+            if reply.get("id") == request_id:
+                return reply
+
+    return gateway, ask
 
 
 def run(test: Any) -> None:
@@ -567,18 +587,7 @@ def test_tasks_of_two_servers_with_the_same_ids_are_told_apart(tmp_path: Path) -
         server_table("a", [sys.executable, str(server), str(tmp_path / "a-calls")]),
         server_table("b", [sys.executable, str(server), str(tmp_path / "b-calls")]),
     )
-    args = [sys.executable, "-m", "strictmcp", "gateway", "--policy", str(policy)]
-    gateway = Process(args, tmp_path, "stdout", stdin=True)
-    asked = iter(range(1, 100))
-
-    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request_id = next(asked)
-        gateway.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        while True:
-            reply: dict[str, Any] = json.loads(gateway.next_line())
-            if reply.get("id") == request_id:
-                return reply
-
+    gateway, ask = raw_gateway(policy, tmp_path)
     try:
         init = {
             "protocolVersion": "2025-11-25",

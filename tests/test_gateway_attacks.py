@@ -302,6 +302,22 @@ def test_a_servers_log_message_taints_as_its_result_would(tmp_path: Path) -> Non
 _LONG = "run_a_query_against_the_warehouse_and_return_every_row_it_finds"
 
 
+def _sink_call_refused(tmp_path: Path, policy: Path) -> str:
+    """Call the sink's one tool, by the name the gateway offers it as, with an argument its
+    guard refuses: it must be refused and never reach the sink. The name offered."""
+    client = _started(tmp_path, policy)
+    try:
+        listed = client.request("l", "tools/list")["result"]["tools"]
+        [offered] = [t["name"] for t in listed if t["name"].startswith("sink")]
+        call = {"name": offered, "arguments": {"q": "DROP TABLE t"}}
+        refused = client.request("w", "tools/call", call)
+        assert refused["result"].get("isError")
+    finally:
+        client.close()
+    assert "DROP TABLE" not in _sink_got(tmp_path)
+    return str(offered)
+
+
 @pytest.mark.parametrize(
     ("separator", "tool", "glob"),
     [
@@ -319,17 +335,7 @@ def test_a_guard_on_a_shortened_tools_full_name_applies(
         f'[gateway]\nseparator = "{separator}"\n',
         f'[[guard]]\ntool = "{glob}"\nargument = "/q"\nkind = "text"\nmax_length = 3\n',
     )
-    client = _started(tmp_path, policy)
-    try:
-        listed = client.request("l", "tools/list")["result"]["tools"]
-        [offered] = [t["name"] for t in listed if t["name"].startswith("sink")]
-        assert offered != glob  # offered shortened: stderr says so
-        long = {"name": offered, "arguments": {"q": "DROP TABLE t"}}
-        refused = client.request("w", "tools/call", long)
-        assert refused["result"].get("isError")
-    finally:
-        client.close()
-    assert "DROP TABLE" not in _sink_got(tmp_path)
+    assert _sink_call_refused(tmp_path, policy) != glob  # offered shortened: stderr says so
 
 
 def test_a_server_cannot_answer_or_report_progress_on_another_servers_call(
@@ -475,16 +481,7 @@ def test_a_servers_mode_holds_for_its_tools_offered_shortened(
         f'[gateway]\nseparator = "{separator}"\n',
         '[[guard]]\ntool = "*"\nargument = "/q"\nkind = "text"\nmax_length = 3\n',
     )
-    client = _started(tmp_path, policy)
-    try:
-        listed = client.request("l", "tools/list")["result"]["tools"]
-        [offered] = [t["name"] for t in listed if t["name"].startswith("sink")]
-        call = {"name": offered, "arguments": {"q": "DROP TABLE t"}}
-        refused = client.request("w", "tools/call", call)
-        assert refused["result"].get("isError")
-    finally:
-        client.close()
-    assert "DROP TABLE" not in _sink_got(tmp_path)
+    _sink_call_refused(tmp_path, policy)
 
 
 def test_a_servers_own_request_taints_as_its_result_would(tmp_path: Path) -> None:

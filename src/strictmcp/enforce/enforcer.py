@@ -42,7 +42,7 @@ from ..protocol.violations import under
 from ..schema import quote_name
 from .audit import Auditor, Stage, outcome
 from .dry_run import DryRun
-from .flows import FlowCode, FlowTracker
+from .flows import FlowCode, Flowed, FlowTracker
 from .hygiene import HygieneRule, clean_message, clean_request, clean_result
 from .limits import (
     RATE_LIMITED,
@@ -355,19 +355,7 @@ class Enforcer:
             return None, params
         name = params.get("name")
         tool = name if isinstance(name, str) and method == "tools/call" else None
-        mode = self._server_mode(sink)
-        acts = flowed.action != "audit"
-        self.auditor.record(
-            flowed.found,
-            direction="c2s",
-            method=method,
-            tool=tool,
-            stage="flow",
-            action=outcome(acts, mode, "replaced" if flowed.action == "redact" else "refused"),
-            identity=identity,
-            mode=mode,
-        )
-        if mode != "enforce" or not acts:
+        if not self._flow_acts(flowed, sink, method, tool, identity):
             return None, params
         if flowed.action == "redact":
             return None, flowed.params
@@ -407,21 +395,34 @@ class Enforcer:
         flowed = flows.check(sink, answer.get(key), "/" + key, owner)
         if flowed.action is None:
             return [], answer
+        if not self._flow_acts(flowed, sink, method, None, identity):
+            return [], answer
+        if flowed.action == "redact":
+            return [], {**answer, key: flowed.params}
+        return errors(flowed.found), answer
+
+    def _flow_acts(
+        self,
+        flowed: Flowed,
+        sink: str,
+        method: str | None,
+        tool: str | None,
+        identity: Identity | None,
+    ) -> bool:
+        """Report what ``flowed`` found in a message to ``sink`` at the ``flow`` stage, in
+        that server's mode; whether it acts on the message (refuses or redacts)."""
         mode, acts = self._server_mode(sink), flowed.action != "audit"
         self.auditor.record(
             flowed.found,
             direction="c2s",
             method=method,
+            tool=tool,
             stage="flow",
             action=outcome(acts, mode, "replaced" if flowed.action == "redact" else "refused"),
             identity=identity,
             mode=mode,
         )
-        if mode != "enforce" or not acts:
-            return [], answer
-        if flowed.action == "redact":
-            return [], {**answer, key: flowed.params}
-        return errors(flowed.found), answer
+        return acts and mode == "enforce"
 
     def _flow_server(self, method: str | None, params: Any) -> str | None:
         """The gateway's server a request goes to (and its answer comes from): a tool's or

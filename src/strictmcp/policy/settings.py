@@ -182,8 +182,9 @@ def server_of(tool: str | None, servers: Collection[str], separator: str = "__")
     server, found, _ = full_name(tool).partition(separator)
     if found and server in servers:
         return server
-    # Shortened (gateway.public_name), ``.`` is ``_`` and the cut comes after the server's
-    # name (32 characters at most, and never a ``_``): the server's name is before the first.
+    # A shortened name this process did not shorten (an interceptor judging another
+    # gateway's calls): ``.`` is ``_`` and the cut comes after the server's name (32
+    # characters at most, and never a ``_``), so the server's name is before the first ``_``.
     server, found, _ = tool.partition("_")
     return server if found and server in servers else None
 
