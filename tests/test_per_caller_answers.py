@@ -40,6 +40,8 @@ for line in sys.stdin:
     tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "read_file")]
     if message["method"] == "tools/list":
         result = {"resultType": "complete", "ttlMs": 60000, "cacheScope": "public", "tools": tools}
+    elif message["method"] == "server/discover":
+        result = {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}}
     else:
         result = {"resultType": "complete", "content": []}
     print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)

@@ -14,6 +14,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -441,3 +442,161 @@ def test_audit_records_name_the_id_the_stateless_client_sent(
     # Never the proxy's own ids (c1, c2, ...), which the bridge then sends on.
     assert not [r for r in records if str(r.get("request", "")).startswith("c")]
     assert long_id not in audit.read_text(encoding="utf-8")
+
+
+# --- over stdio ------------------------------------------------------------------------------
+
+
+class OverStdio:
+    """A stateless client on the stdin and stdout of ``strictmcp proxy`` (or ``gateway``)."""
+
+    def __init__(self, process: Process, record: Path) -> None:
+        self.process = process
+        self.record = Bridged("", process, record)
+        self._ids = iter(range(1, 10_000))
+
+    def post(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        capabilities: dict[str, Any] | None = None,
+    ) -> Any:
+        """One 2026-07-28 request as a line; its answer (notifications on the way skipped)."""
+        request_id = next(self._ids)
+        self.process.send(_stateless(request_id, method, params, capabilities))
+        while "method" in (answer := json.loads(self.process.next_line())):
+            pass
+        assert answer["id"] == request_id, answer
+        return answer
+
+
+def _stateless(
+    request_id: int, method: str, params: dict[str, Any] | None, capabilities: Any = None
+) -> dict[str, Any]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": _MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+        "io.modelcontextprotocol/clientInfo": {"name": "stdio-test", "version": "1"},
+    }
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {**(params or {}), "_meta": meta},
+    }
+
+
+def _over_stdio(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+    command: str,
+) -> OverStdio:
+    record = tmp_path / "record"
+    legacy = [sys.executable, str(LEGACY), str(record)]
+    args = [sys.executable, "-m", "strictmcp", command]
+    if command == "gateway":
+        policy = tmp_path / "policy.toml"
+        policy.write_text(f'[[server]]\nname = "one"\ncommand = {json.dumps(legacy)}\n')
+        args += ["--policy", str(policy)]
+    else:
+        args += ["--", *legacy]
+    process = Process(args, tmp_path, "stdout", stdin=True)
+    processes.append(process)
+    return OverStdio(process, record)
+
+
+@pytest.mark.parametrize("command", ["proxy", "gateway"])
+def test_a_stateless_client_over_stdio_is_bridged_too(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+    command: str,
+) -> None:
+    client = _over_stdio(tmp_path, processes, command)
+    echo = "echo" if command == "proxy" else "one__echo"
+    discovered = client.post("server/discover")["result"]
+    assert discovered["resultType"] == "complete"
+    assert discovered["supportedVersions"] == [_MODERN]
+    listed = client.post("tools/list")["result"]
+    assert listed["resultType"] == "complete"
+    assert echo in {tool["name"] for tool in listed["tools"]}
+    echoed = client.post("tools/call", {"name": echo, "arguments": {"text": "piped"}})
+    assert echoed["result"]["resultType"] == "complete"
+    assert _text(echoed) == "piped"
+    refused = client.post("tools/call", {"name": echo, "arguments": {"text": 7}})
+    assert refused["result"]["isError"] is True
+    # The server started for the client was probed (the gateway answers the probe itself),
+    # then a session of its own revision was opened for the client with its name, and got
+    # the call without the stateless envelope.
+    *probed, held = client.record.sessions().values()
+    assert [[m.get("method") for m in p] for p in probed] == (
+        [["server/discover"]] if command == "proxy" else []
+    )
+    assert held[0]["method"] == "initialize"
+    assert held[0]["params"]["protocolVersion"] == "2025-11-25"
+    assert held[0]["params"]["clientInfo"]["name"] == "stdio-test"
+    calls = [m for m in held if m.get("method") == "tools/call"]
+    assert [c["params"]["arguments"] for c in calls] == [{"text": "piped"}]
+    assert all("io.modelcontextprotocol" not in json.dumps(m) for m in held)
+
+
+def test_sampling_over_stdio_becomes_input_required(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    client = _over_stdio(tmp_path, processes, "proxy")
+    sampling: dict[str, Any] = {"sampling": {}}
+    first = client.post("tools/call", {"name": "ask", "arguments": {}}, capabilities=sampling)
+    assert first["result"]["resultType"] == "input_required"
+    ((key, asked),) = first["result"]["inputRequests"].items()
+    assert asked["method"] == "sampling/createMessage"
+    answer = {"role": "assistant", "content": {"type": "text", "text": "Lyon"}, "model": "m"}
+    retry = {
+        "name": "ask",
+        "arguments": {},
+        "inputResponses": {key: answer},
+        "requestState": first["result"]["requestState"],
+    }
+    final = client.post("tools/call", retry, capabilities=sampling)
+    assert _text(final) == "sampled: Lyon"
+
+
+def test_a_handshake_client_over_stdio_is_relayed_as_ever(
+    tmp_path: Path,
+    processes: list[Process],  # noqa: F811
+) -> None:
+    client = _over_stdio(tmp_path, processes, "proxy")
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "handshake-test", "version": "1"},
+    }
+    client.process.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+    assert json.loads(client.process.next_line())["result"]["protocolVersion"] == "2025-11-25"
+    # One process, never probed: the client's own initialize is the first thing it read.
+    (only,) = client.record.sessions().values()
+    assert only[0]["method"] == "initialize"
+    assert only[0]["params"]["clientInfo"]["name"] == "handshake-test"
+
+
+def test_stateless_requests_written_before_the_input_ends_are_all_answered(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "record"
+    requests = [
+        _stateless(1, "tools/list", None),
+        _stateless(2, "tools/call", {"name": "echo", "arguments": {"text": "last"}}),
+    ]
+    command = [sys.executable, "-m", "strictmcp", "proxy", "--"]
+    done = subprocess.run(
+        [*command, sys.executable, str(LEGACY), str(record)],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [1, 2], done.stdout
+    assert _text(answers[2]) == "last"
+    assert done.returncode == 0, done.stderr

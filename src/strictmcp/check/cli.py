@@ -19,6 +19,7 @@ from ..lint.model import printable
 from ..lint.selection import chosen_rules, selector_options
 from ..policy import Policy, PolicyError
 from ..protocol import Revision
+from .generate import TIME_BUDGET
 from .redact import redact_argv, redact_url
 from .report_html import render_html
 from .report_json import render_json
@@ -98,6 +99,14 @@ class _Progress:
     help="Cases per tool per kind.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same cases.")
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=0, min_open=True),
+    default=TIME_BUDGET,
+    show_default=True,
+    help="Seconds to spend generating each tool's valid inputs; a tool whose schema makes "
+    "them too slow to draw gets fewer, and a note.",
+)
 @click.option("--call", is_flag=True, help="Really call the tools (they may have side effects).")
 @click.option(
     "--tool",
@@ -135,6 +144,7 @@ def check(
     output: str | None,
     per_kind: int,
     seed: int,
+    budget: float,
     call: bool,
     tools: tuple[str, ...],
     policy_file: str | None,
@@ -179,6 +189,7 @@ def check(
         tools=tools,
         policy=policy,
         lint_rules=lint_rules,
+        budget=budget,
     )
     _hypothesis_home()
     try:

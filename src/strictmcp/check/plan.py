@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..protocol import CheckedTool
 from .cases import VALID, Case
-from .generate import derive_seed, generate_valid
+from .generate import TIME_BUDGET, derive_seed, generate_valid
 from .mutate import mutations
 
 
@@ -18,15 +18,20 @@ class Plan:
     notes: tuple[str, ...] = ()
 
 
-def plan_tool(tool: CheckedTool, *, per_kind: int, seed: int) -> Plan:
-    """Up to ``per_kind`` cases of each kind for ``tool``, the same for the same seed."""
+def plan_tool(tool: CheckedTool, *, per_kind: int, seed: int, budget: float = TIME_BUDGET) -> Plan:
+    """Up to ``per_kind`` cases of each kind for ``tool``, the same for the same seed, its
+    valid inputs generated in about ``budget`` seconds."""
     validator = tool.input_validator
     if validator is None or not tool.usable:
         problems = "; ".join(v.message for v in tool.violations) or "no usable inputSchema"
         return Plan((), (f"not checked: its definition was refused ({problems})",))
     schema = tool.definition.get("inputSchema")
     generated = generate_valid(
-        schema, validator, count=per_kind, seed_value=derive_seed(seed, str(tool.name), VALID)
+        schema,
+        validator,
+        count=per_kind,
+        seed_value=derive_seed(seed, str(tool.name), VALID),
+        budget=budget,
     )
     notes: tuple[str, ...] = (generated.note,) if generated.note else ()
     valid = tuple(

@@ -18,6 +18,7 @@ from ..policy import Policy
 from ..protocol import ToolRegistry, check_result
 from ..protocol.tasks import declares_tasks, task_support
 from .cases import Case
+from .generate import TIME_BUDGET
 from .judge import (
     Judged,
     combine,
@@ -55,7 +56,8 @@ class CheckOptions:
     ``call`` really calls them; ``policy`` goes to lint, its guards and deep checks get
     planted faults (:mod:`strictmcp.check.plant`), and the tools its top-level ``tools`` and
     ``exclude_tools`` do not offer are neither checked nor linted. ``lint_rules`` are the
-    rules lint runs (``strictmcp lint``'s default selection when None).
+    rules lint runs (``strictmcp lint``'s default selection when None). ``budget`` is the
+    seconds spent generating each tool's valid inputs.
     """
 
     per_kind: int = 20
@@ -64,6 +66,7 @@ class CheckOptions:
     tools: tuple[str, ...] = ()
     policy: Policy | None = None
     lint_rules: tuple[LintRule, ...] | None = None
+    budget: float = TIME_BUDGET
 
 
 async def run_check(
@@ -101,7 +104,7 @@ async def run_check(
     for name in names:
         tool = registry.get(name)
         assert tool is not None
-        plan = plan_tool(tool, per_kind=options.per_kind, seed=options.seed)
+        plan = plan_tool(tool, per_kind=options.per_kind, seed=options.seed, budget=options.budget)
         cases, notes = list(plan.cases), list(plan.notes)
         base = next((case.arguments for case in cases if case.expect == "valid"), None)
         if options.policy is not None and base is not None:

@@ -174,8 +174,17 @@ class Lines:
         ready = self._ready
         return bool(ready) and (ready[0] != OVERSIZED or any(x != OVERSIZED for x in ready))
 
+    async def first(self) -> Line:
+        """The line :meth:`next` gives next, left for it: a transport choosing its upstream by
+        what its client says first."""
+        while not self._ready:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self._ready[0]
+
     async def next(self) -> Line:
         """The next line, :data:`OVERSIZED`, or None at the end."""
+        # first()'s wait, inline: one coroutine fewer for every line read.
         while not self._ready:
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter

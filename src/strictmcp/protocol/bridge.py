@@ -25,14 +25,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .jsonrpc import error_response
+from .jsonrpc import decode, error_response
 from .revisions import Revision
 from .wire import (
     CACHE_SCOPE,
     META_CLIENT_INFO,
     META_PREFIX,
     META_SERVER_INFO,
+    STATELESS_VERSIONS,
     declared_capabilities,
+    declared_version,
 )
 
 BRIDGED_VERSION = max(r.value for r in Revision if not r.stateless)
@@ -80,6 +82,20 @@ _CACHEABLE = frozenset(
 )
 _STATELESS_ONLY = ("inputResponses", "requestState")
 _CLIENT_INFO = {"name": "strictmcp-bridge", "version": "1"}
+
+
+def opens_stateless(line: bytes, *, max_size: int) -> bool:
+    """Whether a client's first line is a request of the stateless revision (its ``_meta``
+    declares one): a client that says no ``initialize`` first, which a server of a handshake
+    revision can serve only through sessions held for it. Read as strictly as every line."""
+    decoded = decode(line, max_size=max_size)
+    if decoded.batch or len(decoded.messages) != 1:
+        return False
+    message = decoded.messages[0]
+    return (
+        message.kind == "request"
+        and declared_version({"params": message.params}) in STATELESS_VERSIONS
+    )
 
 
 def capability_names(params: Any) -> frozenset[str]:

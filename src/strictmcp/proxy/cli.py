@@ -29,6 +29,7 @@ from ..enforce import (
 from ..lint import LintRule, UnknownRuleError
 from ..policy import AUDIT_RECORDS, Policy, PolicyError, ToolOffer, is_loopback
 from ..protocol.tasks import DEFAULT_MAX_TASKS
+from .bridge import bridged
 from .http_connections import (
     DEFAULT_CONNECTIONS,
     DEFAULT_CONNECTIONS_PER_CLIENT,
@@ -211,7 +212,8 @@ _SHARED_OPTIONS = (
         type=click.IntRange(min=1),
         default=100,
         show_default=True,
-        help="With --listen: sessions open at once (each has its own server process).",
+        help="Sessions open at once: with --listen, each has its own server process; over "
+        "stdio, those held for a stateless client (one per set of capabilities it declares).",
     ),
     click.option(
         "--workers",
@@ -230,7 +232,8 @@ _SHARED_OPTIONS = (
         type=click.FloatRange(min=0, min_open=True),
         default=1800.0,
         show_default=True,
-        help="With --listen: seconds a session may go unused before it is closed.",
+        help="Seconds a session may go unused before it is closed (with --listen, or held "
+        "for a stateless client over stdio).",
     ),
     click.option(
         "--session-init",
@@ -480,10 +483,18 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
                 )
             except PolicyError as error:
                 raise click.UsageError(f"--policy: {error}") from None
+        # A stateless client over stdio reaches a server of a handshake revision through
+        # sessions held for it, as over HTTP (proxy/bridge.py).
+        bridging = functools.partial(
+            bridged,
+            max_held=options["max_sessions"],
+            idle=options["session_idle"],
+            timeout=timeout,
+        )
         if address is None and upstream is None and not gateway:
-            main = run(new_session(), command, timeout=timeout)
+            main = run(new_session(), command, timeout=timeout, bridging=bridging)
         elif address is None and gateway:
-            main = through(new_session(), reach, timeout=timeout)
+            main = through(new_session(), reach, timeout=timeout, bridging=bridging)
         else:
             # Imported only here: the HTTP client and server take a while to load, and the
             # stdio proxy, which starts with its client, needs neither.
@@ -514,7 +525,7 @@ def _serve(  # noqa: PLR0915 - one place puts the options together
             except CredentialsError as error:
                 raise click.UsageError(f"--policy: {error}") from None
             if address is None:
-                main = through(new_session(), reach, timeout=timeout)
+                main = through(new_session(), reach, timeout=timeout, bridging=bridging)
             else:
                 main = _listening(
                     options,

@@ -8,7 +8,14 @@ Faults: a client request the server does not answer within ``timeout`` seconds g
 ``UPSTREAM_TIMEOUT`` (-32001). When the server exits or closes its output, every request
 still waiting gets ``UPSTREAM_CLOSED`` (-32000), stderr says so, and the proxy exits with
 the server's status (1 if that was 0 but requests were left unanswered). When the client
-closes our stdin the server's stdin is closed too, and the proxy waits for it to finish.
+closes our stdin the server's stdin is closed too, and the proxy waits for it to finish; an
+upstream that is not a process of ours first answers what it was asked (each within
+``timeout``).
+
+A client whose first line is a request of the stateless revision (2026-07-28) says no
+``initialize``: the server, started at once as for any client, is probed, and when it speaks
+a handshake revision it serves that client through sessions the proxy holds for it
+(:mod:`.bridge`), as over HTTP.
 
 Standard streams: a pipe, a socket or a terminal is read and written on the event loop; a
 regular file or another device (``/dev/null``) is read in bounded chunks through the same
@@ -27,24 +34,38 @@ import asyncio
 import os
 import stat
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from ..connect.lines import Flow, Lines
 from ..connect.process import ProcessUpstream
 from ..connect.upstream import Upstream
 from ..enforce import logs
+from ..protocol.bridge import opens_stateless
+from .bridge import Reach
 from .relay import Relay
 from .session import ProxySession
 
+Bridging = Callable[[Reach], Reach]
+"""What reaches a server for a client of the stateless revision, given how the server itself
+is reached: :func:`~.bridge.bridged` with its limits."""
 
-async def run(session: ProxySession, command: Sequence[str], *, timeout: float) -> int:
-    """Proxy between our stdio and ``command`` until either side is done; the exit status."""
-    client_in, client_out, is_file = await _client_side(session)
-    upstream = await spawn(session, command)
-    return await _relay(
-        session, upstream, client_in, client_out, timeout, spawned=True, is_file=is_file
-    )
+
+async def run(
+    session: ProxySession,
+    command: Sequence[str],
+    *,
+    timeout: float,
+    bridging: Bridging | None = None,
+) -> int:
+    """Proxy between our stdio and ``command`` until either side is done; the exit status.
+    With ``bridging``, a client whose first request is of the stateless revision reaches the
+    server through it (a server of a handshake revision cannot serve that client itself)."""
+
+    async def reach(session: ProxySession) -> Upstream:
+        return await spawn(session, command)
+
+    return await through(session, reach, timeout=timeout, bridging=bridging, spawned=True)
 
 
 async def spawn(session: ProxySession, command: Sequence[str]) -> ProcessUpstream:
@@ -55,12 +76,26 @@ async def spawn(session: ProxySession, command: Sequence[str]) -> ProcessUpstrea
 
 async def through(
     session: ProxySession,
-    reach: Callable[[ProxySession], Awaitable[Upstream]],
+    reach: Reach,
     *,
     timeout: float,
+    bridging: Bridging | None = None,
+    spawned: bool = False,
 ) -> int:
-    """Our stdio in front of the upstream ``reach`` gives ``session``; the exit status."""
-    return await run_upstream(session, await reach(session), timeout=timeout)
+    """Our stdio in front of the upstream ``reach`` gives ``session`` (a ``spawned`` server's
+    exit while its client is there is a failure); the exit status. ``bridging`` as for
+    :func:`run`."""
+    client_in, client_out, is_file = await _client_side(session)
+    upstream, direct = await _chosen(session, client_in, reach, bridging)
+    return await _relay(
+        session,
+        upstream,
+        client_in,
+        client_out,
+        timeout,
+        spawned=spawned and direct,
+        is_file=is_file,
+    )
 
 
 async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: float) -> int:
@@ -70,6 +105,39 @@ async def run_upstream(session: ProxySession, upstream: Upstream, *, timeout: fl
     return await _relay(
         session, upstream, client_in, client_out, timeout, spawned=False, is_file=is_file
     )
+
+
+async def _chosen(
+    session: ProxySession, client_in: Lines, reach: Reach, bridging: Bridging | None
+) -> tuple[Upstream, bool]:
+    """The upstream for the client behind ``client_in``, and whether it is the one ``reach``
+    gave: through ``bridging`` when the client's first line is a stateless request. The server is
+    reached at once, not after that line: it starts while the client does."""
+    started = asyncio.ensure_future(reach(session))
+    if bridging is None:
+        return await started, True
+    first = asyncio.ensure_future(client_in.first())
+    try:
+        await asyncio.wait({started, first}, return_when=asyncio.FIRST_COMPLETED)
+        if started.done():
+            started.result()  # a server that cannot start is said before the client speaks
+        line = await first
+    except BaseException:
+        first.cancel()
+        started.cancel()
+        if started.done() and not started.cancelled() and started.exception() is None:
+            await started.result().aclose()  # started, and never to be used
+        raise
+    if not isinstance(line, bytes) or not opens_stateless(line, max_size=session.max_size):
+        return await started, True
+    given = [started]
+
+    async def again(session: ProxySession) -> Upstream:
+        # The server already started is the one the bridge probes first.
+        return await (given.pop() if given else reach(session))
+
+    upstream = await bridging(again)(session)
+    return upstream, upstream is started.result()  # a server of the stateless revision
 
 
 StreamKind = Literal["stream", "file", "closed"]
@@ -129,8 +197,11 @@ async def _relay(
         for task in done:
             task.result()  # a failure of the proxy itself is not a side hanging up
         if from_server not in done:
-            if is_file:
-                # A file of requests ended, not its client: it still reads the answers.
+            if is_file or not spawned:
+                # A file of requests ended, not its client: it still reads the answers. An
+                # upstream that is not a process of ours (an HTTP server, held sessions)
+                # would drop what it was asked when closed, where a process told its input
+                # ended finishes it.
                 answered = asyncio.ensure_future(relay.answered())
                 await asyncio.wait({from_server, answered}, return_when="FIRST_COMPLETED")
                 answered.cancel()
