@@ -221,12 +221,6 @@ NOTIFICATIONS: dict[str, Callable[[str], list[Any]]] = {
     "roots/list_changed _meta": lambda p: [
         _note("notifications/roots/list_changed", {"_meta": _META})
     ],
-    "progress message": lambda p: [
-        _note(
-            "notifications/progress",
-            {"progressToken": p, "progress": 1, "message": f"key {AWS}"},
-        )
-    ],
     "cancelled reason, in the call's write": lambda p: [
         _call(f"c-{p}", "tools/call", _QUERY),
         _note("notifications/cancelled", {"requestId": f"c-{p}", "reason": f"key {AWS}"}),
@@ -570,3 +564,105 @@ def test_past_the_bound_of_shortened_names_none_more_is_offered(
     assert not names.tool_matches("s_a_3", "s.a.*")
     assert names.full_name("s_a_1") == "s.a.1"
     assert names.full_name("plain") == "plain"
+
+
+def _asks_with_progress(tmp_path: Path, name: str) -> None:
+    """Have the fixture server ``name``'s ``forge`` tool ask the client for a sampling
+    message under the progress token ``tok``."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": f"s-{name}",
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
+            "maxTokens": 5,
+            "_meta": {"progressToken": "tok"},
+        },
+    }
+    (tmp_path / f"{name}.forge.json").write_text(json.dumps([request]), encoding="utf-8")
+
+
+def _progress_on_its_request(client: RawClient, name: str, *texts: str) -> Any:
+    """Call ``name``'s ``forge``, then report progress on the sampling request it makes (one
+    notification per text) and answer it; the token the client was given."""
+    client.write(_call(name, "tools/call", {"name": f"{name}__forge", "arguments": {}}))
+    while (message := client.lines.get(timeout=_SECONDS)) is not None:
+        if message.get("method") == "sampling/createMessage":
+            break
+        client.seen.append(message)
+    assert message is not None
+    token = message["params"]["_meta"]["progressToken"]
+    notes = [
+        _note("notifications/progress", {"progressToken": token, "progress": n, "message": text})
+        for n, text in enumerate(texts, 1)
+    ]
+    client.write(*notes, {"jsonrpc": "2.0", "id": message["id"], "result": _SAMPLED})
+    client.answer(name)
+    return token
+
+
+def _progress_got(tmp_path: Path, name: str) -> list[Any]:
+    wire = (tmp_path / f"{name}.wire.jsonl").read_text(encoding="utf-8").splitlines()
+    return [
+        m["params"] for m in map(json.loads, wire) if m.get("method") == "notifications/progress"
+    ]
+
+
+def test_the_clients_progress_reaches_only_the_server_that_asked(tmp_path: Path) -> None:
+    # Both servers ask the client for a sampling message under the same progress token; the
+    # client reports progress on each, then on a token no server's request has, and on one
+    # whose request is answered.
+    for name in ("a", "b"):
+        _asks_with_progress(tmp_path, name)
+    policy = write_policy(
+        tmp_path,
+        server_table("a", flow_server("a", tmp_path, "forge")),
+        server_table("b", flow_server("b", tmp_path, "forge")),
+    )
+    client = _started(tmp_path, policy)
+    asked_by = {}
+    try:
+        for name in ("a", "b"):
+            asked_by[name] = _progress_on_its_request(client, name, f"for {name}")
+        stray = {"progressToken": "tok", "progress": 2, "message": "nobody's"}
+        late = {"progressToken": asked_by["a"], "progress": 3, "message": "after the answer"}
+        client.write(_note("notifications/progress", stray), _note("notifications/progress", late))
+        for name in ("a", "b"):  # answered once the server read every line before it
+            note = {"name": f"{name}__note", "arguments": {"text": "done"}}
+            assert "result" in client.request(f"done-{name}", "prompts/get", note)
+    finally:
+        client.close()
+    assert asked_by["a"] != asked_by["b"]
+    for name in ("a", "b"):
+        assert _progress_got(tmp_path, name) == [
+            {"progressToken": "tok", "progress": 1, "message": f"for {name}"}
+        ]
+
+
+def test_the_clients_progress_to_the_server_that_asked_carries_no_tainted_data(
+    tmp_path: Path,
+) -> None:
+    planted = {"content": [{"type": "text", "text": f"AWS_ACCESS_KEY_ID={AWS}"}]}
+    (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
+    _asks_with_progress(tmp_path, "sink")
+    policy = write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "read_secret")),
+        server_table("sink", flow_server("sink", tmp_path, "forge")),
+        '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n',
+    )
+    client = _started(tmp_path, policy)
+    try:
+        _progress_on_its_request(client, "sink", f"key {AWS}")  # before the read: no flow
+        read = client.request("read", "tools/call", {"name": "vault__read_secret"})
+        assert AWS in json.dumps(read)
+        _progress_on_its_request(client, "sink", f"key {AWS}", "clean")
+        note = {"name": "sink__note", "arguments": {"text": "done"}}
+        assert "result" in client.request("done", "prompts/get", note)
+    finally:
+        client.close()
+    messages = [p["message"] for p in _progress_got(tmp_path, "sink")]
+    assert messages == [f"key {AWS}", "clean"]
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "flow-cross-server" in stderr
+    assert AWS not in stderr

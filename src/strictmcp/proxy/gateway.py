@@ -25,8 +25,11 @@ What the gateway does with each client message, by method (:data:`_CLIENT_REQUES
 
 Every request id is renamed on the way to a server and back, and every request a server makes
 (sampling, elicitation, roots) is given an id of the gateway's before it reaches the client,
-so that no two servers' ids meet. A server's log messages name it in ``logger``; its progress
-names only the tokens the client gave its own calls (another server's is dropped).
+so that no two servers' ids meet; the progress token such a request carries is that id too,
+and the client's progress on it reaches only the server that asked, under its own token
+(progress naming no such request reaches none). A server's log messages name it in
+``logger``; its progress names only the tokens the client gave its own calls (another
+server's is dropped).
 
 A server that cannot start, exits or misses its handshake touches no other: its requests
 waiting are answered with an error naming it, the client is told the listings changed, and
@@ -195,7 +198,9 @@ class Gateway:
         self._ids = itertools.count(1)
         self._calls: dict[int, _Call] = {}
         self._by_client: dict[Any, int] = {}  # the client's request id -> the gateway's
-        self._asked: dict[int, tuple[_Member, Any]] = {}  # a server's request, by our id
+        # A server's request, by our id: who asked, its own id and its own progress token
+        # (_NOTHING when it gave none).
+        self._asked: dict[int, tuple[_Member, Any, Any]] = {}
         self._client_init: dict[str, Any] | None = None  # the params of its initialize
         self._client_ready = False  # it sent notifications/initialized
         self._resources: dict[str, _Member] = {}
@@ -451,7 +456,7 @@ class Gateway:
                 self._tell(self._unavailable(call.client_id, member))
                 if self._metrics is not None:
                     self._metrics.upstream_errors.add(("closed", member.name))
-        for gid, (asker, _) in list(self._asked.items()):
+        for gid, (asker, _, _) in list(self._asked.items()):
             if asker is member:
                 del self._asked[gid]
         member.tools.clear()
@@ -583,7 +588,7 @@ class Gateway:
         """The client's answer to a server's request: back to that server, its id restored."""
         asked = self._asked.pop(message["id"], None) if _is_id(message["id"]) else None
         if asked is not None:
-            member, own_id = asked
+            member, own_id, _ = asked
             self._send(member, {**message, "id": own_id})
 
     def _client_notification(self, message: dict[str, Any]) -> None:
@@ -599,6 +604,11 @@ class Gateway:
             call = self._calls.get(gid) if gid is not None else None
             if call is not None:
                 self._send(call.member, {**message, "params": {**params, "requestId": gid}})
+        elif method == "notifications/progress":
+            asked = self._progressed(params)
+            if asked is not None and isinstance(params, dict):
+                member, _, token = asked
+                self._send(member, {**message, "params": {**params, "progressToken": token}})
         else:
             for member in self._members:
                 if member.ready:
@@ -873,7 +883,12 @@ class Gateway:
         none (the ``[[flow]]`` rules' destinations): the server of the call a
         ``notifications/cancelled`` cancels; for ``logging/setLevel`` and any other
         notification, every server, running or not (one may finish its handshake between
-        the check and the sending); none for a request routed by what it names."""
+        the check and the sending); the server whose request a ``notifications/progress``
+        is about (none when it is no request's); none for a request routed by what it
+        names."""
+        if method == "notifications/progress":
+            asked = self._progressed(params)
+            return (asked[0].name,) if asked is not None else ()
         if method == "notifications/cancelled":
             cancelled = params.get("requestId") if isinstance(params, dict) else None
             gid = self._by_client.get(cancelled) if _is_id(cancelled) else None
@@ -955,13 +970,31 @@ class Gateway:
             self._send(member, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
             return
         gid = next(self._ids)
-        self._asked[gid] = (member, message["id"])
+        token = _NOTHING
         params = message.get("params")
         if isinstance(params, dict):
             # Only the task it is about is the server's: a taskId in a server's tasks/get
             # names a task of the client's.
-            message = {**message, "params": self._tasks_public(member, params, top=False)}
+            params = self._tasks_public(member, params, top=False)
+            meta = params.get("_meta")
+            own = meta.get("progressToken") if isinstance(meta, dict) else None
+            if isinstance(meta, dict) and _is_id(own):
+                # Two servers may choose one token: the client is given our id in its place,
+                # and its progress goes back to the one server that asked, by that id.
+                params = {**params, "_meta": {**meta, "progressToken": gid}}
+                token = own
+            message = {**message, "params": params}
+        self._asked[gid] = (member, message["id"], token)
         self._tell({**message, "id": gid})
+
+    def _progressed(self, params: Any) -> tuple[_Member, Any, Any] | None:
+        """The server's request the client's progress ``params`` is about, while it waits
+        for its answer; None for a token the gateway gave no request of a server."""
+        token = params.get("progressToken") if isinstance(params, dict) else None
+        if not isinstance(token, int) or isinstance(token, bool):
+            return None  # our ids are integers
+        asked = self._asked.get(token)
+        return asked if asked is not None and asked[2] is not _NOTHING else None
 
     def _server_notification(self, member: _Member, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -981,7 +1014,7 @@ class Gateway:
             message = {**message, "params": self._tasks_public(member, params, top=True)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
             own = params.get("requestId")
-            mine = [g for g, (m, i) in self._asked.items() if m is member and i == own]
+            mine = [g for g, (m, i, _) in self._asked.items() if m is member and i == own]
             if not mine:
                 return
             gid = mine[0]
