@@ -3,7 +3,8 @@
 A malicious model or client reads a secret from one server (the recording fixture server
 ``vault``) and tries to carry it to another (``sink``) by every part of a message the gateway
 sends a server: the ground truth is the sink's own record of every line it was sent
-(``sink.wire.jsonl``), never what the gateway says it did.
+(``sink.wire.jsonl``), never what the gateway says it did. And what one server must not
+see of another's (the client's progress on its requests, the tasks the client runs for it).
 """
 
 from __future__ import annotations
@@ -666,3 +667,101 @@ def test_the_clients_progress_to_the_server_that_asked_carries_no_tainted_data(
     stderr = (tmp_path / "stderr.log").read_text()
     assert "flow-cross-server" in stderr
     assert AWS not in stderr
+
+
+# --- the client's tasks are each server's own ------------------------------------------------
+
+_TASKS_HANDSHAKE = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {
+        "sampling": {},
+        "tasks": {"list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}}},
+    },
+    "clientInfo": {"name": "tasks-client", "version": "1"},
+}
+_CLIENT_TASK = {
+    "taskId": "c-1",
+    "status": "working",
+    "createdAt": "2026-11-27T00:00:00Z",
+    "lastUpdatedAt": "2026-11-27T00:00:00Z",
+    "ttl": 60000,
+}
+
+
+def _forging(tmp_path: Path, name: str, *messages: dict[str, Any]) -> None:
+    """What the fixture server ``name``'s next ``forge`` call writes before it answers."""
+    (tmp_path / f"{name}.forge.json").write_text(json.dumps(list(messages)), encoding="utf-8")
+
+
+def _server_request(request_id: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def _wire(tmp_path: Path, name: str) -> list[dict[str, Any]]:
+    lines = (tmp_path / f"{name}.wire.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_a_server_sees_only_the_client_tasks_it_made(tmp_path: Path) -> None:
+    # "a" asks the client for a sampling message as a task, which the client makes ("c-1");
+    # "b" then asks for that task's result and lists the client's tasks, and the client
+    # reports the task's status.
+    sampling = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
+        "maxTokens": 5,
+    }
+    policy = write_policy(
+        tmp_path,
+        server_table("a", flow_server("a", tmp_path, "forge")),
+        server_table("b", flow_server("b", tmp_path, "forge")),
+    )
+    client = RawClient(policy, tmp_path / "stderr.log")
+    asked: list[str] = []
+
+    def call_and_answer(name: str, answers: dict[str, Any]) -> None:
+        """Call ``name``'s forge; answer each request it makes of the client by method."""
+        client.write(_call(name, "tools/call", {"name": f"{name}__forge", "arguments": {}}))
+        while True:
+            message = client.lines.get(timeout=_SECONDS)
+            assert message is not None
+            if message.get("id") == name and "method" not in message:
+                break
+            if "method" in message and "id" in message:
+                asked.append(message["method"])
+                result = answers[message["method"]]
+                client.write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    try:
+        client.request(0, "initialize", _TASKS_HANDSHAKE)
+        client.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        client.request("list", "tools/list")
+        task_params = {**sampling, "task": {"ttl": 60000}}
+        _forging(tmp_path, "a", _server_request("s-a", "sampling/createMessage", task_params))
+        call_and_answer("a", {"sampling/createMessage": {"task": _CLIENT_TASK}})
+        _forging(
+            tmp_path,
+            "b",
+            _server_request("r-b", "tasks/result", {"taskId": "c-1"}),
+            _server_request("l-b", "tasks/list", {}),
+        )
+        call_and_answer("b", {"tasks/list": {"tasks": [_CLIENT_TASK]}})
+        _forging(tmp_path, "a", _server_request("g-a", "tasks/get", {"taskId": "c-1"}))
+        call_and_answer("a", {"tasks/get": _CLIENT_TASK})
+        status = {**_CLIENT_TASK, "status": "completed"}
+        client.write(_note("notifications/tasks/status", status))
+        for name in ("a", "b"):  # answered once the server read every line before it
+            note = {"name": f"{name}__note", "arguments": {"text": "done"}}
+            assert "result" in client.request(f"done-{name}", "prompts/get", note)
+    finally:
+        client.close()
+    assert asked == ["sampling/createMessage", "tasks/list", "tasks/get"]  # no tasks/result
+    a_got, b_got = _wire(tmp_path, "a"), _wire(tmp_path, "b")
+    answers = {m["id"]: m for m in b_got if "method" not in m}
+    assert answers["r-b"]["error"]["code"] == -32602
+    assert answers["l-b"]["result"]["tasks"] == []
+    assert not [m for m in b_got if m.get("method") == "notifications/tasks/status"]
+    answers = {m["id"]: m for m in a_got if "method" not in m}
+    assert answers["s-a"]["result"]["task"]["taskId"] == "c-1"
+    assert answers["g-a"]["result"]["taskId"] == "c-1"
+    statuses = [m["params"] for m in a_got if m.get("method") == "notifications/tasks/status"]
+    assert [s["status"] for s in statuses] == ["completed"]

@@ -27,9 +27,10 @@ Every request id is renamed on the way to a server and back, and every request a
 (sampling, elicitation, roots) is given an id of the gateway's before it reaches the client,
 so that no two servers' ids meet; the progress token such a request carries is that id too,
 and the client's progress on it reaches only the server that asked, under its own token
-(progress naming no such request reaches none). A server's log messages name it in
-``logger``; its progress names only the tokens the client gave its own calls (another
-server's is dropped).
+(progress naming no such request reaches none). The tasks the client runs for a server
+are that server's: only it may ask about them, list them, or hear of their status. A
+server's log messages name it in ``logger``; its progress names only the tokens the client
+gave its own calls (another server's is dropped).
 
 A server that cannot start, exits or misses its handshake touches no other: its requests
 waiting are answered with an error naming it, the client is told the listings changed, and
@@ -101,6 +102,8 @@ _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", 
 _NOTHING: Any = object()
 _MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
 """The members of a JSON-RPC message: all the gateway sends a server of a client's."""
+_CLIENT_TASK_REQUESTS = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
+"""A server's requests about a task the client runs for it."""
 _TASK_KEYS = frozenset({"taskId", "task", "tasks", "_meta"})
 """The keys of a result or params where :meth:`Gateway._tasks_public` may name a task."""
 
@@ -137,6 +140,9 @@ class _Member:
     #: The progress tokens the client gave its calls, the latest few: its progress may name
     #: only these (a task's goes on after its call is answered).
     tokens: OrderedDict[int | str, None] = field(default_factory=OrderedDict)
+    #: The tasks the client runs for it (its task-augmented requests answered with a task),
+    #: the latest few: it may ask about only these, and only their status reaches it.
+    client_tasks: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
     @property
     def name(self) -> str:
@@ -172,6 +178,19 @@ class _Call:
     page: str | None = None
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """A server's request of the client, waiting for its answer."""
+
+    member: _Member
+    own_id: Any
+    method: str
+    #: Whether it asked the client to run it as a task (its answer may make one).
+    augmented: bool
+    #: Its own progress token (_NOTHING when it gave none): the client is given our id.
+    token: Any
+
+
 class Gateway:
     """The servers of ``servers`` as one :class:`~strictmcp.connect.upstream.Upstream`; see
     the module documentation. Start them with :meth:`start`."""
@@ -198,9 +217,7 @@ class Gateway:
         self._ids = itertools.count(1)
         self._calls: dict[int, _Call] = {}
         self._by_client: dict[Any, int] = {}  # the client's request id -> the gateway's
-        # A server's request, by our id: who asked, its own id and its own progress token
-        # (_NOTHING when it gave none).
-        self._asked: dict[int, tuple[_Member, Any, Any]] = {}
+        self._asked: dict[int, _Asked] = {}  # a server's request to the client, by our id
         self._client_init: dict[str, Any] | None = None  # the params of its initialize
         self._client_ready = False  # it sent notifications/initialized
         self._resources: dict[str, _Member] = {}
@@ -456,8 +473,8 @@ class Gateway:
                 self._tell(self._unavailable(call.client_id, member))
                 if self._metrics is not None:
                     self._metrics.upstream_errors.add(("closed", member.name))
-        for gid, (asker, _, _) in list(self._asked.items()):
-            if asker is member:
+        for gid, asked in list(self._asked.items()):
+            if asked.member is member:
                 del self._asked[gid]
         member.tools.clear()
         member.prompts.clear()
@@ -518,10 +535,7 @@ class Gateway:
         meta = sent.get("_meta") if isinstance(sent, dict) else None
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if isinstance(token, (int, str)) and not isinstance(token, bool):
-            member.tokens[token] = None
-            member.tokens.move_to_end(token)
-            if len(member.tokens) > _MAX_TOKENS:
-                member.tokens.popitem(last=False)
+            _remember(member.tokens, token)
         self._by_client[client_id] = gid
         forwarded = {**message, "id": gid}
         if params is not _NOTHING:
@@ -587,9 +601,21 @@ class Gateway:
     def _client_answer(self, message: dict[str, Any]) -> None:
         """The client's answer to a server's request: back to that server, its id restored."""
         asked = self._asked.pop(message["id"], None) if _is_id(message["id"]) else None
-        if asked is not None:
-            member, own_id, _ = asked
-            self._send(member, {**message, "id": own_id})
+        if asked is None:
+            return
+        member = asked.member
+        result = message.get("result")
+        if isinstance(result, dict) and asked.method == "tasks/list":
+            # The client's tasks are every server's: this one sees its own.
+            tasks = result.get("tasks")
+            if isinstance(tasks, list):
+                mine = [t for t in tasks if _task_id(t) in member.client_tasks]
+                message = {**message, "result": {**result, "tasks": mine}}
+        elif isinstance(result, dict) and asked.augmented:
+            task_id = _task_id(result.get("task"))
+            if task_id is not None:
+                _remember(member.client_tasks, task_id)
+        self._send(member, {**message, "id": asked.own_id})
 
     def _client_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -607,8 +633,12 @@ class Gateway:
         elif method == "notifications/progress":
             asked = self._progressed(params)
             if asked is not None and isinstance(params, dict):
-                member, _, token = asked
-                self._send(member, {**message, "params": {**params, "progressToken": token}})
+                progress = {**params, "progressToken": asked.token}
+                self._send(asked.member, {**message, "params": progress})
+        elif method == "notifications/tasks/status":
+            owner = self._task_owner(params)
+            if owner is not None:
+                self._send(owner, message)
         else:
             for member in self._members:
                 if member.ready:
@@ -876,7 +906,7 @@ class Gateway:
         if isinstance(request_id, bool) or not isinstance(request_id, int):
             return None  # the gateway's own ids are integers
         asked = self._asked.get(request_id)
-        return asked[0].name if asked is not None else None
+        return asked.member.name if asked is not None else None
 
     def servers_sent(self, method: str | None, params: Any) -> tuple[str, ...]:
         """The names of the servers the client's message ``method`` may go to when it names
@@ -888,7 +918,10 @@ class Gateway:
         names."""
         if method == "notifications/progress":
             asked = self._progressed(params)
-            return (asked[0].name,) if asked is not None else ()
+            return (asked.member.name,) if asked is not None else ()
+        if method == "notifications/tasks/status":
+            owner = self._task_owner(params)
+            return (owner.name,) if owner is not None else ()
         if method == "notifications/cancelled":
             cancelled = params.get("requestId") if isinstance(params, dict) else None
             gid = self._by_client.get(cancelled) if _is_id(cancelled) else None
@@ -969,9 +1002,15 @@ class Gateway:
         if message["method"] == "ping":
             self._send(member, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
             return
+        params = message.get("params")
+        if message["method"] in _CLIENT_TASK_REQUESTS and self._task_owner(params) is not member:
+            # The client's task ids are every server's to guess: only the server that made a
+            # task may ask about it. Answered here; the client never sees the request.
+            text = UNKNOWN_TASK_TEXT
+            self._send(member, error_response(message["id"], UNKNOWN_TASK, text))
+            return
         gid = next(self._ids)
         token = _NOTHING
-        params = message.get("params")
         if isinstance(params, dict):
             # Only the task it is about is the server's: a taskId in a server's tasks/get
             # names a task of the client's.
@@ -984,17 +1023,26 @@ class Gateway:
                 params = {**params, "_meta": {**meta, "progressToken": gid}}
                 token = own
             message = {**message, "params": params}
-        self._asked[gid] = (member, message["id"], token)
+        augmented = isinstance(params, dict) and isinstance(params.get("task"), dict)
+        self._asked[gid] = _Asked(member, message["id"], message["method"], augmented, token)
         self._tell({**message, "id": gid})
 
-    def _progressed(self, params: Any) -> tuple[_Member, Any, Any] | None:
+    def _task_owner(self, params: Any) -> _Member | None:
+        """The server a task of the client's (``params``' ``taskId``) runs for; None when it
+        is no server's the gateway knows of."""
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        if not isinstance(task_id, str):
+            return None
+        return next((m for m in self._members if task_id in m.client_tasks), None)
+
+    def _progressed(self, params: Any) -> _Asked | None:
         """The server's request the client's progress ``params`` is about, while it waits
         for its answer; None for a token the gateway gave no request of a server."""
         token = params.get("progressToken") if isinstance(params, dict) else None
         if not isinstance(token, int) or isinstance(token, bool):
             return None  # our ids are integers
         asked = self._asked.get(token)
-        return asked if asked is not None and asked[2] is not _NOTHING else None
+        return asked if asked is not None and asked.token is not _NOTHING else None
 
     def _server_notification(self, member: _Member, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -1014,7 +1062,7 @@ class Gateway:
             message = {**message, "params": self._tasks_public(member, params, top=True)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
             own = params.get("requestId")
-            mine = [g for g, (m, i, _) in self._asked.items() if m is member and i == own]
+            mine = [g for g, a in self._asked.items() if a.member is member and a.own_id == own]
             if not mine:
                 return
             gid = mine[0]
@@ -1154,6 +1202,19 @@ def _cancelled(request_id: int, reason: str) -> dict[str, Any]:
 
 def _is_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _remember(latest: OrderedDict[Any, None], key: Any) -> None:
+    """``key`` as the newest of ``latest``, which keeps the last :data:`_MAX_TOKENS`."""
+    latest[key] = None
+    latest.move_to_end(key)
+    if len(latest) > _MAX_TOKENS:
+        latest.popitem(last=False)
+
+
+def _task_id(task: Any) -> str | None:
+    task_id = task.get("taskId") if isinstance(task, dict) else None
+    return task_id if isinstance(task_id, str) else None
 
 
 def _merge(into: dict[str, Any], other: dict[str, Any]) -> None:
