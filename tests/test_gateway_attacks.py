@@ -765,3 +765,68 @@ def test_a_server_sees_only_the_client_tasks_it_made(tmp_path: Path) -> None:
     assert answers["g-a"]["result"]["taskId"] == "c-1"
     statuses = [m["params"] for m in a_got if m.get("method") == "notifications/tasks/status"]
     assert [s["status"] for s in statuses] == ["completed"]
+
+
+def test_a_server_can_say_only_its_own_elicitations_are_complete(tmp_path: Path) -> None:
+    # "a" asks for a URL elicitation ("e-1"), and requires another in an error ("e-2"); "b"
+    # says "e-1" (and "a"'s public name for it) is complete.
+    handshake = {
+        **_TASKS_HANDSHAKE,
+        "capabilities": {"elicitation": {"form": {}, "url": {}}},
+    }
+
+    def url_elicitation(own: str) -> dict[str, Any]:
+        return {"mode": "url", "elicitationId": own, "url": "https://a.test/", "message": "go"}
+
+    def complete(own: str) -> dict[str, Any]:
+        return _note("notifications/elicitation/complete", {"elicitationId": own})
+
+    required = {
+        "code": -32042,
+        "message": "URL elicitation required",
+        "data": {"elicitations": [url_elicitation("e-2")]},
+    }
+    _forging(
+        tmp_path,
+        "a",
+        _server_request("e-a", "elicitation/create", url_elicitation("e-1")),
+        complete("e-1"),
+        # An answer to each id the gateway may have given the call: the call's is taken.
+        *({"jsonrpc": "2.0", "id": n, "error": required} for n in range(1, 40)),
+    )
+    _forging(tmp_path, "b", complete("e-1"), complete("a__e-1"))
+    policy = write_policy(
+        tmp_path,
+        server_table("a", flow_server("a", tmp_path, "forge")),
+        server_table("b", flow_server("b", tmp_path, "forge")),
+    )
+    client = RawClient(policy, tmp_path / "stderr.log")
+    try:
+        client.request(0, "initialize", handshake)
+        client.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        client.request("list", "tools/list")
+        client.write(_call("a", "tools/call", {"name": "a__forge", "arguments": {}}))
+        while (message := client.lines.get(timeout=_SECONDS)) is not None:
+            if message.get("method") == "elicitation/create":
+                client.write(
+                    {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept"}}
+                )
+            client.seen.append(message)
+            if message.get("id") == "a" and "method" not in message:
+                break
+        assert "result" in client.request("b", "tools/call", {"name": "b__forge", "arguments": {}})
+        client.request("done", "tools/list")
+    finally:
+        client.close()
+    asked = [
+        m["params"]["elicitationId"] for m in client.seen if "elicitationId" in m.get("params", {})
+    ]
+    said = [
+        m["params"]["elicitationId"]
+        for m in client.seen
+        if m.get("method") == "notifications/elicitation/complete"
+    ]
+    assert asked[0] == "a__e-1"
+    assert said == ["a__e-1", "b__e-1", "b__a__e-1"]  # only "a" completes "a"'s
+    (failed,) = [m for m in client.seen if m.get("id") == "a"]
+    assert [e["elicitationId"] for e in failed["error"]["data"]["elicitations"]] == ["a__e-2"]

@@ -50,6 +50,7 @@ __all__ = [
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
     "Decoded",
     "Kind",
     "Message",
@@ -79,6 +80,7 @@ REQUEST_TIMEOUT: Final = -32001
 HEADER_MISMATCH: Final = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+URL_ELICITATION_REQUIRED: Final = -32042
 
 Kind = Literal["request", "notification", "response", "error"]
 

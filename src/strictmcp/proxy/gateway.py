@@ -28,7 +28,9 @@ Every request id is renamed on the way to a server and back, and every request a
 so that no two servers' ids meet; the progress token such a request carries is that id too,
 and the client's progress on it reaches only the server that asked, under its own token
 (progress naming no such request reaches none). The tasks the client runs for a server
-are that server's: only it may ask about them, list them, or hear of their status. A
+are that server's: only it may ask about them, list them, or hear of their status; and a
+URL elicitation's id is named after its server, as task ids are, so that a server can say
+only its own elicitations are complete. A
 server's log messages name it in ``logger``; its progress names only the tokens the client
 gave its own calls (another server's is dropped).
 
@@ -64,6 +66,7 @@ from ..protocol.jsonrpc import (
     DEFAULT_MAX_SIZE,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    URL_ELICITATION_REQUIRED,
     answer_digest,
     answer_id,
     answer_with_id,
@@ -990,8 +993,11 @@ class Gateway:
         message = {**message, "id": call.client_id}
         result = message.get("result")
         named = self._tasks_public(member, result, top=True) if isinstance(result, dict) else None
+        error = message.get("error")
         if named is not None and named is not result:
             message["result"] = named
+        elif isinstance(error, dict) and error.get("code") == URL_ELICITATION_REQUIRED:
+            message["error"] = self._elicitations_public(member, error)
         elif line is not None:
             # Only the id differs from what the server wrote: its text, under the client's id.
             self._tell(message, answer_with_id(line, call.client_id))
@@ -1022,6 +1028,8 @@ class Gateway:
                 # and its progress goes back to the one server that asked, by that id.
                 params = {**params, "_meta": {**meta, "progressToken": gid}}
                 token = own
+            if message["method"] == "elicitation/create":
+                params = self._elicitation_public(member, params)
             message = {**message, "params": params}
         augmented = isinstance(params, dict) and isinstance(params.get("task"), dict)
         self._asked[gid] = _Asked(member, message["id"], message["method"], augmented, token)
@@ -1060,6 +1068,8 @@ class Gateway:
             if not _is_id(token) or token not in member.tokens:
                 return
             message = {**message, "params": self._tasks_public(member, params, top=True)}
+        elif method == "notifications/elicitation/complete" and isinstance(params, dict):
+            message = {**message, "params": self._elicitation_public(member, params)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
             own = params.get("requestId")
             mine = [g for g, a in self._asked.items() if a.member is member and a.own_id == own]
@@ -1096,6 +1106,23 @@ class Gateway:
         if isinstance(meta, dict) and isinstance(related, dict):
             body = {**body, "_meta": {**meta, RELATED_TASK: _with_task_id(related, public)}}
         return body
+
+    def _elicitation_public(self, member: _Member, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` (a URL elicitation's params, or its completion's) with ``member``'s
+        elicitation id named as the client sees it, ``server`` + separator + id: a server
+        can then say only its own elicitations are complete, and two servers' ids never
+        meet. No message of the client's names one back."""
+        rename = functools.partial(public_task, member.name, self._separator)
+        return _with_task_id(body, rename, "elicitationId")
+
+    def _elicitations_public(self, member: _Member, error: dict[str, Any]) -> dict[str, Any]:
+        """A URL-elicitation-required ``error`` with its elicitations' ids named."""
+        data = error.get("data")
+        listed = data.get("elicitations") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(listed, list):
+            return error
+        named = [self._elicitation_public(member, e) if isinstance(e, dict) else e for e in listed]
+        return {**error, "data": {**data, "elicitations": named}}
 
     def _by_task(self, message: dict[str, Any]) -> None:
         """A request naming a task: to the server whose task it is, with its own id."""
@@ -1160,13 +1187,15 @@ def public_name(server: str, own: str, separator: str = "__") -> str:
 
 
 def public_task(server: str, separator: str, task_id: str) -> str:
-    """The id a client sees for ``server``'s task ``task_id``."""
+    """The id a client sees for ``server``'s task ``task_id`` (or its elicitation)."""
     return f"{server}{separator}{task_id}"
 
 
-def _with_task_id(body: dict[str, Any], rename: Callable[[str], str]) -> dict[str, Any]:
-    task_id = body.get("taskId")
-    return {**body, "taskId": rename(task_id)} if isinstance(task_id, str) else body
+def _with_task_id(
+    body: dict[str, Any], rename: Callable[[str], str], key: str = "taskId"
+) -> dict[str, Any]:
+    own = body.get(key)
+    return {**body, key: rename(own)} if isinstance(own, str) else body
 
 
 def gateway_pins(policy: Policy) -> PinFile | None:
