@@ -830,3 +830,42 @@ def test_a_server_can_say_only_its_own_elicitations_are_complete(tmp_path: Path)
     assert said == ["a__e-1", "b__e-1", "b__a__e-1"]  # only "a" completes "a"'s
     (failed,) = [m for m in client.seen if m.get("id") == "a"]
     assert [e["elicitationId"] for e in failed["error"]["data"]["elicitations"]] == ["a__e-2"]
+
+
+def test_a_server_says_only_its_own_resources_changed_and_gets_no_others_context(
+    tmp_path: Path,
+) -> None:
+    # "a" says its resource and "b"'s changed, then asks for a sampling message with the
+    # context of "this server", which to the client would be every server behind the gateway.
+    sampling = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
+        "maxTokens": 5,
+        "includeContext": "thisServer",
+    }
+    _forging(
+        tmp_path,
+        "a",
+        _note("notifications/resources/updated", {"uri": "flow://b/data"}),
+        _note("notifications/resources/updated", {"uri": "flow://a/data"}),
+        _server_request("s-a", "sampling/createMessage", sampling),
+    )
+    policy = write_policy(
+        tmp_path,
+        server_table("a", flow_server("a", tmp_path, "forge")),
+        server_table("b", flow_server("b", tmp_path, "forge")),
+    )
+    client = _started(tmp_path, policy)  # it lists the resources: each URI has its server
+    try:
+        client.write(_call("a", "tools/call", {"name": "a__forge", "arguments": {}}))
+        while (message := client.lines.get(timeout=_SECONDS)) is not None:
+            client.seen.append(message)
+            if message.get("method") == "sampling/createMessage":
+                client.write({"jsonrpc": "2.0", "id": message["id"], "result": _SAMPLED})
+                break
+        client.answer("a")
+    finally:
+        client.close()
+    updated = [m["params"]["uri"] for m in client.seen if m.get("method", "").endswith("updated")]
+    assert updated == ["flow://a/data"]
+    (asked,) = [m for m in client.seen if m.get("method") == "sampling/createMessage"]
+    assert asked["params"]["includeContext"] == "none"

@@ -30,7 +30,8 @@ and the client's progress on it reaches only the server that asked, under its ow
 (progress naming no such request reaches none). The tasks the client runs for a server
 are that server's: only it may ask about them, list them, or hear of their status; and a
 URL elicitation's id is named after its server, as task ids are, so that a server can say
-only its own elicitations are complete. A
+only its own elicitations are complete. It may say only its own resources changed, and
+its sampling requests get no context of the client's beyond their own messages. A
 server's log messages name it in ``logger``; its progress names only the tokens the client
 gave its own calls (another server's is dropped).
 
@@ -105,6 +106,8 @@ _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", 
 _NOTHING: Any = object()
 _MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
 """The members of a JSON-RPC message: all the gateway sends a server of a client's."""
+_OTHERS_CONTEXT = frozenset({"thisServer", "allServers"})
+"""What a sampling request's ``includeContext`` may ask for beyond its own messages."""
 _CLIENT_TASK_REQUESTS = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
 """A server's requests about a task the client runs for it."""
 _TASK_KEYS = frozenset({"taskId", "task", "tasks", "_meta"})
@@ -1030,6 +1033,13 @@ class Gateway:
                 token = own
             if message["method"] == "elicitation/create":
                 params = self._elicitation_public(member, params)
+            elif (
+                message["method"] == "sampling/createMessage"
+                and params.get("includeContext") in _OTHERS_CONTEXT
+            ):
+                # To the client the gateway is one server: "this server's" context would be
+                # every server's. The client may leave it out anyway (soft-deprecated).
+                params = {**params, "includeContext": "none"}
             message = {**message, "params": params}
         augmented = isinstance(params, dict) and isinstance(params.get("task"), dict)
         self._asked[gid] = _Asked(member, message["id"], message["method"], augmented, token)
@@ -1068,6 +1078,10 @@ class Gateway:
             if not _is_id(token) or token not in member.tokens:
                 return
             message = {**message, "params": self._tasks_public(member, params, top=True)}
+        elif method == "notifications/resources/updated" and isinstance(params, dict):
+            uri = params.get("uri")
+            if not isinstance(uri, str) or self._owners(uri) != [member]:
+                return  # another server's resource is not this one's to say changed
         elif method == "notifications/elicitation/complete" and isinstance(params, dict):
             message = {**message, "params": self._elicitation_public(member, params)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
