@@ -150,7 +150,9 @@ class GatewaySession:
         self._release(payload)
         response = await asyncio.wait_for(self._held, _SECONDS)
         self._held = None
-        result = answer(response)["result"]
+        answered = answer(response)
+        assert "result" in answered, answered  # an error here is the gateway's: say which
+        result = answered["result"]
         if result.get("isError") and not payload.get("isError"):
             return ChainOutcome("deny", result)
         return ChainOutcome("allow", result)
