@@ -15,6 +15,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -869,3 +870,46 @@ def test_a_server_says_only_its_own_resources_changed_and_gets_no_others_context
     assert updated == ["flow://a/data"]
     (asked,) = [m for m in client.seen if m.get("method") == "sampling/createMessage"]
     assert asked["params"]["includeContext"] == "none"
+
+
+def test_a_server_that_claims_a_resource_while_it_is_read_does_not_clean_its_data(
+    tmp_path: Path,
+) -> None:
+    # The sink, first in the file, starts listing the vault's URI while the vault is reading
+    # it: by the time the vault's answer comes, the gateway routes that URI to the sink. The
+    # data is still the vault's, and must not reach the sink.
+    # Both promise to say when their resources change: the vault's listing is then the
+    # gateway's to reuse while the vault is busy with the read.
+    promise = '{ FLOW_SERVER_LIST_CHANGED = "1" }'
+    slow = '{ FLOW_SERVER_WAIT = "1", FLOW_SERVER_LIST_CHANGED = "1" }'
+    policy = write_policy(
+        tmp_path,
+        server_table("sink", flow_server("sink", tmp_path, "write_query", "forge"), env=promise),
+        server_table("vault", flow_server("vault", tmp_path), env=slow),
+        '[[flow]]\nfrom = ["vault"]\nto = ["*"]\n',
+    )
+    changed = _note("notifications/resources/list_changed", {})
+    (tmp_path / "sink.forge.json").write_text(json.dumps([changed]), encoding="utf-8")
+    uri = "flow://vault/data"
+    client = _started(tmp_path, policy)  # the listing: the vault's URI is the vault's
+    try:
+        client.write(_call("r", "resources/read", {"uri": uri}))
+        calls = tmp_path / "vault.calls.jsonl"
+        for _ in range(3000):  # until the vault has the read
+            if calls.exists() and "resources/read" in calls.read_text(encoding="utf-8"):
+                break
+            time.sleep(0.01)
+        (tmp_path / "sink.claims").write_text(uri, encoding="utf-8")
+        client.request("claim", "tools/call", {"name": "sink__forge", "arguments": {}})
+        relisted = client.request("relist", "resources/list")
+        assert uri in json.dumps(relisted)
+        stderr = (tmp_path / "stderr.log").read_text(encoding="utf-8")
+        assert "servers 'sink' and 'vault' both list the resource" in stderr  # the sink's now
+        (tmp_path / "vault.resource").write_text(f"AWS_ACCESS_KEY_ID={AWS}", encoding="utf-8")
+        assert AWS in json.dumps(client.answer("r"))
+        query = {"name": "sink__write_query", "arguments": {"q": f"SELECT '{AWS}'"}}
+        sent = client.request("send", "tools/call", query)
+    finally:
+        client.close()
+    assert AWS not in _sink_got(tmp_path)
+    assert "flow-cross-server" in json.dumps(sent)

@@ -12,7 +12,10 @@ answer as it got it (``{"answer": ...}``), and then answers the call. The tool `
 answers with a JSON-RPC error whose message is ``DIR/NAME.error.txt``'s text, and the tool
 ``log`` sends that text in a log message (``notifications/message``) before it answers; the
 tool ``forge`` writes each message of ``DIR/NAME.forge.json`` (a list) before it answers. It
-offers the resource ``flow://NAME/data`` (``DIR/NAME.resource``'s text), the prompt ``note``
+offers the resource ``flow://NAME/data`` (``DIR/NAME.resource``'s text; with
+``FLOW_SERVER_WAIT``, read once that file exists), and lists too each URI of
+``DIR/NAME.claims`` (with ``FLOW_SERVER_LIST_CHANGED`` set, it promises to say when its
+resources change); the prompt ``note``
 (its argument ``text`` said back) and completions of anything. Every line it is sent, whatever
 its method, is also kept as it came in ``DIR/NAME.wire.jsonl``: what a flow could carry
 anywhere in a message.
@@ -37,6 +40,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
     resource = where / f"{name}.resource"
     uri = f"flow://{name}/data"
     wait = bool(os.environ.get("FLOW_SERVER_WAIT"))
+    promises = bool(os.environ.get("FLOW_SERVER_LIST_CHANGED"))
 
     def send(request_id: object, result: dict[str, object]) -> None:
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
@@ -65,7 +69,7 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
         if method == "initialize":
             capabilities: dict[str, Any] = {
                 "tools": {},
-                "resources": {},
+                "resources": {"listChanged": True} if promises else {},
                 "prompts": {},
                 "logging": {},
                 "completions": {},
@@ -128,10 +132,17 @@ def main() -> None:  # noqa: PLR0915 - one loop over the methods, as gateway_ser
                 result = {"content": [{"type": "text", "text": f"{name} ran {params['name']}"}]}
             send(request_id, result)
         elif method == "resources/list":
-            send(request_id, {"resources": [{"uri": uri, "name": "data"}]})
+            claims = where / f"{name}.claims"
+            claimed = claims.read_text(encoding="utf-8").split() if claims.exists() else []
+            listed = [{"uri": u, "name": "data"} for u in [uri, *claimed]]
+            send(request_id, {"resources": listed})
         elif method == "resources/templates/list":
             send(request_id, {"resourceTemplates": []})
         elif method == "resources/read":
+            waited = 0
+            while wait and not resource.exists() and waited < 3000:
+                time.sleep(0.01)
+                waited += 1
             text = resource.read_text(encoding="utf-8") if resource.exists() else ""
             send(request_id, {"contents": [{"uri": params["uri"], "text": text}]})
         elif method == "prompts/list":

@@ -85,6 +85,10 @@ class FlowRoutes(Protocol):
     def resource_server(self, uri: str) -> str | None:
         """The server a request for ``uri`` goes to (None: none, or several)."""
 
+    def answering_server(self, request_id: int | str) -> str | None:
+        """The server whose answer to the client's request ``request_id`` (one routed by a
+        URI) was passed on last (None: none known); forgotten once asked."""
+
     def asking_server(self, request_id: int | str) -> str | None:
         """The server whose request (sampling, elicitation, roots) went to the client as
         ``request_id`` and is not answered yet (None: none)."""
@@ -254,15 +258,28 @@ class Enforcer:
         blocked = self._report(name, "policy", found, bool(errors(found)), identity)
         return self._after(registry, name, verdict, found, blocked)
 
-    def taint(self, method: str | None, params: Any, result: Any, owner: Hashable = None) -> None:
+    def taint(
+        self,
+        method: str | None,
+        params: Any,
+        result: Any,
+        owner: Hashable = None,
+        request_id: int | str | None = None,
+    ) -> None:
         """Taint what the gateway's server answered to ``method`` with ``params`` (``result``:
         its result, or its error; a ``tools/call``, ``prompts/get``, ``resources/read`` or
         ``completion/complete``, or a task's deferred result
         from ``tasks/result`` or, inline, ``tasks/get``) for ``owner`` (None: the
-        session; a caller of a shared session), under the ``[[flow]]`` rules. A taint
-        forgotten to make room is reported (``flow-taint-evicted``)."""
+        session; a caller of a shared session), under the ``[[flow]]`` rules; ``request_id``
+        is the request's as the gateway got it. A taint forgotten to make room is reported
+        (``flow-taint-evicted``)."""
         flows = self.flows
-        source = self._flow_server(method, params)
+        source = None
+        if flows is not None and self.routes is not None and request_id is not None:
+            # A URI's server is the one that answered, not the one the URI is routed to now.
+            source = self.routes.answering_server(request_id)
+        if source is None:
+            source = self._flow_server(method, params)
         if method == "tasks/get" and isinstance(result, _MAPPING):
             result = result.get("result")  # 2026-07-28: a task's final result, inline
         if flows is None or source is None or not isinstance(result, _MAPPING):

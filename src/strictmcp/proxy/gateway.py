@@ -106,6 +106,9 @@ _ROUTED = frozenset({"tools", "prompts", "resources", "logging", "completions", 
 _NOTHING: Any = object()
 _MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
 """The members of a JSON-RPC message: all the gateway sends a server of a client's."""
+_ROUTED_BY_URI = frozenset({"resources/read", "completion/complete"})
+"""The requests whose server is chosen by a URI the servers' listings give (a completion's
+by its reference's), and whose answers carry data."""
 _OTHERS_CONTEXT = frozenset({"thisServer", "allServers"})
 """What a sampling request's ``includeContext`` may ask for beyond its own messages."""
 _CLIENT_TASK_REQUESTS = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
@@ -224,6 +227,9 @@ class Gateway:
         self._calls: dict[int, _Call] = {}
         self._by_client: dict[Any, int] = {}  # the client's request id -> the gateway's
         self._asked: dict[int, _Asked] = {}  # a server's request to the client, by our id
+        # The server each answer to a request routed by a URI came from, by the client's id,
+        # until the session asks (answering_server).
+        self._answered_from: OrderedDict[Any, str] = OrderedDict()
         self._client_init: dict[str, Any] | None = None  # the params of its initialize
         self._client_ready = False  # it sent notifications/initialized
         self._resources: dict[str, _Member] = {}
@@ -905,6 +911,13 @@ class Gateway:
         owners = self._owners(uri)
         return owners[0].name if len(owners) == 1 else None
 
+    def answering_server(self, request_id: int | str) -> str | None:
+        """The name of the server whose answer to the client's ``request_id`` (a request
+        routed by a URI: ``resources/read``, ``completion/complete``) the gateway passed on
+        last; None when there is none. Forgotten once asked: the ``[[flow]]`` rules' source
+        of what it answered, which a listing changed meanwhile cannot move."""
+        return self._answered_from.pop(request_id, None)
+
     def asking_server(self, request_id: int | str) -> str | None:
         """The name of the server whose request went to the client as ``request_id`` and
         is not answered yet (None: none): the ``[[flow]]`` rules' destination of the
@@ -993,6 +1006,9 @@ class Gateway:
                 call.answer.set_result(message)
             return
         self._by_client.pop(call.client_id, None)
+        if call.method in _ROUTED_BY_URI:
+            # Where its data came from, whoever the URI is routed to by the time it is read.
+            _remember(self._answered_from, call.client_id, member.name)
         message = {**message, "id": call.client_id}
         result = message.get("result")
         named = self._tasks_public(member, result, top=True) if isinstance(result, dict) else None
@@ -1247,9 +1263,10 @@ def _is_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _remember(latest: OrderedDict[Any, None], key: Any) -> None:
-    """``key`` as the newest of ``latest``, which keeps the last :data:`_MAX_TOKENS`."""
-    latest[key] = None
+def _remember(latest: OrderedDict[Any, Any], key: Any, value: Any = None) -> None:
+    """``key`` (with ``value``) as the newest of ``latest``, which keeps the last
+    :data:`_MAX_TOKENS`."""
+    latest[key] = value
     latest.move_to_end(key)
     if len(latest) > _MAX_TOKENS:
         latest.popitem(last=False)

@@ -961,7 +961,7 @@ class ProxySession:
             owner = self._flow_owner(forwarded[1] if forwarded is not None else None)
             # An error's text is read as a result's is (a database's "duplicate key ...").
             answered = item.forward.get("result", item.forward.get("error"))
-            self.enforcer.taint(request.method, request.params, answered, owner)
+            self.enforcer.taint(request.method, request.params, answered, owner, message.id)
         elif (
             self.enforcer.flows is not None
             and not answer
