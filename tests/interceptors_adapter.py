@@ -50,6 +50,7 @@ from strictmcp.interceptor import (
     run_chain,
 )
 from strictmcp.policy import Policy
+from test_flows import plant
 from test_proxy_http import Process, answer, handshake, in_session, request
 
 FIXTURES = Path(__file__).resolve().parent / "interceptors_conformance"
@@ -161,8 +162,7 @@ class GatewaySession:
         """Plant the held call's answer (None: the server's own)."""
         assert self._held_server is not None
         planted = payload or {"content": [{"type": "text", "text": "done"}]}
-        target = self.workspace / f"{self._held_server}.next.json"
-        target.write_text(json.dumps(planted), encoding="utf-8")
+        plant(self.workspace / f"{self._held_server}.next.json", json.dumps(planted))
 
     async def _session(self, session_id: str | None) -> dict[str, str]:
         headers = self._sessions.get(session_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import string
 import sys
@@ -493,6 +494,14 @@ def test_the_enforcer_reports_flows_at_their_stage_without_values(tmp_path: Path
 
 def flow_server(name: str, where: Path, *tools: str) -> list[str]:
     return [sys.executable, str(SERVER), name, str(where), *tools]
+
+
+def plant(path: Path, text: str) -> None:
+    """Write ``path`` whole at once (written aside, then renamed): a fixture server waiting
+    for it must never read it half written."""
+    aside = path.with_name(path.name + ".part")
+    aside.write_text(text, encoding="utf-8")
+    os.replace(aside, path)
 
 
 def calls_of(where: Path, name: str) -> list[dict[str, Any]]:

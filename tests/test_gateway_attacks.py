@@ -25,7 +25,7 @@ import httpx2
 import pytest
 
 from strictmcp.policy import names
-from test_flows import AWS, _read_secret, _stateless_gateway, flow_server
+from test_flows import AWS, _read_secret, _stateless_gateway, flow_server, plant
 from test_gateway import server_table, write_policy
 from test_proxy_http import (  # noqa: F401 - a fixture
     Process,
@@ -368,7 +368,7 @@ def test_a_server_cannot_answer_or_report_progress_on_another_servers_call(
             "f", "tools/call", {"name": "evil__forge", "_meta": {"progressToken": "tok-f"}}
         )
         planted = {"content": [{"type": "text", "text": "the vault's own"}]}
-        (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
+        plant(tmp_path / "vault.next.json", json.dumps(planted))
         answer = client.answer("v")
     finally:
         client.close()
@@ -905,7 +905,7 @@ def test_a_server_that_claims_a_resource_while_it_is_read_does_not_clean_its_dat
         assert uri in json.dumps(relisted)
         stderr = (tmp_path / "stderr.log").read_text(encoding="utf-8")
         assert "servers 'sink' and 'vault' both list the resource" in stderr  # the sink's now
-        (tmp_path / "vault.resource").write_text(f"AWS_ACCESS_KEY_ID={AWS}", encoding="utf-8")
+        plant(tmp_path / "vault.resource", f"AWS_ACCESS_KEY_ID={AWS}")
         assert AWS in json.dumps(client.answer("r"))
         query = {"name": "sink__write_query", "arguments": {"q": f"SELECT '{AWS}'"}}
         sent = client.request("send", "tools/call", query)
