@@ -247,6 +247,39 @@ def test_redact_replaces_the_data_and_keeps_the_rest() -> None:
     assert tracker.check("files", sent, "/a").params is sent
 
 
+def test_keys_are_searched_and_no_pointer_quotes_what_was_found() -> None:
+    tracker = tracked()
+    sent = {
+        "arguments": {AWS: "x", "fine": [{"deep": {GITHUB: {"below": f"again {AWS}"}}}]},
+        "_meta": {"note": {_b64(AWS): 1}},
+    }
+    flowed = tracker.check("sink", sent, "/params")
+    assert flowed.action == "refuse"
+    pointers = {finding.pointer for finding in flowed.found}
+    # Each at the object holding the key; what lies below such a key, there too.
+    assert pointers == {"/params/_meta/note", "/params/arguments", "/params/arguments/fine/0/deep"}
+    assert AWS not in repr(flowed.found)
+    assert GITHUB not in repr(flowed.found)
+    # A key with nothing tainted in it is a pointer as before.
+    assert tracker.check("sink", {"k": {"q": AWS}}, "/a").found[0].pointer == "/a/k/q"
+
+
+def test_redact_replaces_keys_and_keeps_every_member() -> None:
+    tracker = tracked(FlowRule(sources=("files",), sinks=("*",), action="redact"))
+    marker = "[redacted: data of 'files']"
+    sent = {"a": {AWS: 1, f"x{AWS}": 2, marker: 3, GITHUB: {AWS: AWS}}}
+    flowed = tracker.check("sink", sent, "/params/arguments")
+    assert flowed.action == "redact"
+    assert AWS not in json.dumps(flowed.params)
+    assert GITHUB not in json.dumps(flowed.params)
+    kept = flowed.params["a"]
+    assert len(kept) == 4  # no two members made one
+    assert kept[marker] == 3  # the client's own key is left
+    assert kept[f"x{marker}"] == 2
+    assert sorted(value for value in kept.values() if isinstance(value, int)) == [1, 2, 3]
+    assert {marker: marker} in kept.values()
+
+
 def test_redact_also_replaces_secrets_no_server_returned() -> None:
     stripe = "sk_live_" + "4eC7aRm9Kx2bNw5pQj8sYdTu"
     tracker = FlowTracker((FlowRule(sources=("files",), sinks=("db",), action="redact"),))

@@ -178,6 +178,17 @@ REQUESTS: dict[str, Callable[[str], list[Any]]] = {
     "tools/call other params key": lambda p: [
         _call(f"a-{p}", "tools/call", {**_QUERY, "extra": AWS})
     ],
+    # Keys are data a server is sent as much as values are; and a finding's pointer must not
+    # quote a key it was found in (the answer and the audit record are checked for it).
+    "tools/call an argument's key": lambda p: [
+        _call(f"a-{p}", "tools/call", {**_QUERY, "arguments": {"q": "SELECT 2", AWS: "x"}})
+    ],
+    "tools/call a params key, tainted below too": lambda p: [
+        _call(f"a-{p}", "tools/call", {**_QUERY, AWS: {"inner": f"key {AWS}"}})
+    ],
+    "tools/call a _meta key": lambda p: [
+        _call(f"a-{p}", "tools/call", {**_QUERY, "_meta": {"note": {AWS: 1}}})
+    ],
     "prompts/get _meta": lambda p: [
         _call(f"a-{p}", "prompts/get", {"name": "sink__note", "arguments": {}, "_meta": _META})
     ],
@@ -228,6 +239,9 @@ NOTIFICATIONS: dict[str, Callable[[str], list[Any]]] = {
         _note("notifications/cancelled", {"requestId": f"c-{p}", "reason": f"key {AWS}"}),
     ],
     "initialized _meta": lambda p: [_note("notifications/initialized", {"_meta": _META})],
+    "roots/list_changed _meta key": lambda p: [
+        _note("notifications/roots/list_changed", {"_meta": {AWS: "x"}})
+    ],
 }
 
 

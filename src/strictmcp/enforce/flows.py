@@ -270,21 +270,31 @@ class FlowTracker:
 
     def check(self, sink: str, params: Any, pointer: str, owner: Hashable = None) -> Flowed:
         """The flows of ``params`` (a request's arguments, or params, at ``pointer`` in the
-        message) about to go to ``sink``, for ``owner`` (as :meth:`taint` took it)."""
+        message) about to go to ``sink``, for ``owner`` (as :meth:`taint` took it). Object
+        keys are searched as values are: a server is sent both. A finding in a key points
+        at the object holding it, and one below such a key at that object too, so that no
+        pointer quotes what was found."""
         store = self._stores.get(owner) if self._stores else None
         protected = self._protects(sink)
         if (store is None or not store.taints) and not protected:
             return Flowed([], None, params)
         found: list[Violation] = []
         strictest: FlowAction | None = None
-        replaced: dict[str, list[tuple[int, int, str]]] = {}
+        replaced: dict[str, list[tuple[int, int, str]]] = {}  # values' spans, by pointer
+        renamed: dict[str, list[tuple[int, int, str]]] = {}  # keys', by their member's pointer
         budget = [_MAX_DECODED]
-        leaves: list[tuple[str, str]] = []
+        leaves: list[tuple[str, str, str | None]] = []
         _leaves(params, "", 0, leaves)
-        for where, text in leaves:
+        hidden: list[tuple[str, str]] = []  # (prefix, pointer): below a key something was found in
+        for where, text, holder in leaves:
             spans: list[tuple[int, int, str]] = []
             hits = self._hits(store, text, budget) if store is not None and store.taints else ()
             named: set[int] = set()  # one finding per value, however often it is found
+            shown = holder if holder is not None else where
+            for prefix, holding in hidden:
+                if shown == prefix or shown.startswith(prefix + "/"):
+                    shown = holding
+                    break
             for start, end, taint in hits:
                 action = self._action(taint, sink)
                 if action is None:
@@ -298,7 +308,9 @@ class FlowTracker:
                     f"carries data read from server {_sources(taint, sink)} ({taint.kind}); "
                     f"it may not be sent to server {sink!r}"
                 )
-                found.append(Violation(FlowCode.CROSS_SERVER, message, pointer + where))
+                finding = Violation(FlowCode.CROSS_SERVER, message, pointer + shown)
+                if finding not in found:  # a key and what it holds may point at one place
+                    found.append(finding)
                 strictest = _stricter(strictest, action)
             if protected:
                 for start, end, kind in self._client_secrets(store, text, sink):
@@ -307,15 +319,17 @@ class FlowTracker:
                         f"server {sink!r}"
                     )
                     found.append(
-                        Violation(FlowCode.CLIENT_SECRET, message, pointer + where, Severity.ERROR)
+                        Violation(FlowCode.CLIENT_SECRET, message, pointer + shown, Severity.ERROR)
                     )
                     strictest = _stricter(strictest, "redact")
                     spans.append((start, end, f"[redacted {kind}]"))
+            if holder is not None and (hits or spans):
+                hidden.append((where, shown))
             if spans:
-                replaced[where] = spans
-        if strictest != "redact" or not replaced:
+                (replaced if holder is None else renamed)[where] = spans
+        if strictest != "redact" or not (replaced or renamed):
             return Flowed(found, strictest, params)
-        return Flowed(found, strictest, _replace(params, "", replaced, 0))
+        return Flowed(found, strictest, _replace(params, "", replaced, renamed, 0))
 
     def _hits(self, store: _Store, text: str, budget: list[int]) -> list[tuple[int, int, _Taint]]:
         """Each tainted value in ``text`` or in what a run of it decodes to: the span of
@@ -454,32 +468,52 @@ def _strings(value: Any, depth: int, *, numbers: bool = False) -> Iterator[str]:
         yield str(value)
 
 
-def _leaves(value: Any, where: str, depth: int, out: list[tuple[str, str]]) -> None:
-    """Every string value in a JSON value, with its pointer, added to ``out`` (a key is no
-    value to send)."""
+def _leaves(value: Any, where: str, depth: int, out: list[tuple[str, str, str | None]]) -> None:
+    """Every string in a JSON value, keys too, added to ``out`` in document order (a key
+    before what it holds) as ``(pointer, text, holder)``: a value's pointer and None, or a
+    key's pointer (as its member's) and the pointer of the object holding it."""
     if isinstance(value, str):
-        out.append((where, value))
+        out.append((where, value, None))
     elif depth < _MAX_DEPTH and isinstance(value, dict):
         for key, item in value.items():
-            _leaves(item, f"{where}/{_escape(key)}", depth + 1, out)
+            member = f"{where}/{_escape(key)}"
+            out.append((member, key, where))
+            _leaves(item, member, depth + 1, out)
     elif depth < _MAX_DEPTH and isinstance(value, list):
         for index, item in enumerate(value):
             _leaves(item, f"{where}/{index}", depth + 1, out)
 
 
 def _replace(
-    value: Any, where: str, spans: dict[str, list[tuple[int, int, str]]], depth: int
+    value: Any,
+    where: str,
+    spans: dict[str, list[tuple[int, int, str]]],
+    keys: dict[str, list[tuple[int, int, str]]],
+    depth: int,
 ) -> Any:
-    """``value`` with the spans of the strings at each pointer replaced."""
+    """``value`` with the spans of the strings at each pointer replaced, and those of the
+    keys at each member's pointer (``keys``); a key replaced to one the object already has
+    is made distinct by a number, so that no member is lost."""
     if isinstance(value, str):
         return _spliced(value, spans[where]) if where in spans else value
     if depth < _MAX_DEPTH and isinstance(value, dict):
-        return {
-            key: _replace(item, f"{where}/{_escape(key)}", spans, depth + 1)
-            for key, item in value.items()
-        }
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            member = f"{where}/{_escape(key)}"
+            kept = _replace(item, member, spans, keys, depth + 1)
+            name = key
+            if member in keys:
+                name = base = _spliced(key, keys[member])
+                number = 1
+                while name in out or name in value:
+                    number += 1
+                    name = f"{base} ({number})"
+            out[name] = kept
+        return out
     if depth < _MAX_DEPTH and isinstance(value, list):
-        return [_replace(item, f"{where}/{i}", spans, depth + 1) for i, item in enumerate(value)]
+        return [
+            _replace(item, f"{where}/{i}", spans, keys, depth + 1) for i, item in enumerate(value)
+        ]
     return value
 
 
