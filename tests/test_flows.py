@@ -29,7 +29,7 @@ from auth_support import authorization_server, free_port
 from strictmcp.enforce import Auditor, Enforcer
 from strictmcp.enforce.flows import FlowTracker
 from strictmcp.guards.secrets import redact
-from strictmcp.policy import FlowRule, Policy, PolicyError
+from strictmcp.policy import FlowAction, FlowRule, Policy, PolicyError
 from strictmcp.protocol import LATEST, ToolRegistry
 from test_gateway import gateway_session, raw_gateway, run, server_table, write_policy
 from test_proxy_bridge import LEGACY, Bridged, _text
@@ -278,6 +278,23 @@ def test_redact_replaces_keys_and_keeps_every_member() -> None:
     assert kept[f"x{marker}"] == 2
     assert sorted(value for value in kept.values() if isinstance(value, int)) == [1, 2, 3]
     assert {marker: marker} in kept.values()
+
+
+@pytest.mark.parametrize("action", ["refuse", "redact"])
+def test_a_tainted_number_is_found_however_it_is_written(action: FlowAction) -> None:
+    rule = FlowRule(
+        sources=("files",), sinks=("*",), sensitive=("/structuredContent/account",), action=action
+    )
+    tracker = FlowTracker((rule,))
+    tracker.taint("files", {"content": [], "structuredContent": {"account": 123456789012.0}})
+    for sent in (123456789012, 1.23456789012e11, "123456789012", "no. 123456789012", 4123456789012):
+        flowed = tracker.check("sink", {"n": sent, "flag": True, "small": 12}, "/a")
+        assert flowed.action == action, sent
+        assert [finding.pointer for finding in flowed.found] == ["/a/n"]
+        if action == "redact":
+            assert "123456789012" not in json.dumps(flowed.params)
+            assert flowed.params["small"] == 12
+    assert tracker.check("sink", {"n": 12345678901}, "/a").action is None
 
 
 def test_redact_also_replaces_secrets_no_server_returned() -> None:

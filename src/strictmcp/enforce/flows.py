@@ -465,15 +465,19 @@ def _strings(value: Any, depth: int, *, numbers: bool = False) -> Iterator[str]:
         for item in value:
             yield from _strings(item, depth + 1, numbers=numbers)
     elif numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
+        yield _number_text(value)
 
 
 def _leaves(value: Any, where: str, depth: int, out: list[tuple[str, str, str | None]]) -> None:
-    """Every string in a JSON value, keys too, added to ``out`` in document order (a key
-    before what it holds) as ``(pointer, text, holder)``: a value's pointer and None, or a
-    key's pointer (as its member's) and the pointer of the object holding it."""
+    """Every string in a JSON value, keys too, and every number as its text
+    (:func:`_number_text`), added to ``out`` in document order (a key before what it holds)
+    as ``(pointer, text, holder)``: a value's pointer and None, or a key's pointer (as its
+    member's) and the pointer of the object holding it."""
     if isinstance(value, str):
         out.append((where, value, None))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        # A number a sensitive pointer tainted, sent as a number: found as its text is.
+        out.append((where, _number_text(value), None))
     elif depth < _MAX_DEPTH and isinstance(value, dict):
         for key, item in value.items():
             member = f"{where}/{_escape(key)}"
@@ -496,6 +500,8 @@ def _replace(
     is made distinct by a number, so that no member is lost."""
     if isinstance(value, str):
         return _spliced(value, spans[where]) if where in spans else value
+    if where in spans and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _spliced(_number_text(value), spans[where])  # a number no more: its marker
     if depth < _MAX_DEPTH and isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -515,6 +521,14 @@ def _replace(
             _replace(item, f"{where}/{i}", spans, keys, depth + 1) for i, item in enumerate(value)
         ]
     return value
+
+
+def _number_text(value: float) -> str:
+    """A JSON number as text, one text for one value however it is written (``12.0`` as
+    ``12``, as a reader takes ``1.2e1``): what is tainted and what is searched meet."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value) if isinstance(value, int) else repr(value)
 
 
 def _spliced(text: str, spans: list[tuple[int, int, str]]) -> str:
