@@ -41,7 +41,7 @@ import hmac
 import re
 import secrets
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import fnmatchcase
@@ -276,25 +276,37 @@ class FlowTracker:
         pointer quotes what was found."""
         store = self._stores.get(owner) if self._stores else None
         protected = self._protects(sink)
-        if (store is None or not store.taints) and not protected:
+        tainted = store is not None and bool(store.taints)
+        if not tainted and not protected:
             return Flowed([], None, params)
+        # Compiled anew if due, before the shortest value held is read.
+        pattern = self._pattern(store) if store is not None and tainted else None
         found: list[Violation] = []
         strictest: FlowAction | None = None
         replaced: dict[str, list[tuple[int, int, str]]] = {}  # values' spans, by pointer
         renamed: dict[str, list[tuple[int, int, str]]] = {}  # keys', by their member's pointer
         budget = [_MAX_DECODED]
-        leaves: list[tuple[str, str, str | None]] = []
-        _leaves(params, "", 0, leaves)
-        hidden: list[tuple[str, str]] = []  # (prefix, pointer): below a key something was found in
-        for where, text, holder in leaves:
-            spans: list[tuple[int, int, str]] = []
-            hits = self._hits(store, text, budget) if store is not None and store.taints else ()
-            named: set[int] = set()  # one finding per value, however often it is found
-            shown = holder if holder is not None else where
-            for prefix, holding in hidden:
-                if shown == prefix or shown.startswith(prefix + "/"):
-                    shown = holding
+        # Every encoding of a value is at least as long as it: a shorter string holds none.
+        # A secret no server returned is looked for in every string.
+        floor = store.shortest if store is not None and tainted and not protected else 0
+        texts: list[tuple[tuple[str | int, ...], str, bool]] = []
+        if isinstance(params, str) and len(params) >= floor:
+            texts.append(((), params, False))
+        _texts(params, floor, 0, (), texts)
+        hidden: list[tuple[tuple[str | int, ...], str]] = []  # below a key data was found in
+        for path, text, is_key in texts:
+            hits = self._hits(store, pattern, text, budget) if store is not None and tainted else []
+            secrets = list(self._client_secrets(store, text, sink)) if protected else []
+            if not hits and not secrets:
+                continue
+            where = _pointer(path)
+            shown = _pointer(path[:-1]) if is_key else where
+            for above, pointed in hidden:
+                if path[: len(above)] == above:
+                    shown = pointed
                     break
+            spans: list[tuple[int, int, str]] = []
+            named: set[int] = set()  # one finding per value, however often it is found
             for start, end, taint in hits:
                 action = self._action(taint, sink)
                 if action is None:
@@ -312,31 +324,31 @@ class FlowTracker:
                 if finding not in found:  # a key and what it holds may point at one place
                     found.append(finding)
                 strictest = _stricter(strictest, action)
-            if protected:
-                for start, end, kind in self._client_secrets(store, text, sink):
-                    message = (
-                        f"carries a secret ({kind}) no server returned; it is not sent to "
-                        f"server {sink!r}"
-                    )
-                    found.append(
-                        Violation(FlowCode.CLIENT_SECRET, message, pointer + shown, Severity.ERROR)
-                    )
-                    strictest = _stricter(strictest, "redact")
-                    spans.append((start, end, f"[redacted {kind}]"))
-            if holder is not None and (hits or spans):
-                hidden.append((where, shown))
+            for start, end, kind in secrets:
+                message = (
+                    f"carries a secret ({kind}) no server returned; it is not sent to "
+                    f"server {sink!r}"
+                )
+                found.append(
+                    Violation(FlowCode.CLIENT_SECRET, message, pointer + shown, Severity.ERROR)
+                )
+                strictest = _stricter(strictest, "redact")
+                spans.append((start, end, f"[redacted {kind}]"))
+            if is_key:
+                hidden.append((path, shown))
             if spans:
-                (replaced if holder is None else renamed)[where] = spans
+                (renamed if is_key else replaced)[where] = spans
         if strictest != "redact" or not (replaced or renamed):
             return Flowed(found, strictest, params)
         return Flowed(found, strictest, _replace(params, "", replaced, renamed, 0))
 
-    def _hits(self, store: _Store, text: str, budget: list[int]) -> list[tuple[int, int, _Taint]]:
-        """Each tainted value in ``text`` or in what a run of it decodes to: the span of
-        ``text`` to replace to remove it (a decoded one's whole run)."""
+    def _hits(
+        self, store: _Store, pattern: re.Pattern[bytes] | None, text: str, budget: list[int]
+    ) -> list[tuple[int, int, _Taint]]:
+        """Each tainted value in ``text`` or in what a run of it decodes to (``pattern``: the
+        store's): the span of ``text`` to replace to remove it (a decoded one's whole run)."""
         if len(text) < store.shortest:
             return []
-        pattern = self._pattern(store)
         hits = [(at, at + length, taint) for at, length, taint in self._scan(store, pattern, text)]
         for decoded, start, end in _decodings(text, budget, store.shortest, self._runs):
             hits += [(start, end, taint) for _, _, taint in self._scan(store, pattern, decoded)]
@@ -468,24 +480,42 @@ def _strings(value: Any, depth: int, *, numbers: bool = False) -> Iterator[str]:
         yield _number_text(value)
 
 
-def _leaves(value: Any, where: str, depth: int, out: list[tuple[str, str, str | None]]) -> None:
-    """Every string in a JSON value, keys too, and every number as its text
-    (:func:`_number_text`), added to ``out`` in document order (a key before what it holds)
-    as ``(pointer, text, holder)``: a value's pointer and None, or a key's pointer (as its
-    member's) and the pointer of the object holding it."""
-    if isinstance(value, str):
-        out.append((where, value, None))
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        # A number a sensitive pointer tainted, sent as a number: found as its text is.
-        out.append((where, _number_text(value), None))
-    elif depth < _MAX_DEPTH and isinstance(value, dict):
-        for key, item in value.items():
-            member = f"{where}/{_escape(key)}"
-            out.append((member, key, where))
-            _leaves(item, member, depth + 1, out)
-    elif depth < _MAX_DEPTH and isinstance(value, list):
-        for index, item in enumerate(value):
-            _leaves(item, f"{where}/{index}", depth + 1, out)
+def _texts(
+    value: Any,
+    floor: int,
+    depth: int,
+    path: tuple[str | int, ...],
+    out: list[tuple[tuple[str | int, ...], str, bool]],
+) -> None:
+    """Every string in a JSON value at least ``floor`` long, keys too, and every number as
+    its text (:func:`_number_text`), added to ``out`` in document order (a key before what
+    it holds) as ``(path, text, is_key)``: a key's path is its member's."""
+    if depth >= _MAX_DEPTH:
+        return
+    items: Iterable[tuple[str | int, Any]]
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        if type(key) is str and len(key) >= floor:
+            out.append(((*path, key), key, True))
+        if isinstance(item, str):
+            if len(item) >= floor:
+                out.append(((*path, key), item, False))
+        elif isinstance(item, (dict, list)):
+            _texts(item, floor, depth + 1, (*path, key), out)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            # A number a sensitive pointer tainted, sent as a number: found as its text is.
+            text = _number_text(item)
+            if len(text) >= floor:
+                out.append(((*path, key), text, False))
+
+
+def _pointer(path: tuple[str | int, ...]) -> str:
+    return "".join(f"/{_escape(key)}" if type(key) is str else f"/{key}" for key in path)
 
 
 def _replace(
@@ -653,4 +683,6 @@ def _spend(budget: list[int], size: int) -> bool:
 
 
 def _escape(key: str) -> str:
+    if "~" not in key and "/" not in key:
+        return key
     return key.replace("~", "~0").replace("/", "~1")
