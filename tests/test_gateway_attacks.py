@@ -927,3 +927,48 @@ def test_a_server_that_claims_a_resource_while_it_is_read_does_not_clean_its_dat
         client.close()
     assert AWS not in _sink_got(tmp_path)
     assert "flow-cross-server" in json.dumps(sent)
+
+
+def test_data_a_redact_rule_replaces_is_checked_again_as_sent(tmp_path: Path) -> None:
+    # The vault's value holds path segments: a path that stays inside the root with them
+    # leaves it once they are replaced by the marker. The guard saw the first; the server
+    # must never be sent the second unchecked.
+    root = tmp_path / "data"
+    (root / "aa" / "bb").mkdir(parents=True)
+    value = "aa/bb/cc/dd"
+    planted = {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"v": value}}
+    (tmp_path / "vault.next.json").write_text(json.dumps(planted), encoding="utf-8")
+    policy = write_policy(
+        tmp_path,
+        server_table("vault", flow_server("vault", tmp_path, "read_secret")),
+        server_table("sink", flow_server("sink", tmp_path, "write_query")),
+        '[[flow]]\nfrom = ["vault"]\nto = ["*"]\nsensitive = ["/structuredContent/v"]\n'
+        'action = "redact"\n',
+        f'[[guard]]\ntool = "sink__*"\nargument = "/path"\nkind = "path"\n'
+        f"roots = [{json.dumps(str(root))}]\n",
+        f'[[guard]]\nmethod = "prompts/get"\nargument = "/arguments/*"\nkind = "path"\n'
+        f"roots = [{json.dumps(str(root))}]\n",
+    )
+    client = _started(tmp_path, policy)
+    try:
+        escaping = {"name": "sink__write_query", "arguments": {"path": f"{root}/{value}/../../x"}}
+        before = client.request("before", "tools/call", escaping)
+        assert "isError" not in before["result"]  # inside the root: sent as it is
+        read = client.request("read", "tools/call", {"name": "vault__read_secret"})
+        assert value in json.dumps(read)
+        after = client.request("after", "tools/call", escaping)
+        assert after["result"]["isError"] is True
+        assert "path" in json.dumps(after)  # the path guard's refusal, of what was to be sent
+        # Data replaced where nothing else changes is sent, checked as it is.
+        inside = {"name": "sink__write_query", "arguments": {"path": f"{root}/{value}"}}
+        assert "isError" not in client.request("inside", "tools/call", inside)["result"]
+        # A guarded request besides a tool call, the same.
+        prompt = {"name": "sink__note", "arguments": {"text": f"{root}/{value}/../../x"}}
+        refused = client.request("prompt", "prompts/get", prompt)
+        assert refused["error"]["code"] == -32602
+    finally:
+        client.close()
+    got = [json.loads(line) for line in (tmp_path / "sink.calls.jsonl").read_text().splitlines()]
+    assert [entry["method"] for entry in got] == ["tools/call", "tools/call"]
+    paths = [entry["params"]["arguments"]["path"] for entry in got]
+    assert paths == [f"{root}/{value}/../../x", f"{root}/[redacted: data of 'vault']"]

@@ -245,6 +245,21 @@ class Enforcer:
         limited = self._limited(name, identity)
         if limited is not None:
             return limited
+        return self.check_arguments(registry, name, arguments, verdict, identity=identity)
+
+    def check_arguments(
+        self,
+        registry: ToolRegistry,
+        name: str,
+        arguments: Any,
+        verdict: CallCheck | None = None,
+        *,
+        identity: Identity | None = None,
+    ) -> CallCheck:
+        """The arguments of a call :meth:`check_call` let through its access rules and rate
+        limits: against the tool's ``inputSchema`` (``verdict``, when the caller has it),
+        then the policy's guards. Called again on arguments a ``redact`` flow rule replaced
+        data in: what is sent is checked, never only what came."""
         if verdict is None:
             verdict = self._schema(registry, name, arguments)
         if verdict.violations:  # a verdict that refuses always says why

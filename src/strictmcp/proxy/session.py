@@ -788,18 +788,18 @@ class ProxySession:
         if asked is not None:
             return self._answer_flowed(message, asked, caller)
         if call is None or tool is None or message.id is None:
-            flow, forward = self._flowed(message, caller)
-            if flow is not None and message.id is None:
-                return _Item(changed=True)  # a notification refused: no id to answer, dropped
-            if flow is not None:
-                return _Item(reply=self._answered(_refusal(message, flow)))
-            if message.kind == "request" and message.id is not None:
-                self._waiting[message.id] = (message.method or "", caller, started, None)
-            return _Item(forward=forward, changed=rewritten or forward is not message.raw)
+            return self._sent_on(message, caller, started, rewritten)
         decision = self.enforcer.check_call(
             self.conversation.tools, tool, params.get("arguments"), call, identity=caller
         )
         flow, forward = self._flowed(message, caller) if decision.allowed else (None, message.raw)
+        if flow is None and forward is not message.raw:
+            # Data replaced (redact): what is sent is checked as the call was, so that a
+            # replacement cannot make a value no check saw (a path whose '..' the data hid).
+            params = forward["params"]
+            decision = self.enforcer.check_arguments(
+                self.conversation.tools, tool, params.get("arguments"), identity=caller
+            )
         decision, rewritten = flow or decision, rewritten or forward is not message.raw
         if not decision.allowed:
             reply = _refusal(message, decision)
@@ -810,6 +810,25 @@ class ProxySession:
             self._waiting[message.id] = ("tools/call", caller, started, tool)
             return _Item(forward=forward, changed=rewritten)
         return _Item(reply=self._answered(reply))
+
+    def _sent_on(
+        self, message: Message, caller: Identity | None, started: int, rewritten: bool
+    ) -> _Item:
+        """A client's message other than a tool call, past its checks: under the flow rules,
+        then sent on (a request waited for)."""
+        flow, forward = self._flowed(message, caller)
+        if flow is not None and message.id is None:
+            return _Item(changed=True)  # a notification refused: no id to answer, dropped
+        if flow is not None:
+            return _Item(reply=self._answered(_refusal(message, flow)))
+        if forward is not message.raw and self.enforcer.guards_request(message.method):
+            # Data replaced (redact): what is sent is guarded as the request was.
+            guarded = self._guarded(message, forward["params"], caller)
+            if guarded is not None:
+                return guarded
+        if message.kind == "request" and message.id is not None:
+            self._waiting[message.id] = (message.method or "", caller, started, None)
+        return _Item(forward=forward, changed=rewritten or forward is not message.raw)
 
     def _flowed(
         self, message: Message, caller: Identity | None
