@@ -297,6 +297,22 @@ def test_a_tainted_number_is_found_however_it_is_written(action: FlowAction) -> 
     assert tracker.check("sink", {"n": 12345678901}, "/a").action is None
 
 
+def test_data_is_tainted_found_and_redacted_however_deep() -> None:
+    def nested(value: Any, depth: int) -> Any:
+        for level in range(depth):
+            value = {"k": value} if level % 2 else [value]
+        return value
+
+    # As deep as the strict reader reads (it refuses past about a thousand levels).
+    tracker = FlowTracker((FlowRule(sources=("files",), sinks=("*",), action="redact"),))
+    tracker.taint("files", {"structuredContent": nested(f"AWS_ACCESS_KEY_ID={AWS}", 900)})
+    flowed = tracker.check("sink", {"meta": nested(f"x {AWS} y", 900)}, "/params")
+    assert flowed.action == "redact"
+    assert AWS not in json.dumps(flowed.params)
+    assert "x [redacted: data of 'files'] y" in json.dumps(flowed.params)
+    assert json.dumps(flowed.params).count("[") == json.dumps(nested("", 900)).count("[") + 1
+
+
 def test_redact_also_replaces_secrets_no_server_returned() -> None:
     stripe = "sk_live_" + "4eC7aRm9Kx2bNw5pQj8sYdTu"
     tracker = FlowTracker((FlowRule(sources=("files",), sinks=("db",), action="redact"),))

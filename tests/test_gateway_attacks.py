@@ -162,6 +162,14 @@ def _note(method: str, params: Any) -> dict[str, Any]:
 
 
 _META = {"note": f"key {AWS}"}
+
+
+def _nested(value: Any, depth: int) -> Any:
+    for level in range(depth):
+        value = {"a": value} if level % 2 else [value]
+    return value
+
+
 _QUERY = {"name": "sink__write_query", "arguments": {"q": "SELECT 2"}}
 
 
@@ -185,6 +193,9 @@ REQUESTS: dict[str, Callable[[str], list[Any]]] = {
     ],
     "tools/call a params key, tainted below too": lambda p: [
         _call(f"a-{p}", "tools/call", {**_QUERY, AWS: {"inner": f"key {AWS}"}})
+    ],
+    "tools/call nested past any bound": lambda p: [
+        _call(f"a-{p}", "tools/call", {**_QUERY, "_meta": {"note": _nested(f"key {AWS}", 300)}})
     ],
     "tools/call a _meta key": lambda p: [
         _call(f"a-{p}", "tools/call", {**_QUERY, "_meta": {"note": {AWS: 1}}})

@@ -63,7 +63,6 @@ CLIENT = None
 
 _KEY = secrets.token_bytes(32)
 _STRICTNESS: dict[FlowAction, int] = {"audit": 0, "redact": 1, "refuse": 2}
-_MAX_DEPTH = 64
 # Base64's characters hold hex's: a hex run is looked for only inside a base64 one.
 _BASE64_CHARACTERS = "[A-Za-z0-9+/_-]"
 _HEX_CHARACTERS = "[0-9A-Fa-f]"
@@ -195,7 +194,7 @@ class FlowTracker:
         before = self.evicted
         store = self._store(owner)
         budget = [_MAX_DECODED]
-        for text in _strings(result, 0):
+        for text in _strings(result):
             if len(text) < self._anchor:
                 continue
             decoded = _decodings(text, budget, self._anchor, self._runs)
@@ -206,7 +205,7 @@ class FlowTracker:
             if not any(fnmatchcase(source, glob) for glob in rule.sources):
                 continue
             for _, value in values_at(result, tokens):
-                for text in _strings(value, 0, numbers=True):
+                for text in _strings(value, numbers=True):
                     if len(text) >= rule.min_length:
                         self._add(store, text, source, "sensitive")
         return self.evicted - before
@@ -292,7 +291,7 @@ class FlowTracker:
         texts: list[tuple[tuple[str | int, ...], str, bool]] = []
         if isinstance(params, str) and len(params) >= floor:
             texts.append(((), params, False))
-        _texts(params, floor, 0, (), texts)
+        _texts(params, floor, texts)
         hidden: list[tuple[tuple[str | int, ...], str]] = []  # below a key data was found in
         for path, text, is_key in texts:
             hits = self._hits(store, pattern, text, budget) if store is not None and tainted else []
@@ -340,7 +339,7 @@ class FlowTracker:
                 (renamed if is_key else replaced)[where] = spans
         if strictest != "redact" or not (replaced or renamed):
             return Flowed(found, strictest, params)
-        return Flowed(found, strictest, _replace(params, "", replaced, renamed, 0))
+        return Flowed(found, strictest, _replace(params, replaced, renamed))
 
     def _hits(
         self, store: _Store, pattern: re.Pattern[bytes] | None, text: str, budget: list[int]
@@ -463,55 +462,52 @@ def _stricter(one: FlowAction | None, other: FlowAction) -> FlowAction:
     return other if one is None or _STRICTNESS[other] > _STRICTNESS[one] else one
 
 
-def _strings(value: Any, depth: int, *, numbers: bool = False) -> Iterator[str]:
-    """Every string in a JSON value (keys too), and with ``numbers`` every number as text."""
-    if isinstance(value, str):
-        yield value
-    elif depth >= _MAX_DEPTH:
-        return
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _strings(item, depth + 1, numbers=numbers)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item, depth + 1, numbers=numbers)
-    elif numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield _number_text(value)
+def _strings(value: Any, *, numbers: bool = False) -> Iterator[str]:
+    """Every string in a JSON value (keys too), and with ``numbers`` every number as text,
+    however deep (no bound but the reader's: what is not walked is not tainted)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                yield key
+                stack.append(item)
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif numbers and isinstance(node, (int, float)) and not isinstance(node, bool):
+            yield _number_text(node)
 
 
-def _texts(
-    value: Any,
-    floor: int,
-    depth: int,
-    path: tuple[str | int, ...],
-    out: list[tuple[tuple[str | int, ...], str, bool]],
-) -> None:
+def _texts(value: Any, floor: int, out: list[tuple[tuple[str | int, ...], str, bool]]) -> None:
     """Every string in a JSON value at least ``floor`` long, keys too, and every number as
-    its text (:func:`_number_text`), added to ``out`` in document order (a key before what
-    it holds) as ``(path, text, is_key)``: a key's path is its member's."""
-    if depth >= _MAX_DEPTH:
-        return
-    items: Iterable[tuple[str | int, Any]]
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list):
-        items = enumerate(value)
-    else:
-        return
-    for key, item in items:
-        if type(key) is str and len(key) >= floor:
-            out.append(((*path, key), key, True))
-        if isinstance(item, str):
-            if len(item) >= floor:
-                out.append(((*path, key), item, False))
-        elif isinstance(item, (dict, list)):
-            _texts(item, floor, depth + 1, (*path, key), out)
-        elif isinstance(item, (int, float)) and not isinstance(item, bool):
-            # A number a sensitive pointer tainted, sent as a number: found as its text is.
-            text = _number_text(item)
-            if len(text) >= floor:
-                out.append(((*path, key), text, False))
+    its text (:func:`_number_text`), however deep (what is not walked would go unsearched),
+    added to ``out`` as ``(path, text, is_key)``, a key before anything below it; a key's
+    path is its member's."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, node = stack.pop()
+        items: Iterable[tuple[str | int, Any]]
+        if isinstance(node, dict):
+            items = node.items()
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            continue
+        for key, item in items:
+            if type(key) is str and len(key) >= floor:
+                out.append(((*path, key), key, True))
+            if isinstance(item, str):
+                if len(item) >= floor:
+                    out.append(((*path, key), item, False))
+            elif isinstance(item, (dict, list)):
+                stack.append(((*path, key), item))
+            elif isinstance(item, (int, float)) and not isinstance(item, bool):
+                # A number a sensitive pointer tainted, sent as a number: found as its text is.
+                text = _number_text(item)
+                if len(text) >= floor:
+                    out.append(((*path, key), text, False))
 
 
 def _pointer(path: tuple[str | int, ...]) -> str:
@@ -520,37 +516,43 @@ def _pointer(path: tuple[str | int, ...]) -> str:
 
 def _replace(
     value: Any,
-    where: str,
     spans: dict[str, list[tuple[int, int, str]]],
     keys: dict[str, list[tuple[int, int, str]]],
-    depth: int,
 ) -> Any:
-    """``value`` with the spans of the strings at each pointer replaced, and those of the
-    keys at each member's pointer (``keys``); a key replaced to one the object already has
-    is made distinct by a number, so that no member is lost."""
-    if isinstance(value, str):
-        return _spliced(value, spans[where]) if where in spans else value
-    if where in spans and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _spliced(_number_text(value), spans[where])  # a number no more: its marker
-    if depth < _MAX_DEPTH and isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            member = f"{where}/{_escape(key)}"
-            kept = _replace(item, member, spans, keys, depth + 1)
-            name = key
-            if member in keys:
-                name = base = _spliced(key, keys[member])
-                number = 1
-                while name in out or name in value:
-                    number += 1
-                    name = f"{base} ({number})"
-            out[name] = kept
-        return out
-    if depth < _MAX_DEPTH and isinstance(value, list):
-        return [
-            _replace(item, f"{where}/{i}", spans, keys, depth + 1) for i, item in enumerate(value)
-        ]
-    return value
+    """``value`` with the spans of the strings at each pointer replaced (a number's text at
+    its pointer: a string then), and those of the keys at each member's pointer (``keys``);
+    a key replaced to one the object already has is made distinct by a number, so that no
+    member is lost. Built top down, however deep."""
+    top: list[Any] = [None]
+    stack: list[tuple[Any, str, Any, Any]] = [(value, "", top, 0)]
+    while stack:
+        node, where, parent, slot = stack.pop()
+        if isinstance(node, dict):
+            made: dict[str, Any] = {}
+            for key, item in node.items():
+                member = f"{where}/{_escape(key)}"
+                name = key
+                if member in keys:
+                    name = base = _spliced(key, keys[member])
+                    number = 1
+                    while name in made or name in node:
+                        number += 1
+                        name = f"{base} ({number})"
+                made[name] = None
+                stack.append((item, member, made, name))
+            parent[slot] = made
+        elif isinstance(node, list):
+            listed: list[Any] = [None] * len(node)
+            for index, item in enumerate(node):
+                stack.append((item, f"{where}/{index}", listed, index))
+            parent[slot] = listed
+        elif where in spans and isinstance(node, str):
+            parent[slot] = _spliced(node, spans[where])
+        elif where in spans and isinstance(node, (int, float)) and not isinstance(node, bool):
+            parent[slot] = _spliced(_number_text(node), spans[where])  # a number no more
+        else:
+            parent[slot] = node
+    return top[0]
 
 
 def _number_text(value: float) -> str:
