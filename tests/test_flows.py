@@ -14,6 +14,7 @@ import os
 import random
 import string
 import sys
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from auth_support import authorization_server, free_port
 from strictmcp.enforce import Auditor, Enforcer
-from strictmcp.enforce.flows import FlowTracker
+from strictmcp.enforce.flows import FlowTracker, _format_characters
 from strictmcp.guards.secrets import redact
 from strictmcp.policy import FlowAction, FlowRule, Policy, PolicyError
 from strictmcp.protocol import LATEST, ToolRegistry
@@ -311,6 +312,33 @@ def test_data_is_tainted_found_and_redacted_however_deep() -> None:
     assert AWS not in json.dumps(flowed.params)
     assert "x [redacted: data of 'files'] y" in json.dumps(flowed.params)
     assert json.dumps(flowed.params).count("[") == json.dumps(nested("", 900)).count("[") + 1
+
+
+WRITTEN: dict[str, Callable[[str], str]] = {
+    "zero-width spaces between": "\u200b".join,
+    "bidirectional marks between": lambda s: "\u2066" + "\u200e".join(s) + "\u2069",
+    "fullwidth": lambda s: "".join(chr(ord(c) + 0xFEE0) for c in s),
+    "json escapes": lambda s: "".join(f"\\u{ord(c):04x}" for c in s),
+    "json escapes, partly": lambda s: f"x \\u{ord(s[0]):04X}{s[1:]} y",
+    "html references": lambda s: "".join(f"&#{ord(c)};" for c in s),
+    "html hex references": lambda s: "".join(f"&#x{ord(c):x};" for c in s),
+    "percent-encoded zero-width": lambda s: quote("\u200b".join(s), safe=""),
+}
+
+
+@pytest.mark.parametrize("written", list(WRITTEN))
+def test_data_written_to_read_as_itself_is_found(written: str) -> None:
+    sent = {"q": f"see {WRITTEN[written](AWS)} here", "other": "kept"}
+    assert tracked().check("sink", sent, "/a").action == "refuse"
+    # Redacted, the whole string goes (no span of it is the value's own).
+    redacting = tracked(FlowRule(sources=("files",), sinks=("*",), action="redact"))
+    flowed = redacting.check("sink", sent, "/a")
+    assert flowed.params == {"q": "[redacted: data of 'files']", "other": "kept"}
+
+
+def test_the_characters_dropped_as_invisible_are_all_of_unicodes() -> None:
+    every = {c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
+    assert set(_format_characters()) == every
 
 
 def test_redact_also_replaces_secrets_no_server_returned() -> None:

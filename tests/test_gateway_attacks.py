@@ -240,6 +240,19 @@ def test_no_request_carries_tainted_data_to_another_server(tmp_path: Path, attac
     assert AWS not in stderr
 
 
+def test_tainted_data_written_to_read_as_itself_reaches_no_other_server(tmp_path: Path) -> None:
+    hidden = "\u200b".join(AWS)  # zero-width spaces between its characters
+    attack = {**_QUERY, "arguments": {"q": f"SELECT '{hidden}'"}}
+    _, _, answers = _carried(
+        tmp_path, _vault_and_sink(tmp_path), lambda p: [_call(f"a-{p}", "tools/call", attack)]
+    )
+    sent = [json.loads(line) for line in _sink_got(tmp_path).splitlines()]
+    queries = [m["params"]["arguments"]["q"] for m in sent if m.get("method") == "tools/call"]
+    # Before the read it arrives (no flow yet); after it, only the clean calls do.
+    assert queries == [f"SELECT '{hidden}'", "SELECT before", "SELECT after"]
+    assert "flow-cross-server" in answers
+
+
 # Each way a notification could: refused, it is dropped (no id to answer).
 NOTIFICATIONS: dict[str, Callable[[str], list[Any]]] = {
     "roots/list_changed _meta": lambda p: [

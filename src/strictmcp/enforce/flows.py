@@ -17,11 +17,13 @@ every digest, its *shadow*: each of the first bytes of its UTF-8 mapped to one o
 by a table drawn when the process starts (4 bits a byte, many bytes to each letter: never a
 value, nor enough to tell one).
 
-A request's strings, and what each base64 (standard or URL-safe, at any alignment, padding
-optional), hex (either case) or percent-encoded run in them decodes to (one layer; a
-percent-decoded string is searched for base64 and hex runs too), are searched for tainted
-values, verbatim: the string's shadow is searched for the taints' shadows by one compiled
-pattern (a trie of them), and only where one matches are digests made. A run too short to
+A request's strings (keys too, and numbers as their text, however deep), what each base64
+(standard or URL-safe, at any alignment, padding optional) or hex (either case) run in them
+decodes to (one layer), and what each whole string reads as written plainly (percent-encoding,
+HTML references and JSON escapes undone, invisible characters dropped, compatibility forms
+folded; its runs decoded too), are searched for tainted values, verbatim: the string's
+shadow is searched for the taints' shadows by one compiled pattern (a trie of them), and
+only where one matches are digests made. A run too short to
 decode to the shortest tainted value is not decoded. Data back to a server it came from is
 no flow.
 
@@ -37,11 +39,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hmac
+import html
+import itertools
 import re
 import secrets
+import unicodedata
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import fnmatchcase
@@ -629,18 +635,54 @@ def _decodings(
     text: str, budget: list[int], shortest: int, runs: tuple[re.Pattern[str], re.Pattern[str]]
 ) -> list[tuple[str, int, int]]:
     """What the encoded runs of ``text`` (``runs``: base64's and hex's patterns) decode to,
-    each with the span of ``text`` it came from, within what is left of ``budget``
-    (characters); a run too short to decode to ``shortest`` characters is left."""
+    each with the span of ``text`` it came from, and what all of ``text`` reads as written
+    plainly (:data:`_PLAINLY`, each step on the last one's result, and the runs of each),
+    within what is left of ``budget`` (characters); a run too short to decode to
+    ``shortest`` characters is left."""
     decoded = _runs(text, budget, shortest, runs)
-    if "%" in text:
-        unquoted = unquote(text, errors="replace")
-        if unquoted != text:
-            decoded.append((unquoted, 0, len(text)))
-            # A run in the unquoted text has no span of its own in ``text``: all of it.
-            decoded += [
-                (run, 0, len(text)) for run, _, _ in _runs(unquoted, budget, shortest, runs)
-            ]
+    read = text
+    for needed, plainly in _PLAINLY:
+        if not needed(read):
+            continue
+        other = plainly(read)
+        if other == read or not _spend(budget, len(other)):
+            continue
+        read = other
+        # What all of the text reads as has no span of its own in ``text``: all of it.
+        decoded.append((read, 0, len(text)))
+        decoded += [(run, 0, len(text)) for run, _, _ in _runs(read, budget, shortest, runs)]
     return decoded
+
+
+def _unescaped(text: str) -> str:
+    return _ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text.translate(_format_characters()))
+
+
+@functools.cache
+def _format_characters() -> dict[int, None]:
+    """Characters that show nothing (zero-width spaces and joiners, bidirectional marks:
+    Unicode's format characters), dropped before a string is read plainly: the
+    ``str.translate`` table, made when first needed. Unicode has them in the first two
+    planes and among the tags of the fourteenth only (the rest are ideographs, unassigned
+    or private use), so only those are walked."""
+    codes = itertools.chain(range(0x20000), range(0xE0000, 0xE1000))
+    return {code: None for code in codes if unicodedata.category(chr(code)) == "Cf"}
+
+
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+# Ways a string can be written that read as another, undone in this order, each when its
+# mark is there: percent-encoding, HTML's character references, JSON's \u escapes written
+# into the text, and invisible or compatibility characters (fullwidth letters, ligatures).
+_PLAINLY: tuple[tuple[Callable[[str], bool], Callable[[str], str]], ...] = (
+    (lambda text: "%" in text, lambda text: unquote(text, errors="replace")),
+    (lambda text: "&" in text, html.unescape),
+    (lambda text: "\\u" in text, _unescaped),
+    (lambda text: not text.isascii(), _folded),
+)
 
 
 def _runs(
