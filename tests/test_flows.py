@@ -341,6 +341,30 @@ def test_the_characters_dropped_as_invisible_are_all_of_unicodes() -> None:
     assert set(_format_characters()) == every
 
 
+@pytest.mark.parametrize("action", ["refuse", "redact", "audit"])
+def test_a_request_too_encoded_to_search_whole_is_refused(action: FlowAction) -> None:
+    # The bound made small (a 64-character run decodes to 192 characters, at four alignments,
+    # against 64 allowed): what would be left undecoded is never sent on unsearched.
+    rule = FlowRule(sources=("files",), sinks=("*",), action=action)
+    tracker = FlowTracker((rule,), decoded=(0, 1))
+    tracker.taint("files", result(f"AWS_ACCESS_KEY_ID={AWS}"))
+    junk = base64.b64encode(bytes(range(48))).decode()
+    flowed = tracker.check("sink", {"a": junk, "z": _b64(AWS)}, "/params")
+    unsearched = [finding for finding in flowed.found if finding.code == "flow-unsearched"]
+    assert [finding.pointer for finding in unsearched] == ["/params"]
+    assert flowed.action == ("audit" if action == "audit" else "refuse")  # redaction can't
+    assert flowed.params["z"] == _b64(AWS)
+    # A session that read nothing, or a request to the server the data came from: no flow.
+    assert FlowTracker((rule,), decoded=(0, 1)).check("sink", {"a": junk}, "/p").action is None
+    assert tracker.check("files", {"a": junk, "z": _b64(AWS)}, "/params").action is None
+    # With the default bound, both are searched.
+    roomy = FlowTracker((rule,))
+    roomy.taint("files", result(f"AWS_ACCESS_KEY_ID={AWS}"))
+    assert [f.code for f in roomy.check("sink", {"a": junk, "z": _b64(AWS)}, "/p").found] == [
+        "flow-cross-server"
+    ]
+
+
 def test_redact_also_replaces_secrets_no_server_returned() -> None:
     stripe = "sk_live_" + "4eC7aRm9Kx2bNw5pQj8sYdTu"
     tracker = FlowTracker((FlowRule(sources=("files",), sinks=("db",), action="redact"),))

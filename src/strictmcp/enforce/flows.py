@@ -66,6 +66,14 @@ DEFAULT_MAX_CALLERS = 10_000
 """The most callers a shared session keeps taints for; the least recently tainted is forgotten."""
 CLIENT = None
 """The source of a secret no server returned: the client (the model, or its user)."""
+DEFAULT_DECODED = 4 * 1024 * 1024
+DEFAULT_DECODED_PER_CHARACTER = 8
+"""What the decodings of one message may produce in all, a bound on the work it can cause:
+``DEFAULT_DECODED`` characters, and ``DEFAULT_DECODED_PER_CHARACTER`` more for each
+character of its strings. A message's base64 and hex readings (six alignments, each run
+once) and plain readings take less than that; only a message made to (encodings inside
+encodings, characters NFKC expands) takes more, and then a request in a tainted session is
+refused rather than sent on partly searched (:attr:`FlowCode.UNSEARCHED`)."""
 
 _KEY = secrets.token_bytes(32)
 _STRICTNESS: dict[FlowAction, int] = {"audit": 0, "redact": 1, "refuse": 2}
@@ -84,8 +92,6 @@ _SHADOW = bytes(b"abcdefghijklmnop"[byte & 15] for byte in secrets.token_bytes(2
 # ms for 1,000 shadows) then costs little per taint, however often taints are added.
 _FRESH = 8
 _URLSAFE = str.maketrans("-_", "+/")
-# What one request's decoding may produce in all: a bound on the work a request can cause.
-_MAX_DECODED = 4 * 1024 * 1024
 
 
 class FlowCode(str, Enum):
@@ -97,6 +103,8 @@ class FlowCode(str, Enum):
     CLIENT_SECRET = "flow-client-secret"
     #: A tainted value forgotten, the session's taints being at their bound.
     EVICTED = "flow-taint-evicted"
+    #: A request with more encoded data than one is searched for, in a tainted session.
+    UNSEARCHED = "flow-unsearched"
 
 
 @dataclass(slots=True)
@@ -146,11 +154,13 @@ class FlowTracker:
         max_taints: int = DEFAULT_MAX_TAINTS,
         max_callers: int = DEFAULT_MAX_CALLERS,
         key: bytes = _KEY,
+        decoded: tuple[int, int] = (DEFAULT_DECODED, DEFAULT_DECODED_PER_CHARACTER),
     ) -> None:
         if max_taints < 1:
             raise ValueError("max_taints must be at least 1")
         #: Tainted values forgotten at the bound so far (the caller reports each).
         self.evicted = 0
+        self._decoded, self._decoded_per_character = decoded
         self._max_taints = max_taints
         self._max_callers = max_callers
         self._key = key
@@ -199,10 +209,11 @@ class FlowTracker:
             return 0
         before = self.evicted
         store = self._store(owner)
-        budget = [_MAX_DECODED]
+        budget = [self._decoded, 0]
         for text in _strings(result):
             if len(text) < self._anchor:
                 continue
+            budget[0] += self._decoded_per_character * len(text)
             decoded = _decodings(text, budget, self._anchor, self._runs)
             for candidate in (text, *(candidate for candidate, _, _ in decoded)):
                 for kind, start, end in secrets_in(candidate, loose=True):
@@ -290,7 +301,7 @@ class FlowTracker:
         strictest: FlowAction | None = None
         replaced: dict[str, list[tuple[int, int, str]]] = {}  # values' spans, by pointer
         renamed: dict[str, list[tuple[int, int, str]]] = {}  # keys', by their member's pointer
-        budget = [_MAX_DECODED]
+        budget = [self._decoded, 0]  # what may still be decoded; 1 once something was left so
         # Every encoding of a value is at least as long as it: a shorter string holds none.
         # A secret no server returned is looked for in every string.
         floor = store.shortest if store is not None and tainted and not protected else 0
@@ -300,6 +311,7 @@ class FlowTracker:
         _texts(params, floor, texts)
         hidden: list[tuple[tuple[str | int, ...], str]] = []  # below a key data was found in
         for path, text, is_key in texts:
+            budget[0] += self._decoded_per_character * len(text)
             hits = self._hits(store, pattern, text, budget) if store is not None and tainted else []
             secrets = list(self._client_secrets(store, text, sink)) if protected else []
             if not hits and not secrets:
@@ -310,42 +322,66 @@ class FlowTracker:
                 if path[: len(above)] == above:
                     shown = pointed
                     break
-            spans: list[tuple[int, int, str]] = []
-            named: set[int] = set()  # one finding per value, however often it is found
-            for start, end, taint in hits:
-                action = self._action(taint, sink)
-                if action is None:
-                    continue
-                if action == "redact":
-                    spans.append((start, end, f"[redacted: data of {_sources(taint, sink)}]"))
-                if id(taint) in named:
-                    continue
-                named.add(id(taint))
-                message = (
-                    f"carries data read from server {_sources(taint, sink)} ({taint.kind}); "
-                    f"it may not be sent to server {sink!r}"
-                )
-                finding = Violation(FlowCode.CROSS_SERVER, message, pointer + shown)
-                if finding not in found:  # a key and what it holds may point at one place
-                    found.append(finding)
+            here, spans, action = self._found(sink, hits, secrets, pointer + shown)
+            # A key and what it holds may point at one place: each finding said once.
+            found += [finding for finding in here if finding not in found]
+            if action is not None:
                 strictest = _stricter(strictest, action)
-            for start, end, kind in secrets:
-                message = (
-                    f"carries a secret ({kind}) no server returned; it is not sent to "
-                    f"server {sink!r}"
-                )
-                found.append(
-                    Violation(FlowCode.CLIENT_SECRET, message, pointer + shown, Severity.ERROR)
-                )
-                strictest = _stricter(strictest, "redact")
-                spans.append((start, end, f"[redacted {kind}]"))
             if is_key:
                 hidden.append((path, shown))
             if spans:
                 (renamed if is_key else replaced)[where] = spans
+        if budget[1] and store is not None:
+            # What was not decoded was not searched: the request is not sent on (nor redacted).
+            action = self._unsearched(store, sink)
+            if action is not None:
+                message = (
+                    f"carries more encoded data than is searched; it is not sent to server {sink!r}"
+                )
+                found.append(Violation(FlowCode.UNSEARCHED, message, pointer, Severity.ERROR))
+                strictest = _stricter(strictest, "refuse" if action == "redact" else action)
         if strictest != "redact" or not (replaced or renamed):
             return Flowed(found, strictest, params)
         return Flowed(found, strictest, _replace(params, replaced, renamed))
+
+    def _found(
+        self,
+        sink: str,
+        hits: list[tuple[int, int, _Taint]],
+        secrets: list[tuple[int, int, str]],
+        at: str,
+    ) -> tuple[list[Violation], list[tuple[int, int, str]], FlowAction | None]:
+        """What one string holds (``hits``: tainted values; ``secrets``: secrets no server
+        returned) on its way to ``sink``: the findings, pointed at ``at`` (one per value,
+        however often it is found), the spans to replace where a rule redacts, and the
+        strictest action."""
+        found: list[Violation] = []
+        spans: list[tuple[int, int, str]] = []
+        strictest: FlowAction | None = None
+        named: set[int] = set()
+        for start, end, taint in hits:
+            action = self._action(taint, sink)
+            if action is None:
+                continue
+            if action == "redact":
+                spans.append((start, end, f"[redacted: data of {_sources(taint, sink)}]"))
+            if id(taint) in named:
+                continue
+            named.add(id(taint))
+            message = (
+                f"carries data read from server {_sources(taint, sink)} ({taint.kind}); "
+                f"it may not be sent to server {sink!r}"
+            )
+            found.append(Violation(FlowCode.CROSS_SERVER, message, at))
+            strictest = _stricter(strictest, action)
+        for start, end, kind in secrets:
+            message = (
+                f"carries a secret ({kind}) no server returned; it is not sent to server {sink!r}"
+            )
+            found.append(Violation(FlowCode.CLIENT_SECRET, message, at, Severity.ERROR))
+            strictest = _stricter(strictest, "redact")
+            spans.append((start, end, f"[redacted {kind}]"))
+        return found, spans, strictest
 
     def _hits(
         self, store: _Store, pattern: re.Pattern[bytes] | None, text: str, budget: list[int]
@@ -413,6 +449,16 @@ class FlowTracker:
                 if taint is not None:
                     found.append((at, length, taint))
         return found
+
+    def _unsearched(self, store: _Store, sink: str) -> FlowAction | None:
+        """What the rules say of a request to ``sink`` not searched whole: the strictest
+        action of those joining a server ``store`` holds data of to ``sink``."""
+        sources = {source for taint in store.taints.values() for source in taint.sources}
+        action: FlowAction | None = None
+        for rule in self.rules:
+            if any(source != sink and rule.joins(source, sink) for source in sources):
+                action = _stricter(action, rule.action)
+        return action
 
     def _client_secrets(
         self, store: _Store | None, text: str, sink: str
@@ -639,7 +685,9 @@ def _decodings(
     plainly (:data:`_PLAINLY`, each step on the last one's result, and the runs of each),
     within what is left of ``budget`` (characters); a run too short to decode to
     ``shortest`` characters is left."""
-    decoded = _runs(text, budget, shortest, runs)
+    # A run seen before (in a plain reading that left it as it was, or twice) is decoded once.
+    seen: dict[str, list[tuple[str, int, int]]] = {}
+    decoded = _runs(text, budget, shortest, runs, seen)
     read = text
     for needed, plainly in _PLAINLY:
         if not needed(read):
@@ -650,7 +698,8 @@ def _decodings(
         read = other
         # What all of the text reads as has no span of its own in ``text``: all of it.
         decoded.append((read, 0, len(text)))
-        decoded += [(run, 0, len(text)) for run, _, _ in _runs(read, budget, shortest, runs)]
+        more = _runs(read, budget, shortest, runs, seen)
+        decoded += [(run, 0, len(text)) for run, _, _ in more]
     return decoded
 
 
@@ -686,7 +735,11 @@ _PLAINLY: tuple[tuple[Callable[[str], bool], Callable[[str], str]], ...] = (
 
 
 def _runs(
-    text: str, budget: list[int], shortest: int, runs: tuple[re.Pattern[str], re.Pattern[str]]
+    text: str,
+    budget: list[int],
+    shortest: int,
+    runs: tuple[re.Pattern[str], re.Pattern[str]],
+    seen: dict[str, list[tuple[str, int, int]]],
 ) -> list[tuple[str, int, int]]:
     decoded: list[tuple[str, int, int]] = []
     floor = _base64_length(shortest)
@@ -697,30 +750,45 @@ def _runs(
         return decoded
     base64_run, hex_run = runs
     for run in base64_run.finditer(text):
-        body = run.group().rstrip("=").translate(_URLSAFE)
-        if len(body) * 3 // 4 >= shortest:
-            for offset in range(4):
-                part = body[offset:]
-                part = part[: len(part) - 1] if len(part) % 4 == 1 else part
-                try:
-                    raw = base64.b64decode(part + "=" * (-len(part) % 4))
-                except (binascii.Error, ValueError):
-                    continue
-                if _spend(budget, len(raw)):
-                    decoded.append((raw.decode("utf-8", "replace"), run.start(), run.end()))
-        if len(body) // 2 < shortest:
-            continue
-        for hexes in hex_run.finditer(text, run.start(), run.end()):
-            for offset in range(2):
-                part = hexes.group()[offset:]
-                raw = bytes.fromhex(part[: len(part) - len(part) % 2])
-                if _spend(budget, len(raw)):
-                    decoded.append((raw.decode("utf-8", "replace"), hexes.start(), hexes.end()))
+        at = run.start()
+        known = seen.get(run.group())
+        if known is None:
+            known = seen[run.group()] = _run_decodings(run.group(), budget, shortest, hex_run)
+        decoded += [(value, at + start, at + end) for value, start, end in known]
+    return decoded
+
+
+def _run_decodings(
+    run: str, budget: list[int], shortest: int, hex_run: re.Pattern[str]
+) -> list[tuple[str, int, int]]:
+    """What one base64 run decodes to at each alignment, and each hex run inside it at each,
+    with the span of ``run`` each came from."""
+    decoded: list[tuple[str, int, int]] = []
+    body = run.rstrip("=").translate(_URLSAFE)
+    if len(body) * 3 // 4 >= shortest:
+        for offset in range(4):
+            part = body[offset:]
+            part = part[: len(part) - 1] if len(part) % 4 == 1 else part
+            try:
+                raw = base64.b64decode(part + "=" * (-len(part) % 4))
+            except (binascii.Error, ValueError):
+                continue
+            if _spend(budget, len(raw)):
+                decoded.append((raw.decode("utf-8", "replace"), 0, len(run)))
+    if len(body) // 2 < shortest:
+        return decoded
+    for hexes in hex_run.finditer(run):
+        for offset in range(2):
+            part = hexes.group()[offset:]
+            raw = bytes.fromhex(part[: len(part) - len(part) % 2])
+            if _spend(budget, len(raw)):
+                decoded.append((raw.decode("utf-8", "replace"), hexes.start(), hexes.end()))
     return decoded
 
 
 def _spend(budget: list[int], size: int) -> bool:
     if budget[0] < size:
+        budget[1] = 1
         return False
     budget[0] -= size
     return True
