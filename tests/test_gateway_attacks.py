@@ -996,3 +996,45 @@ def test_data_a_redact_rule_replaces_is_checked_again_as_sent(tmp_path: Path) ->
     assert [entry["method"] for entry in got] == ["tools/call", "tools/call"]
     paths = [entry["params"]["arguments"]["path"] for entry in got]
     assert paths == [f"{root}/{value}/../../x", f"{root}/[redacted: data of 'vault']"]
+
+
+def test_a_servers_requests_to_the_client_are_bounded_and_named_by_usable_ids(
+    tmp_path: Path,
+) -> None:
+    # "evil" asks the client for its roots with ids no request may have, with an id already
+    # waiting, and more times than the gateway lets one server's requests wait at once.
+    bad_ids: list[Any] = [None, 1.5, {"a": 1}, [2], True]
+    forged = [{"jsonrpc": "2.0", "id": bad, "method": "roots/list"} for bad in bad_ids]
+    forged += [{"jsonrpc": "2.0", "id": "dup", "method": "roots/list"}] * 2
+    forged += [{"jsonrpc": "2.0", "id": n, "method": "roots/list"} for n in range(10_000)]
+    (tmp_path / "evil.forge.json").write_text(json.dumps(forged), encoding="utf-8")
+    policy = write_policy(
+        tmp_path,
+        server_table("evil", flow_server("evil", tmp_path, "forge")),
+        server_table("sink", flow_server("sink", tmp_path, "write_query")),
+    )
+    client = _started(tmp_path, policy)
+    try:
+        client.request("f", "tools/call", {"name": "evil__forge"})
+        asked = [m for m in client.seen if m.get("method") == "roots/list"]
+        # One "dup" and 9,999 of the numbered: the gateway's own ids, every one distinct.
+        assert len(asked) == 10_000
+        assert len({m["id"] for m in asked}) == 10_000
+        # The client's answer to the last goes back to evil under the id it chose.
+        client.write({"jsonrpc": "2.0", "id": asked[-1]["id"], "result": {"roots": []}})
+        # The gateway serves on, the other server untouched.
+        clean = {"name": "sink__write_query", "arguments": {"q": "SELECT 1"}}
+        assert "result" in client.request("clean", "tools/call", clean)
+    finally:
+        client.close()
+    record = (tmp_path / "evil.wire.jsonl").read_text()
+    got = [json.loads(line) for line in record.split("\n")[:-1]]  # whole lines
+    answers = [m for m in got if "method" not in m]
+    by_id = {json.dumps(m["id"]): m for m in answers}
+    assert by_id["9998"] == {"jsonrpc": "2.0", "id": 9998, "result": {"roots": []}}
+    assert by_id['"dup"']["error"]["code"] == -32600  # the second, while the first waits
+    assert by_id["9999"]["error"]["code"] == -32603  # one too many
+    assert len(answers) == 3
+    assert all(json.dumps(bad) not in answers for bad in bad_ids)
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "server 'evil' sent a request without a usable id" in stderr

@@ -65,7 +65,9 @@ from ..policy import GatewaySettings, Policy, PolicyError, ServerSettings
 from ..policy.names import shortened
 from ..protocol.jsonrpc import (
     DEFAULT_MAX_SIZE,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     URL_ELICITATION_REQUIRED,
     answer_digest,
@@ -90,6 +92,10 @@ _PORTABLE_LENGTH = 64
 _NEWEST_HANDSHAKE = max(HANDSHAKE_VERSIONS)
 _MAX_PAGES = 100
 _MAX_TOKENS = 1024
+# A server's requests waiting for the client, at most (as the session bounds the client's
+# waiting for servers): past that, one more is answered with an error, and none of another
+# server's is forgotten for it.
+_MAX_ASKING = 10_000
 _LISTED_BY = {
     "tools": "tools",
     "prompts": "prompts",
@@ -152,6 +158,8 @@ class _Member:
     #: The tasks the client runs for it (its task-augmented requests answered with a task),
     #: the latest few: it may ask about only these, and only their status reaches it.
     client_tasks: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    #: Its requests waiting for the client's answer: its own id -> the gateway's.
+    asking: dict[Any, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -485,9 +493,9 @@ class Gateway:
                 self._tell(self._unavailable(call.client_id, member))
                 if self._metrics is not None:
                     self._metrics.upstream_errors.add(("closed", member.name))
-        for gid, asked in list(self._asked.items()):
-            if asked.member is member:
-                del self._asked[gid]
+        for gid in member.asking.values():
+            self._asked.pop(gid, None)
+        member.asking.clear()
         member.tools.clear()
         member.prompts.clear()
         member.templates.clear()
@@ -616,6 +624,7 @@ class Gateway:
         if asked is None:
             return
         member = asked.member
+        member.asking.pop(asked.own_id, None)
         result = message.get("result")
         if isinstance(result, dict) and asked.method == "tasks/list":
             # The client's tasks are every server's: this one sees its own.
@@ -1024,6 +1033,10 @@ class Gateway:
         self._tell(message)
 
     def _server_request(self, member: _Member, message: dict[str, Any]) -> None:
+        if not _is_id(message["id"]):
+            # Renamed, it would reach the session as a request it checks like any other.
+            self._once(f"server {member.name!r} sent a request without a usable id: not sent on")
+            return
         if message["method"] == "ping":
             self._send(member, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
             return
@@ -1033,6 +1046,10 @@ class Gateway:
             # task may ask about it. Answered here; the client never sees the request.
             text = UNKNOWN_TASK_TEXT
             self._send(member, error_response(message["id"], UNKNOWN_TASK, text))
+            return
+        refused = self._unaskable(member, message["id"])
+        if refused is not None:
+            self._send(member, refused)
             return
         gid = next(self._ids)
         token = _NOTHING
@@ -1059,7 +1076,19 @@ class Gateway:
             message = {**message, "params": params}
         augmented = isinstance(params, dict) and isinstance(params.get("task"), dict)
         self._asked[gid] = _Asked(member, message["id"], message["method"], augmented, token)
+        member.asking[message["id"]] = gid
         self._tell({**message, "id": gid})
+
+    def _unaskable(self, member: _Member, own_id: Any) -> dict[str, Any] | None:
+        """The error to answer ``member``'s request ``own_id`` with instead of asking the
+        client, or None: an id its request still waiting has, or one request too many."""
+        if own_id in member.asking:
+            text = "The id is that of a request still waiting for the client (strictmcp gateway)"
+            return error_response(own_id, INVALID_REQUEST, text)
+        if len(member.asking) >= _MAX_ASKING:
+            text = "Too many requests of this server wait for the client (strictmcp gateway)"
+            return error_response(own_id, INTERNAL_ERROR, text)
+        return None
 
     def _task_owner(self, params: Any) -> _Member | None:
         """The server a task of the client's (``params``' ``taskId``) runs for; None when it
@@ -1102,10 +1131,9 @@ class Gateway:
             message = {**message, "params": self._elicitation_public(member, params)}
         elif method == "notifications/cancelled" and isinstance(params, dict):
             own = params.get("requestId")
-            mine = [g for g, a in self._asked.items() if a.member is member and a.own_id == own]
-            if not mine:
+            gid = member.asking.pop(own, None) if _is_id(own) else None
+            if gid is None:
                 return
-            gid = mine[0]
             del self._asked[gid]
             message = {**message, "params": {**params, "requestId": gid}}
         elif isinstance(params, dict):
