@@ -1038,3 +1038,23 @@ def test_a_servers_requests_to_the_client_are_bounded_and_named_by_usable_ids(
     assert all(json.dumps(bad) not in answers for bad in bad_ids)
     stderr = (tmp_path / "stderr.log").read_text()
     assert "server 'evil' sent a request without a usable id" in stderr
+
+
+def test_the_validate_dry_run_says_what_the_flow_rules_would_refuse(tmp_path: Path) -> None:
+    client = _started(tmp_path, _vault_and_sink(tmp_path))
+    query = {"tool": "sink__write_query", "arguments": {"q": f"SELECT '{AWS}'"}}
+    try:
+        before = client.request("v1", "tools/call", {"name": "validate", "arguments": query})
+        client.request("read", "tools/call", {"name": "vault__read_secret"})
+        after = client.request("v2", "tools/call", {"name": "validate", "arguments": query})
+        call = {"name": "sink__write_query", "arguments": query["arguments"]}
+        refused = client.request("call", "tools/call", call)
+    finally:
+        client.close()
+    assert before["result"]["structuredContent"] == {"valid": True, "errors": [], "warnings": []}
+    verdict = after["result"]["structuredContent"]
+    assert verdict["valid"] is False
+    assert [line.rsplit("[", 1)[1] for line in verdict["errors"]] == ["flow-cross-server]"]
+    assert verdict["errors"][0].startswith("/q: ")
+    assert AWS not in json.dumps(after)
+    assert refused["result"]["isError"] is True  # as the real call is

@@ -8,7 +8,7 @@ definition, name and capability are in :mod:`strictmcp.guards.validation`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,16 +41,21 @@ class DryRun:
     :meth:`~strictmcp.enforce.Enforcer.dry_run`."""
 
     def __init__(
-        self, registry: ToolRegistry, enforcer: Enforcer, identity: Identity | None = None
+        self,
+        registry: ToolRegistry,
+        enforcer: Enforcer,
+        identity: Identity | None = None,
+        owner: Hashable = None,
     ) -> None:
         self.registry = registry
         self.enforcer = enforcer
         self.identity = identity
+        self.owner = owner
 
     async def check(self, tool: str, arguments: Any) -> DryRunResult:
         """Everything a real call to ``tool`` with ``arguments`` would be refused for."""
         violations = await self.enforcer.rehearse(
-            self.registry, tool, arguments, identity=self.identity
+            self.registry, tool, arguments, identity=self.identity, owner=self.owner
         )
         errors = tuple(
             line for v in violations if v.severity is Severity.ERROR for line in _lines(v)

@@ -32,6 +32,7 @@ from ..protocol import (
     errors,
 )
 from ..protocol.tool_calls import (
+    ARGUMENTS,
     refused_arguments,
     refused_request,
     unknown_tool,
@@ -927,10 +928,12 @@ class Enforcer:
             found, direction="s2c", method="tools/call", tool=name, stage="result", action=action
         )
 
-    def dry_run(self, registry: ToolRegistry, identity: Identity | None = None) -> DryRun:
+    def dry_run(
+        self, registry: ToolRegistry, identity: Identity | None = None, owner: Hashable = None
+    ) -> DryRun:
         """The Validation Protocol's ``validate`` tool for the tools in ``registry``, as
-        ``identity`` calls it."""
-        return DryRun(registry, self, identity)
+        ``identity`` calls it (``owner``: whose flow taints, as :meth:`check_flow` takes it)."""
+        return DryRun(registry, self, identity, owner)
 
     def visible(self, tools: list[Any], identity: Identity | None) -> list[Any]:
         """The tool definitions of a ``tools/list`` result that are offered and that
@@ -967,12 +970,15 @@ class Enforcer:
         arguments: Any,
         *,
         identity: Identity | None = None,
+        owner: Hashable = None,
     ) -> list[Violation]:
         """Everything a real call of ``name`` with ``arguments`` by ``identity`` would meet,
         the tool not run and nothing reported. A tool ``identity`` may not call is unknown
         to it. Guard findings that would not refuse the call (the policy, or this enforcer,
-        in audit mode) are warnings; so are the deep checks' own warnings. A tool withheld
-        from the listing is refused whatever the arguments, as its calls are."""
+        in audit mode) are warnings; so are the deep checks' own warnings, and the flow
+        rules' findings on arguments they would send on (``redact``, ``audit``; ``owner``:
+        whose taints, as :meth:`check_flow` takes it). A tool withheld from the listing is
+        refused whatever the arguments, as its calls are."""
         if not self.offer.offers(name) or (
             self._enforces_access(name) and not self._allows(identity, name)
         ):
@@ -994,6 +1000,11 @@ class Enforcer:
             )
         if self.deep is not None:
             violations += await self.deep.run(name, arguments)
+        sink = self._flow_server("tools/call", {"name": name})
+        if self.flows is not None and sink is not None:
+            flowed = self.flows.check(sink, arguments, ARGUMENTS, owner)
+            refusing = flowed.action == "refuse" and self._server_mode(sink) == "enforce"
+            violations += flowed.found if refusing else _as_warnings(flowed.found)
         # A deep path or sql check starts with the guard a [[guard]] entry may also run.
         return list(dict.fromkeys(violations))
 

@@ -738,7 +738,9 @@ class ProxySession:
             and self._listed()
         ):
             # Ours, not the server's: the name was chosen so as not to shadow any of its tools.
-            dry_run = self.enforcer.dry_run(self.conversation.tools, caller)
+            dry_run = self.enforcer.dry_run(
+                self.conversation.tools, caller, self._flow_owner(caller)
+            )
             return _Item(dry_run=_answer(message, dry_run.answer(params.get("arguments"))))
         if message.kind == "request" and len(self._waiting) >= self._max_in_flight:
             busy = "Too many requests are waiting for the server"
