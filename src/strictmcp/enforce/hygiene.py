@@ -37,8 +37,8 @@ HYGIENE_META_KEY = "dev.strictmcp/hygiene"
 UNTRUSTED_META_KEY = "dev.strictmcp/untrusted"
 """``_meta`` key labelling a result as content from a tool, not instructions:
 ``{"source": "tool", "tool": NAME}``."""
-# structuredContent is walked this deep at most; a decoded message is bounded already, this
-# keeps the walk's own recursion bounded whatever called it.
+# Data is walked this deep at most (the walk's own recursion bounded, whatever called it);
+# what lies deeper is never passed on uncleaned (HygieneRule.TOO_DEEP).
 _MAX_DEPTH = 64
 
 
@@ -52,6 +52,10 @@ class HygieneRule(str, Enum):
     #: refused; a key of free-form data (``_meta``, an error's or a log message's ``data``)
     #: is dropped with its value.
     HIDDEN_KEY = "result-hidden-key"
+    #: Data nested deeper than hygiene walks (:data:`_MAX_DEPTH`), under ``strip`` or
+    #: redaction: refused in ``structuredContent``, dropped from free-form data; noted under
+    #: ``flag``.
+    TOO_DEEP = "result-too-deep"
 
 
 @dataclass
@@ -103,7 +107,7 @@ class _Walk:
         if isinstance(value, str):
             return self.text(value, where)
         if depth >= _MAX_DEPTH:
-            return value
+            return self._too_deep(value, where, schema)
         # A container nothing changed in is returned as it is: clean results are not copied.
         if isinstance(value, dict):
             tree = {}
@@ -119,6 +123,24 @@ class _Walk:
             ]
             return value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return value
+
+    def _too_deep(self, value: Any, where: str, schema: bool) -> Any:
+        """A container below the deepest level walked: what a walk would not clean is
+        refused in data a schema holds, dropped (None) elsewhere, noted under ``flag``."""
+        if not isinstance(value, (dict, list)) or not value:
+            return value
+        if self.hygiene == "off" and not self.secrets:
+            return value
+        message = f"nested deeper than {_MAX_DEPTH} levels, which hygiene does not walk"
+        if self.hygiene != "strip" and not self.secrets:
+            self._note(HygieneRule.TOO_DEEP, 1, where, message)
+            return value
+        if schema:
+            message += "; the result is refused"
+            self.refused.append(Violation(HygieneRule.TOO_DEEP, message, self.pointer + where))
+            return value
+        self._note(HygieneRule.TOO_DEEP, 1, where, message + "; dropped")
+        return None
 
     def _key_kept(self, key: str, where: str, schema: bool) -> bool:
         """Whether ``key`` (of the object at ``where``) stays; its hidden characters noted,
