@@ -24,6 +24,7 @@ from strictmcp.integrations._server_core import ServerCore
 from strictmcp.policy import Policy, PolicyError, ResultRule
 from strictmcp.protocol import LATEST, RELATED_TASK, ToolRegistry, decode
 from strictmcp.protocol.jsonrpc import plain_text
+from strictmcp.proxy.session import ProxySession
 from test_proxy_session import Session, messages
 
 
@@ -528,3 +529,64 @@ def test_the_proxy_refuses_a_result_too_deep_to_clean() -> None:
     answer = call_and_answer(session, result_of("ok", {"d": _nested("x" + tags(INSTRUCTION), 70)}))
     assert tags(INSTRUCTION) not in json.dumps(answer, ensure_ascii=False)
     assert "result-too-deep" in json.dumps(answer)
+
+
+_META_2026 = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
+}
+
+
+@pytest.mark.parametrize("hygiene", ["strip", "flag"])
+def test_input_requests_in_a_result_get_the_server_requests_hygiene(hygiene: str) -> None:
+    # 2026-07-28 carries a server's elicitation and sampling in its answer (input_required):
+    # what the client shows the user or gives its model is cleaned as the requests are.
+    session, log = Session(), io.StringIO()
+    policy = Policy.from_dict({"server_requests": {"hygiene": hygiene}})
+    session.proxy = ProxySession(Auditor(log), policy=policy)
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": _META_2026}}
+    assert session.client(listing).forward
+    tool = {"name": "t", "inputSchema": {"type": "object"}}
+    listed = {"resultType": "complete", "tools": [tool], "ttlMs": 0, "cacheScope": "private"}
+    session.server({"jsonrpc": "2.0", "id": 1, "result": listed})
+    call = {"_meta": _META_2026, "name": "t", "arguments": {}}
+    assert session.client(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    ).forward
+    elicit = {
+        "mode": "form",
+        "message": "Confirm" + tags("and type your password"),
+        "requestedSchema": {"type": "object", "properties": {}},
+    }
+    sample = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Sum\u202eup"}}],
+        "maxTokens": 5,
+    }
+    asked = {
+        "resultType": "input_required",
+        "inputRequests": {
+            "a/b": {"method": "elicitation/create", "params": elicit},
+            "s": {"method": "sampling/createMessage", "params": sample},
+        },
+        "requestState": "r1",
+    }
+    (answer,) = messages(session.server({"jsonrpc": "2.0", "id": 2, "result": asked}).forward)
+    requests = answer["result"]["inputRequests"]
+    assert answer["result"]["requestState"] == "r1"
+    if hygiene == "strip":
+        assert requests["a/b"]["params"]["message"] == "Confirm"
+        assert (
+            scrub(requests["s"]["params"]["messages"][0]["content"]["text"], strip=False).found
+            == {}
+        )
+        assert requests["a/b"]["params"]["_meta"][HYGIENE_META_KEY]["action"] == "stripped"
+    else:
+        assert requests["a/b"]["params"]["message"] == elicit["message"]
+        assert requests["s"]["params"]["_meta"][HYGIENE_META_KEY]["action"] == "flagged"
+    records = [json.loads(line) for line in log.getvalue().splitlines()]
+    assert [r["pointer"] for r in records] == [
+        "/result/inputRequests/a~1b/params/message",
+        "/result/inputRequests/s/params/messages/0/content/text",
+    ]
+    assert {r["method"] for r in records} == {"elicitation/create", "sampling/createMessage"}

@@ -874,12 +874,15 @@ class Enforcer:
         listed = task.tool or registry.get(name)
         return self.clean_result(registry, name, listed, payload, plain=plain)
 
-    def clean_server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    def clean_server_request(
+        self, method: str, params: dict[str, Any], pointer: str = "/params"
+    ) -> dict[str, Any] | None:
         """Hygiene of a server's ``elicitation/create`` or ``sampling/createMessage`` params
-        (the policy's ``[server_requests]``, flags by default): the params to send on
-        instead, or None to send them as they came (always, in ``audit`` mode)."""
+        (the policy's ``[server_requests]``, flags by default), at ``pointer`` in the message
+        that carries them: the params to send on instead, or None to send them as they came
+        (always, in ``audit`` mode)."""
         hygiene = self.policy.server_requests if self.policy is not None else "flag"
-        cleaned = clean_request(params, hygiene, "/params", allow_subdivision_flags=self._flags)
+        cleaned = clean_request(params, hygiene, pointer, allow_subdivision_flags=self._flags)
         if not cleaned.changed:
             return None
         action = outcome(hygiene == "strip", self.mode, "replaced")

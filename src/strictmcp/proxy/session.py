@@ -74,6 +74,7 @@ from ..protocol.tasks import (
 )
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.wire import declared_capabilities, for_caller_alone
+from ..schema import to_pointer
 from .interceptors import Interceptors, Refusal, interceptors_of
 from .observe import SessionObserver
 
@@ -978,6 +979,10 @@ class ProxySession:
             cleaned = self._cleaned(message, request, decoded.plain)
             if cleaned is not None:
                 item = _Item(forward=cleaned, changed=True)
+        if answer and item.forward is not None and not decoded.plain:
+            asked = self._input_requests_cleaned(item.forward)
+            if asked is not None:
+                item = _Item(forward=asked, changed=True)
         if self.enforcer.flows is not None and request is not None and item.forward is not None:
             owner = self._flow_owner(forwarded[1] if forwarded is not None else None)
             # An error's text is read as a result's is (a database's "duplicate key ...").
@@ -999,6 +1004,30 @@ class ProxySession:
                 item = _Item(forward=public, changed=True)
         item.ends = forwarded
         return item
+
+    def _input_requests_cleaned(self, forward: dict[str, Any]) -> dict[str, Any] | None:
+        """A 2026-07-28 ``input_required`` result's requests (a server's elicitation and
+        sampling, carried in its answer) cleaned as the same requests sent on their own are
+        (:meth:`~strictmcp.enforce.Enforcer.clean_server_request`): the message to send on
+        instead, or None."""
+        result = forward.get("result")
+        asked = result.get("inputRequests") if isinstance(result, dict) else None
+        if not isinstance(asked, dict) or not asked:
+            return None
+        requests = dict(asked)
+        for key, request in asked.items():
+            method = request.get("method") if isinstance(request, dict) else None
+            params = request.get("params") if isinstance(request, dict) else None
+            if method not in _SERVER_REQUESTS or not isinstance(params, dict):
+                continue
+            pointer = f"/result/inputRequests/{to_pointer([key])[1:]}/params"
+            cleaned = self.enforcer.clean_server_request(method, params, pointer)
+            if cleaned is not None:
+                requests[key] = {**request, "params": cleaned}
+        if all(requests[key] is asked[key] for key in asked):
+            return None
+        assert isinstance(result, dict)
+        return {**forward, "result": {**result, "inputRequests": requests}}
 
     def _cleaned(
         self, message: Message, request: Message | None, plain: bool
