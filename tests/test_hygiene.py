@@ -436,7 +436,22 @@ def surfaces(text: str) -> list[tuple[str | None, dict[str, Any]]]:
         ("resources/list", {"id": 1, "error": {"code": 1, "message": text, "data": [text]}}),
         ("notifications/message", {"params": {"level": "info", "data": {"k": text}}}),
         ("notifications/progress", {"params": {"progressToken": 1, "message": text}}),
+        ("notifications/tasks/status", {"params": {**_TASK, "statusMessage": text}}),
+        ("tasks/get", {"id": 1, "result": {**_TASK, "statusMessage": text}}),
+        ("tasks/cancel", {"id": 1, "result": {**_TASK, "statusMessage": text}}),
+        ("tasks/list", {"id": 1, "result": {"tasks": [{**_TASK, "statusMessage": text}]}}),
     ]
+
+
+_TASK = {"taskId": "t1", "status": "working", "createdAt": "2026-11-28T00:00:00Z", "ttl": None}
+
+
+def test_a_task_augmented_calls_task_status_is_cleaned() -> None:
+    dirty, clean = HOSTILE["tag instructions"]
+    created = {"task": {**_TASK, "statusMessage": dirty}}
+    cleaned = clean_result(created, "t", ResultRule(hygiene="strip"))
+    assert cleaned.value["task"]["statusMessage"] == clean
+    assert [v.pointer for v in cleaned.found] == ["/result/task/statusMessage"]
 
 
 @pytest.mark.parametrize("text", BENIGN)

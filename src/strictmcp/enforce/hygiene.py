@@ -201,6 +201,8 @@ def clean_result(
     )
     if walk.refused:
         return Cleaned(result, walk.found, refused=walk.refused)
+    task = result.get("task")  # a task-augmented call's answer: the task made
+    cleaned_task = _task(walk, task, "/task") if task is not None else None
     meta = _meta(walk, result["_meta"], "/_meta") if "_meta" in result else None
     labelled = rule.label or rule.delimiter is not None
     if not walk.found and not labelled:
@@ -213,6 +215,8 @@ def clean_result(
         out["content"] = new_items
     if structured is not None:
         out["structuredContent"] = cleaned_structured
+    if task is not None:
+        out["task"] = cleaned_task
     if "_meta" in result:
         out["_meta"] = meta
     untrusted = {"source": "tool", "tool": tool} if rule.label else None
@@ -411,14 +415,36 @@ _Surface = Callable[[_Walk, Any, str], Any]
 #: What of each message a client may show a model, by where it is: each key of the body
 #: (the error, the result, the notification's params) with how it is cleaned.
 _ERROR: dict[str, _Surface] = {"message": _text, "data": _tree}
+def _tasks(walk: _Walk, value: Any, where: str) -> Any:
+    """A ``tasks/list`` result's tasks, each one's ``statusMessage`` cleaned."""
+    if not isinstance(value, list):
+        return value
+    items = [
+        _strings(walk, item, f"{where}/{index}", _TASK_TEXT) if isinstance(item, dict) else item
+        for index, item in enumerate(value)
+    ]
+    return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+
+
+def _task(walk: _Walk, value: Any, where: str) -> Any:
+    """A task-augmented request's answer (``CreateTaskResult``): its task's ``statusMessage``."""
+    return _strings(walk, value, where, _TASK_TEXT) if isinstance(value, dict) else value
+
+
+_TASK_TEXT = ("statusMessage",)
 _RESULTS: dict[str, dict[str, _Surface]] = {
     "resources/read": {"contents": _contents, "_meta": _meta},
     "prompts/get": {"description": _text, "messages": _prompt_messages, "_meta": _meta},
     "completion/complete": {"completion": _completion, "_meta": _meta},
+    # A task's status, told to the client as text (2025-11-25): its statusMessage.
+    "tasks/get": {"statusMessage": _text},
+    "tasks/cancel": {"statusMessage": _text},
+    "tasks/list": {"tasks": _tasks},
 }
 _NOTIFICATIONS: dict[str, dict[str, _Surface]] = {
     "notifications/message": {"logger": _text, "data": _tree},
     "notifications/progress": {"message": _text},
+    "notifications/tasks/status": {"statusMessage": _text},
 }
 
 
