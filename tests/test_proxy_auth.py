@@ -927,12 +927,15 @@ def test_a_tenant_reads_only_under_its_own_root(
 def test_a_rate_limit_is_reached_and_recovered_per_identity(
     launch: Launch, provider: AuthorizationServer
 ) -> None:
-    # One call, then one more every 8 seconds: long enough that a loaded machine's delays
-    # between the steps below do not refill the bucket.
-    limit = '[[rate_limit]]\ntools = ["echo"]\ncalls = 1\nperiod = 8\n'
+    # One call, then one more every 16 seconds: long enough that a loaded machine's delays
+    # between the calls below do not refill the bucket (the session is opened first: from
+    # the bucket's token on, only calls run until the refusals).
+    limit = '[[rate_limit]]\ntools = ["echo"]\ncalls = 1\nperiod = 16\n'
     proxy = launch(tail=limit)
     reader = Caller(proxy, provider.token("reader", proxy.url))
     admin = Caller(proxy, provider.token("admin", proxy.url, scope="mcp:read mcp:admin"))
+    session = Caller(proxy, reader.token)
+    session.open()
     call = {"name": "echo", "arguments": {"text": "hi"}}
     assert reader.call("echo", {"text": "hi"}, alone=True)["result"]["isError"] is False
     meta = {
@@ -949,17 +952,18 @@ def test_a_rate_limit_is_reached_and_recovered_per_identity(
     }
     over = httpx2.post(proxy.url, json=message, headers=headers, timeout=20)
     assert over.status_code == 429
+    # A session-based client gets the same error.
+    refused = session.call("echo", {"text": "hi"})["error"]
+    assert refused["code"] == -32004
     # When the token comes back: at most the period, less however long the steps took.
-    assert 1 <= int(over.headers["retry-after"]) <= 8
+    assert 1 <= int(over.headers["retry-after"]) <= 16
     error = over.json()["error"]
     assert error["code"] == -32004
     assert error["data"] == {"retryAfter": int(over.headers["retry-after"])}
-    # Another identity has its own bucket; a session-based client gets the same error.
+    # Another identity has its own bucket.
     assert admin.call("echo", {"text": "hi"}, alone=True)["result"]["isError"] is False
-    reader.open()
-    assert reader.call("echo", {"text": "hi"})["error"]["code"] == -32004
-    time.sleep(8.2)  # one token back
-    assert reader.call("echo", {"text": "hi"})["result"]["isError"] is False
+    time.sleep(refused["data"]["retryAfter"] + 0.2)  # one token back
+    assert session.call("echo", {"text": "hi"})["result"]["isError"] is False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -986,9 +990,9 @@ def _limited_call(proxy: Protected, token: str) -> tuple[int, dict[str, Any], st
 
 
 def _shared_limit(url: str, *, unavailable: str = "closed") -> str:
-    # One call, then one more every 8 seconds (see the per-replica test for why so slow).
+    # Two calls, then one more every 16 seconds (see the per-replica test for why so slow).
     return (
-        '[[rate_limit]]\ntools = ["echo"]\ncalls = 2\nperiod = 16\n'
+        '[[rate_limit]]\ntools = ["echo"]\ncalls = 2\nperiod = 32\n'
         f'[rate_store]\nurl = "{url}"\non_unavailable = "{unavailable}"\ntimeout_ms = 300\n'
     )
 
@@ -1006,7 +1010,13 @@ def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
         def call(proxy: Protected) -> tuple[int, dict[str, Any], str | None]:
             return _limited_call(proxy, tokens[proxy.url])
 
-        # Two calls in all, whichever replica answers them; the third is refused by both.
+        # A session-based client of a replica, its session opened first: from the bucket's
+        # first token on, only calls run until the refusals (a loaded machine's delays
+        # must not refill it).
+        reader = Caller(second, tokens[second.url])
+        reader.open()
+        # Two calls in all, whichever replica answers them; the third is refused by both,
+        # and the session's, counted in the same bucket.
         assert call(first)[1]["result"]["isError"] is False
         assert call(second)[1]["result"]["isError"] is False
         for proxy in (first, second):
@@ -1014,17 +1024,14 @@ def test_a_rate_limit_shared_through_redis_holds_across_two_replicas(
             assert status == 429
             assert answer["error"]["code"] == -32004
             assert retry is not None
-            assert 1 <= int(retry) <= 8
+            assert 1 <= int(retry) <= 16
             assert answer["error"]["data"] == {"retryAfter": int(retry)}
+        refused = reader.call("echo", {"text": "hi"})["error"]
+        assert refused["code"] == -32004
         # Another identity has its own bucket, in Redis too.
         admin = provider.token("admin", second.url, scope="mcp:read mcp:admin")
         assert _limited_call(second, admin)[1]["result"]["isError"] is False
-        # A session-based client of a replica is counted in the same bucket, in turn.
-        reader = Caller(second, tokens[second.url])
-        reader.open()
-        refused = reader.call("echo", {"text": "hi"})["error"]
-        assert refused["code"] == -32004
-        # One token back (and less than two: one comes every 8 s), for whichever replica.
+        # One token back (and less than two: one comes every 16 s), for whichever replica.
         time.sleep(refused["data"]["retryAfter"] + 0.2)
         assert call(second)[1]["result"]["isError"] is False
         assert call(first)[0] == 429

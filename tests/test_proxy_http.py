@@ -732,10 +732,35 @@ def test_handshake_call_is_checked_without_any_listing(start_proxy: StartProxy) 
 def conformance_proxy(
     request: pytest.FixtureRequest, tmp_path: Path, processes: list[Process]
 ) -> Proxy:
-    """``strictmcp proxy --listen --timeout 2`` in front of tests/proxy_fixtures/
-    conformance_server.py, over stdio and over HTTP."""
+    """``strictmcp proxy --listen`` in front of tests/proxy_fixtures/conformance_server.py,
+    over stdio and over HTTP. Its ``--timeout`` is long: over stdio each session's server
+    starts (imports the SDK) within its first request's time, which on a loaded machine
+    takes seconds."""
+    return _conformance_proxy(request.param, tmp_path, processes, timeout=30)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def short_timeout_proxy(
+    request: pytest.FixtureRequest, tmp_path: Path, processes: list[Process]
+) -> Proxy:
+    """:func:`conformance_proxy` with ``--timeout 4``, for a test to outlast: warm it up
+    (:func:`_until_answered`) before timing anything."""
+    return _conformance_proxy(request.param, tmp_path, processes, timeout=4)
+
+
+async def _until_answered(http: httpx2.AsyncClient, url: str) -> None:
+    """Ask until the server behind the proxy answers (its start is not the test's to time)."""
+    listing, headers = modern("tools/list", "warm", {})
+    with anyio.fail_after(120):
+        while "result" not in (await http.post(url, json=listing, headers=headers)).json():
+            await anyio.sleep(0.2)
+
+
+def _conformance_proxy(
+    kind: str, tmp_path: Path, processes: list[Process], *, timeout: int
+) -> Proxy:
     script = str(FIXTURES / "conformance_server.py")
-    if request.param == "http":
+    if kind == "http":
         port = _free_port()
         server = Process([sys.executable, script, "http", str(port)], tmp_path, "stdout")
         processes.append(server)
@@ -743,8 +768,8 @@ def conformance_proxy(
         where = ["--upstream", f"http://127.0.0.1:{port}/mcp"]
     else:
         where = ["--", sys.executable, script, "stdio"]
-    # Short enough for a test to outlast, long enough for a loaded machine's upstream to answer.
-    args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0", "--timeout", "4"]
+    args = [sys.executable, "-m", "strictmcp.proxy", "--listen", "127.0.0.1:0"]
+    args += ["--timeout", str(timeout)]
     process = Process([*args, *where], tmp_path, "stderr")
     processes.append(process)
     return Proxy(process.wait_for("listening on").rsplit(" ", 1)[1], process, tmp_path)
@@ -877,11 +902,14 @@ def _data(text: str) -> list[dict[str, Any]]:
 
 
 def test_subscription_stream_is_relayed_never_timed_out_and_relisted_after(
-    conformance_proxy: Proxy,
+    short_timeout_proxy: Proxy,
 ) -> None:
+    conformance_proxy = short_timeout_proxy
     url = conformance_proxy.url
 
     async def body() -> None:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            await _until_answered(http, url)
         listen, headers = modern(
             "subscriptions/listen", "sub", {"notifications": {"toolsListChanged": True}}
         )
