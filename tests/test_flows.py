@@ -336,6 +336,18 @@ def test_data_written_to_read_as_itself_is_found(written: str) -> None:
     assert flowed.params == {"q": "[redacted: data of 'files']", "other": "kept"}
 
 
+def test_a_value_written_shorter_than_itself_is_found() -> None:
+    # NFKC lengthens: a circled number is two digits. Written so, an AWS key is 12
+    # characters, shorter than the shortest value held (20), in a value or a key.
+    key = "AKIA1213141516171819"
+    written = "AKIA" + "".join(chr(0x2460 + n - 1) for n in range(12, 20))
+    assert len(written) < len(key)
+    tracker = FlowTracker((RULE,))
+    tracker.taint("files", result(f"AWS_ACCESS_KEY_ID={key}"))
+    assert tracker.check("sink", {"q": written}, "/a").action == "refuse"
+    assert tracker.check("sink", {written: 1}, "/a").action == "refuse"
+
+
 def test_the_characters_dropped_as_invisible_are_all_of_unicodes() -> None:
     every = {c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
     assert set(_format_characters()) == every

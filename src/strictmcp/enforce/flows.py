@@ -306,7 +306,7 @@ class FlowTracker:
         # A secret no server returned is looked for in every string.
         floor = store.shortest if store is not None and tainted and not protected else 0
         texts: list[tuple[tuple[str | int, ...], str, bool]] = []
-        if isinstance(params, str) and len(params) >= floor:
+        if isinstance(params, str) and _may_hold(params, floor):
             texts.append(((), params, False))
         _texts(params, floor, texts)
         hidden: list[tuple[tuple[str | int, ...], str]] = []  # below a key data was found in
@@ -388,7 +388,7 @@ class FlowTracker:
     ) -> list[tuple[int, int, _Taint]]:
         """Each tainted value in ``text`` or in what a run of it decodes to (``pattern``: the
         store's): the span of ``text`` to replace to remove it (a decoded one's whole run)."""
-        if len(text) < store.shortest:
+        if not _may_hold(text, store.shortest):
             return []
         hits = [(at, at + length, taint) for at, length, taint in self._scan(store, pattern, text)]
         for decoded, start, end in _decodings(text, budget, store.shortest, self._runs):
@@ -548,10 +548,10 @@ def _texts(value: Any, floor: int, out: list[tuple[tuple[str | int, ...], str, b
         else:
             continue
         for key, item in items:
-            if type(key) is str and len(key) >= floor:
+            if type(key) is str and _may_hold(key, floor):
                 out.append(((*path, key), key, True))
             if isinstance(item, str):
-                if len(item) >= floor:
+                if _may_hold(item, floor):
                     out.append(((*path, key), item, False))
             elif isinstance(item, (dict, list)):
                 stack.append(((*path, key), item))
@@ -560,6 +560,13 @@ def _texts(value: Any, floor: int, out: list[tuple[tuple[str | int, ...], str, b
                 text = _number_text(item)
                 if len(text) >= floor:
                     out.append(((*path, key), text, False))
+
+
+def _may_hold(text: str, shortest: int) -> bool:
+    """Whether ``text`` may hold a value ``shortest`` long, verbatim or in any reading: every
+    encoding of a value is at least as long as it, but NFKC can lengthen a string that is
+    not ASCII (a ligature, a circled number), so only an ASCII one shorter holds none."""
+    return len(text) >= shortest or not text.isascii()
 
 
 def _pointer(path: tuple[str | int, ...]) -> str:
