@@ -4,6 +4,7 @@ elicitation and sampling requests, and the proxy's decisions."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from typing import Any, Literal
@@ -605,3 +606,42 @@ def test_input_requests_in_a_result_get_the_server_requests_hygiene(hygiene: str
         "/result/inputRequests/s/params/messages/0/content/text",
     ]
     assert {r["method"] for r in records} == {"elicitation/create", "sampling/createMessage"}
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_a_text_blob_is_cleaned_as_its_text_would_be() -> None:
+    dirty, clean = HOSTILE["tag instructions"]
+    contents = [
+        {"uri": "file:///a.txt", "mimeType": "text/plain; charset=utf-8", "blob": _b64(dirty)},
+        {"uri": "file:///b.json", "mimeType": "application/vnd.x+json", "blob": _b64(dirty)},
+        {"uri": "file:///c.png", "mimeType": "image/png", "blob": _b64(dirty)},  # bytes: left
+        {"uri": "file:///d.txt", "mimeType": "text/plain", "blob": "not base64!"},  # left
+    ]
+    read = {"id": 1, "result": {"contents": contents}}
+    stripped = clean_message(read, "resources/read", ResultRule(hygiene="strip"))
+    out = stripped.value["result"]["contents"]
+    assert [base64.b64decode(c["blob"]).decode() for c in out[:2]] == [clean, clean]
+    assert out[2:] == contents[2:]
+    assert [v.pointer for v in stripped.found][:1] == ["/result/contents/0/blob"]
+    # An embedded resource in a tool's result, the same.
+    embedded = {"type": "resource", "resource": contents[0]}
+    cleaned = clean_result({"content": [embedded]}, "t", ResultRule(hygiene="strip"))
+    blob = cleaned.value["content"][0]["resource"]["blob"]
+    assert base64.b64decode(blob).decode() == clean
+
+
+def test_the_proxy_looks_into_a_text_blob_of_an_ascii_answer() -> None:
+    # The answer's text is all ASCII (base64 is): the proxy must not take it for plain text.
+    dirty, clean = HOSTILE["tag instructions"]
+    policy = Policy.from_dict({"result": [{"method": "resources/read", "hygiene": "strip"}]})
+    session = Session(policy=policy)
+    session.start()
+    read = {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "file:///a"}}
+    assert session.client(read).forward
+    blob = {"uri": "file:///a", "mimeType": "text/plain", "blob": _b64(dirty)}
+    routed = session.server({"jsonrpc": "2.0", "id": 4, "result": {"contents": [blob]}})
+    (answer,) = messages(routed.forward)
+    assert base64.b64decode(answer["result"]["contents"][0]["blob"]).decode() == clean

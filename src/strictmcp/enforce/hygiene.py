@@ -19,7 +19,10 @@ result is left exactly as it came.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -334,6 +337,9 @@ def _block(walk: _Walk, item: Any, where: str, delimiter: str | None = None) -> 
         return (
             item if text is resource["text"] else {**item, "resource": {**resource, "text": text}}
         )
+    if kind == "resource" and isinstance(resource, dict):
+        blob = _blob(walk, resource, f"{where}/resource")
+        return item if blob is resource else {**item, "resource": blob}
     if kind == "resource_link":
         return _strings(walk, item, where, _LINK_TEXT)
     return item
@@ -377,10 +383,37 @@ def _contents(walk: _Walk, value: Any, where: str) -> Any:
     if not isinstance(value, list):
         return value
     items = [
-        _strings(walk, item, f"{where}/{index}", _CONTENTS_TEXT) if isinstance(item, dict) else item
+        _blob(walk, _strings(walk, item, f"{where}/{index}", _CONTENTS_TEXT), f"{where}/{index}")
+        if isinstance(item, dict)
+        else item
         for index, item in enumerate(value)
     ]
     return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+
+
+def _blob(walk: _Walk, contents: dict[str, Any], where: str) -> dict[str, Any]:
+    """A resource's ``blob`` of a text type (``text/*``, JSON, XML, YAML, scripts), which a
+    client may decode and show as text, cleaned as its text would be (encoded again when
+    anything was changed); bytes of any other type, or not UTF-8, are left as they are."""
+    blob, mime = contents.get("blob"), contents.get("mimeType")
+    if not isinstance(blob, str) or not isinstance(mime, str) or not _TEXT_TYPE.match(mime):
+        return contents
+    try:
+        text = base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return contents
+    cleaned = walk.text(text, f"{where}/blob")
+    if cleaned is text:
+        return contents
+    return {**contents, "blob": base64.b64encode(cleaned.encode("utf-8")).decode("ascii")}
+
+
+# The media types a client may show as text (their parameters, such as charset, allowed).
+_TEXT_TYPE = re.compile(
+    r"\s*(?:text/|application/(?:[\w.+-]*\+)?(?:json|xml|yaml|x-yaml|javascript|ecmascript|"
+    r"x-sh|x-python|sql|toml|graphql)\b)",
+    re.IGNORECASE,
+)
 
 
 def _prompt_messages(walk: _Walk, value: Any, where: str) -> Any:
@@ -415,6 +448,8 @@ _Surface = Callable[[_Walk, Any, str], Any]
 #: What of each message a client may show a model, by where it is: each key of the body
 #: (the error, the result, the notification's params) with how it is cleaned.
 _ERROR: dict[str, _Surface] = {"message": _text, "data": _tree}
+
+
 def _tasks(walk: _Walk, value: Any, where: str) -> Any:
     """A ``tasks/list`` result's tasks, each one's ``statusMessage`` cleaned."""
     if not isinstance(value, list):

@@ -116,8 +116,9 @@ class Decoded:
     ``json_size`` when validating any part of these messages. ``error_id`` is the id to
     answer a refused single message with: its own, when the text parsed to an object with a
     valid id, else None (``"id": null``). ``plain`` says, of a response or a batch, that every
-    string in the text is printable ASCII, tabs and line breaks (:func:`plain_text`): nothing
-    in it for result hygiene to find (False for other messages: not looked for).
+    string in the text is printable ASCII, tabs and line breaks (:func:`plain_text`) and none
+    is a resource's ``blob``: nothing in it for result hygiene to find (False for other
+    messages: not looked for).
     """
 
     messages: tuple[Message, ...]
@@ -169,7 +170,7 @@ def decode(
     if not isinstance(document, list):
         message, violations = check_envelope(document, revision)
         if message is not None and not violations and not unpaired:
-            plain = message.kind == "response" and plain_text(data)
+            plain = message.kind == "response" and _nothing_for_hygiene(data)
             return Decoded((message,), False, (), size, message.id, plain)
         violations += unpaired
         return Decoded(
@@ -207,7 +208,7 @@ def decode(
         violations.append(
             Violation(Rule.INVALID_MESSAGE, "a batch must not mix requests and responses")
         )
-    return Decoded(tuple(messages), True, tuple(violations), size, None, plain_text(data))
+    return Decoded(tuple(messages), True, tuple(violations), size, None, _nothing_for_hygiene(data))
 
 
 # The top-level id of a message written as most SDKs write one: first after "jsonrpc" (Python
@@ -287,6 +288,14 @@ def plain_text(data: bytes | str) -> bool:
     if isinstance(data, bytes):
         return b"\x7f" not in data and (b"\\" not in data or not _UNPLAIN_ESCAPE.search(data))
     return "\x7f" not in data and ("\\" not in data or not _TEXT_UNPLAIN_ESCAPE.search(data))
+
+
+def _nothing_for_hygiene(data: bytes | str) -> bool:
+    """:attr:`Decoded.plain`: every string is printable ASCII (:func:`plain_text`) and none
+    is a resource's ``blob``, whose bytes may be text hygiene reads (a ``text/plain`` one)."""
+    if isinstance(data, bytes):
+        return b'"blob"' not in data and plain_text(data)
+    return '"blob"' not in data and plain_text(data)
 
 
 # An escape that may start a surrogate: the only way one gets into text that is valid UTF-8.
