@@ -17,6 +17,7 @@ from strictmcp.enforce.hygiene import (
     HYGIENE_META_KEY,
     UNTRUSTED_META_KEY,
     clean_message,
+    clean_request,
     clean_result,
 )
 from strictmcp.guards.secrets import redact
@@ -645,3 +646,32 @@ def test_the_proxy_looks_into_a_text_blob_of_an_ascii_answer() -> None:
     routed = session.server({"jsonrpc": "2.0", "id": 4, "result": {"contents": [blob]}})
     (answer,) = messages(routed.forward)
     assert base64.b64decode(answer["result"]["contents"][0]["blob"]).decode() == clean
+
+
+def test_an_elicitation_forms_titles_and_choices_are_cleaned() -> None:
+    dirty, clean = HOSTILE["tag instructions"]
+    form = {
+        "type": "object",
+        "title": dirty,
+        "properties": {
+            "site": {"type": "string", "title": dirty, "description": dirty},
+            "plan": {"type": "string", "enum": ["a", "b"], "enumNames": [dirty, "B"]},
+            "tier": {"type": "string", "oneOf": [{"const": "x", "title": dirty}]},
+        },
+        "required": ["site"],
+    }
+    params = {"mode": "form", "message": "Pick", "requestedSchema": form}
+    stripped = clean_request(params, "strip", "/params").value["requestedSchema"]
+    assert stripped["title"] == clean
+    assert stripped["properties"]["site"] == {
+        "type": "string",
+        "title": clean,
+        "description": clean,
+    }
+    assert stripped["properties"]["plan"]["enumNames"] == [clean, "B"]
+    assert stripped["properties"]["plan"]["enum"] == ["a", "b"]
+    assert stripped["properties"]["tier"]["oneOf"] == [{"const": "x", "title": clean}]
+    assert stripped["required"] == ["site"]
+    flagged = clean_request(params, "flag", "/params")
+    assert flagged.value["requestedSchema"] == form
+    assert "/params/requestedSchema/properties/site/title" in [v.pointer for v in flagged.found]

@@ -289,10 +289,50 @@ def clean_request(
         out["messages"] = [
             _message(walk, message, f"/messages/{index}") for index, message in enumerate(messages)
         ]
+    schema = params.get("requestedSchema")
+    if isinstance(schema, dict):
+        out["requestedSchema"] = _form(walk, schema, "/requestedSchema")
     if not walk.found:
         return Cleaned(params)
     kept = params if hygiene == "flag" else out
     return Cleaned(_annotated(kept, walk.meta(), None), walk.found, changed=True)
+
+
+def _form(walk: _Walk, schema: dict[str, Any], where: str) -> dict[str, Any]:
+    """An elicitation's ``requestedSchema`` as the user reads the form: its own and each
+    field's ``title`` and ``description``, each field's ``enumNames``, and the ``title`` of
+    each choice of a titled enum (``oneOf``/``anyOf`` items)."""
+    out: dict[str, Any] = _strings(walk, schema, where, _FORM_TEXT)
+    fields = schema.get("properties")
+    if not isinstance(fields, dict):
+        return out
+    shown: dict[str, Any] = {}
+    for name, field_ in fields.items():
+        at = f"{where}/properties/{_escape(name)}"
+        if not isinstance(field_, dict):
+            shown[name] = field_
+            continue
+        cleaned = _strings(walk, field_, at, _FORM_TEXT)
+        names = field_.get("enumNames")
+        if isinstance(names, list):
+            listed = [
+                walk.text(n, f"{at}/enumNames/{i}") if isinstance(n, str) else n
+                for i, n in enumerate(names)
+            ]
+            cleaned = {**cleaned, "enumNames": listed}
+        for key in ("oneOf", "anyOf"):
+            choices = field_.get(key)
+            if isinstance(choices, list):
+                titled = [
+                    _strings(walk, c, f"{at}/{key}/{i}", _FORM_TEXT) if isinstance(c, dict) else c
+                    for i, c in enumerate(choices)
+                ]
+                cleaned = {**cleaned, key: titled}
+        shown[name] = cleaned
+    return {**out, "properties": shown}
+
+
+_FORM_TEXT = ("title", "description")
 
 
 def _message(walk: _Walk, message: Any, where: str) -> Any:

@@ -368,7 +368,8 @@ _SERVER_REQUESTS = {
         default='`"flag"`',
         doc=(
             "`flag` records hidden characters and terminal sequences in elicitation messages "
-            "and sampling requests; `strip` removes them; `off` looks at nothing."
+            "and forms (titles, descriptions, choices) and sampling requests; `strip` removes "
+            "them; `off` looks at nothing."
         ),
     ),
 }
