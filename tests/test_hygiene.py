@@ -675,3 +675,26 @@ def test_an_elicitation_forms_titles_and_choices_are_cleaned() -> None:
     flagged = clean_request(params, "flag", "/params")
     assert flagged.value["requestedSchema"] == form
     assert "/params/requestedSchema/properties/site/title" in [v.pointer for v in flagged.found]
+
+
+@pytest.mark.parametrize("validate", [True, False])
+def test_a_servers_instructions_are_cleaned_before_the_client_reads_them(validate: bool) -> None:
+    # Clients give a server's instructions to their model, often as its system prompt.
+    dirty, clean = HOSTILE["tag instructions"]
+    policy = Policy.from_dict({"result": [{"method": "initialize", "hygiene": "strip"}]})
+    options: dict[str, Any] = {} if validate else {"validate_tool": False}
+    for rule, expected in ((policy, clean), (None, dirty)):
+        session = Session(policy=rule, **options)
+        client = {"name": "c", "version": "1"}
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}
+        session.client({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        result = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+            "instructions": dirty,
+        }
+        (answer,) = messages(session.server({"jsonrpc": "2.0", "id": 0, "result": result}).forward)
+        assert answer["result"]["instructions"] == expected
+        action = "stripped" if rule is not None else "flagged"
+        assert answer["result"]["_meta"][HYGIENE_META_KEY]["action"] == action

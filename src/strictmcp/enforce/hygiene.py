@@ -511,6 +511,9 @@ _RESULTS: dict[str, dict[str, _Surface]] = {
     "resources/read": {"contents": _contents, "_meta": _meta},
     "prompts/get": {"description": _text, "messages": _prompt_messages, "_meta": _meta},
     "completion/complete": {"completion": _completion, "_meta": _meta},
+    # What a server tells the client's model of itself (often its system prompt).
+    "initialize": {"instructions": _text},
+    "server/discover": {"instructions": _text},
     # A task's status, told to the client as text (2025-11-25): its statusMessage.
     "tasks/get": {"statusMessage": _text},
     "tasks/cancel": {"statusMessage": _text},

@@ -30,10 +30,16 @@ call's arguments for ``tools/call``, into the request's ``params`` for the other
 RESULT_METHODS = (
     TOOLS_CALL,
     "completion/complete",
+    "initialize",
     "notifications/message",
     "notifications/progress",
+    "notifications/tasks/status",
     "prompts/get",
     "resources/read",
+    "server/discover",
+    "tasks/cancel",
+    "tasks/get",
+    "tasks/list",
 )
 """What a ``[[result]]`` entry may name as its ``method``: the answers to these requests
 (their errors too) and these notifications."""

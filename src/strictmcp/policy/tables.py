@@ -292,8 +292,10 @@ _RESULT = {
         choices=RESULT_METHODS,
         default='`"tools/call"`',
         doc=(
-            "`tools/call`, `resources/read`, `prompts/get`, `completion/complete` (their results "
-            "and their JSON-RPC errors), `notifications/message` or `notifications/progress`."
+            "`tools/call`, `resources/read`, `prompts/get`, `completion/complete`, "
+            "`initialize`, `server/discover`, `tasks/get`, `tasks/list`, `tasks/cancel` (their "
+            "results and their JSON-RPC errors), `notifications/message`, "
+            "`notifications/progress` or `notifications/tasks/status`."
         ),
     ),
     "tool": Option(

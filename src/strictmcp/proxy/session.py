@@ -1041,6 +1041,20 @@ class ProxySession:
         tool = name if isinstance(name, str) else None
         return self.enforcer.clean_message(message.raw, method, tool, plain=plain)
 
+    def _introduced(
+        self, message: Message, request: Message | None, result: dict[str, Any], plain: bool
+    ) -> dict[str, Any] | None:
+        """An ``initialize`` or ``server/discover`` ``result`` as the client gets it: its
+        instructions cleaned (clients give them their model), the validate tool's capability
+        added; None: as it came."""
+        changed = None
+        cleaned = self._cleaned(message, request, plain)
+        if cleaned is not None:
+            result = changed = cleaned["result"]
+        if self.validate_name is not None:
+            changed = _with_capability(result, capability(self.validate_name))
+        return changed
+
     def _server_checked(
         self,
         message: Message,
@@ -1085,8 +1099,7 @@ class ProxySession:
         elif isinstance(result, dict) and method == "prompts/list":
             changed = self._prompt_listing(result)
         elif isinstance(result, dict) and method in ("initialize", "server/discover"):
-            if self.validate_name is not None:
-                changed = _with_capability(result, capability(self.validate_name))
+            changed = self._introduced(message, request, result, decoded.plain)
         elif isinstance(result, dict) and tool is not None:
             registry = self.conversation.tools
             if found:
