@@ -442,7 +442,20 @@ def surfaces(text: str) -> list[tuple[str | None, dict[str, Any]]]:
         ("tasks/get", {"id": 1, "result": {**_TASK, "statusMessage": text}}),
         ("tasks/cancel", {"id": 1, "result": {**_TASK, "statusMessage": text}}),
         ("tasks/list", {"id": 1, "result": {"tasks": [{**_TASK, "statusMessage": text}]}}),
+        ("initialize", {"id": 1, "result": {"instructions": text}}),
+        ("prompts/list", {"id": 1, "result": {"prompts": [_prompt(text)]}}),
+        ("resources/list", {"id": 1, "result": {"resources": [_resource(text)]}}),
+        ("resources/templates/list", {"id": 1, "result": {"resourceTemplates": [_resource(text)]}}),
     ]
+
+
+def _prompt(text: str) -> dict[str, Any]:
+    argument = {"name": "city", "title": text, "description": text}
+    return {"name": "p", "title": text, "description": text, "arguments": [argument]}
+
+
+def _resource(text: str) -> dict[str, Any]:
+    return {"uri": "file:///a", "uriTemplate": "file:///{x}", "name": "a", "description": text}
 
 
 _TASK = {"taskId": "t1", "status": "working", "createdAt": "2026-11-28T00:00:00Z", "ttl": None}
@@ -698,3 +711,17 @@ def test_a_servers_instructions_are_cleaned_before_the_client_reads_them(validat
         assert answer["result"]["instructions"] == expected
         action = "stripped" if rule is not None else "flagged"
         assert answer["result"]["_meta"][HYGIENE_META_KEY]["action"] == action
+
+
+def test_the_proxy_cleans_a_prompt_listing_and_keeps_names() -> None:
+    dirty, clean = HOSTILE["tag instructions"]
+    policy = Policy.from_dict({"result": [{"method": "prompts/list", "hygiene": "strip"}]})
+    session = Session(policy=policy)
+    session.start()
+    assert session.client({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"}).forward
+    listed = {"prompts": [{**_prompt(dirty), "name": "p\u200b"}]}
+    (answer,) = messages(session.server({"jsonrpc": "2.0", "id": 5, "result": listed}).forward)
+    (prompt,) = answer["result"]["prompts"]
+    assert prompt["name"] == "p\u200b"  # an identifier: left for the lint and the pins
+    assert prompt["description"] == prompt["title"] == clean
+    assert prompt["arguments"][0]["description"] == clean

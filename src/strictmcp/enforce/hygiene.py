@@ -501,6 +501,31 @@ def _tasks(walk: _Walk, value: Any, where: str) -> Any:
     return value if all(a is b for a, b in zip(items, value, strict=True)) else items
 
 
+def _listed(walk: _Walk, value: Any, where: str) -> Any:
+    """A listing's prompts, resources or resource templates, each one's ``title`` and
+    ``description`` (and a prompt's arguments') cleaned: names and URIs are identifiers, left
+    as they are (a hidden character in one is the lint's and the pins' to find)."""
+    if not isinstance(value, list):
+        return value
+    items = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            items.append(item)
+            continue
+        at = f"{where}/{index}"
+        cleaned = _strings(walk, item, at, _FORM_TEXT)
+        arguments = item.get("arguments")
+        if isinstance(arguments, list):
+            described = [
+                _strings(walk, a, f"{at}/arguments/{i}", _FORM_TEXT) if isinstance(a, dict) else a
+                for i, a in enumerate(arguments)
+            ]
+            if any(a is not b for a, b in zip(described, arguments, strict=True)):
+                cleaned = {**cleaned, "arguments": described}
+        items.append(cleaned)
+    return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+
+
 def _task(walk: _Walk, value: Any, where: str) -> Any:
     """A task-augmented request's answer (``CreateTaskResult``): its task's ``statusMessage``."""
     return _strings(walk, value, where, _TASK_TEXT) if isinstance(value, dict) else value
@@ -511,6 +536,10 @@ _RESULTS: dict[str, dict[str, _Surface]] = {
     "resources/read": {"contents": _contents, "_meta": _meta},
     "prompts/get": {"description": _text, "messages": _prompt_messages, "_meta": _meta},
     "completion/complete": {"completion": _completion, "_meta": _meta},
+    # What a client shows its model or its user of what a server offers.
+    "prompts/list": {"prompts": _listed},
+    "resources/list": {"resources": _listed},
+    "resources/templates/list": {"resourceTemplates": _listed},
     # What a server tells the client's model of itself (often its system prompt).
     "initialize": {"instructions": _text},
     "server/discover": {"instructions": _text},

@@ -293,6 +293,7 @@ _RESULT = {
         default='`"tools/call"`',
         doc=(
             "`tools/call`, `resources/read`, `prompts/get`, `completion/complete`, "
+            "`prompts/list`, `resources/list`, `resources/templates/list`, "
             "`initialize`, `server/discover`, `tasks/get`, `tasks/list`, `tasks/cancel` (their "
             "results and their JSON-RPC errors), `notifications/message`, "
             "`notifications/progress` or `notifications/tasks/status`."

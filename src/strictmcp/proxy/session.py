@@ -91,6 +91,8 @@ TOO_MANY_IN_FLIGHT = -32003
 _TOOLS = "/result/tools/"
 # What a server asks of the user or the model: their text gets the results' hygiene.
 _SERVER_REQUESTS = frozenset({"elicitation/create", "sampling/createMessage"})
+# Results whose text a client gives its model before any call (ProxySession._introduced).
+_INTRODUCING = frozenset({"prompts/list", "initialize", "server/discover"})
 # Answers that may carry a task's final result, and the notification that may.
 _TASK_RESULTS = frozenset({"tasks/result", "tasks/get"})
 _TASK_STATUS = "notifications/tasks/status"
@@ -1044,15 +1046,20 @@ class ProxySession:
     def _introduced(
         self, message: Message, request: Message | None, result: dict[str, Any], plain: bool
     ) -> dict[str, Any] | None:
-        """An ``initialize`` or ``server/discover`` ``result`` as the client gets it: its
-        instructions cleaned (clients give them their model), the validate tool's capability
-        added; None: as it came."""
-        changed = None
-        cleaned = self._cleaned(message, request, plain)
+        """A ``prompts/list``, ``initialize`` or ``server/discover`` ``result`` as the client
+        gets it: what a client gives its model cleaned (prompts' descriptions, the server's
+        instructions), then the prompts the pins withhold left out, or the validate tool's
+        capability added; None: as it came."""
+        method = request.method if request is not None else None
+        # The pins judge the prompts as the server listed them.
+        kept = self._prompt_listing(result) if method == "prompts/list" else None
+        changed = kept
+        answer = message.raw if kept is None else {**message.raw, "result": kept}
+        cleaned = self.enforcer.clean_message(answer, method, plain=plain)
         if cleaned is not None:
-            result = changed = cleaned["result"]
-        if self.validate_name is not None:
-            changed = _with_capability(result, capability(self.validate_name))
+            changed = cleaned["result"]
+        if method != "prompts/list" and self.validate_name is not None:
+            changed = _with_capability(changed or result, capability(self.validate_name))
         return changed
 
     def _server_checked(
@@ -1096,9 +1103,11 @@ class ProxySession:
         if isinstance(result, dict) and method == "tools/list":
             lister = forwarded[1] if forwarded is not None else None
             return self._listing_item(message, result, found, lister, digest)
-        elif isinstance(result, dict) and method == "prompts/list":
-            changed = self._prompt_listing(result)
-        elif isinstance(result, dict) and method in ("initialize", "server/discover"):
+        elif isinstance(result, dict) and method in (
+            "prompts/list",
+            "initialize",
+            "server/discover",
+        ):
             changed = self._introduced(message, request, result, decoded.plain)
         elif isinstance(result, dict) and tool is not None:
             registry = self.conversation.tools
