@@ -476,7 +476,7 @@ def test_identity_claims_must_be_a_table_of_strings() -> None:
             '[[result]]\nmethod = "resources/read"\ntool = "x"\nlabel = true',
             'tool, label only for method = "tools/call"',
         ),
-        ('[[result]]\nmethod = "resources/list"', "method must be one of"),
+        ('[[result]]\nmethod = "tools/list"', "method must be one of"),
     ],
 )
 def test_a_method_is_one_the_policy_knows_and_fits_its_entry(entry: str, message: str) -> None:
