@@ -42,6 +42,7 @@ from test_proxy_http import (  # noqa: F401 - a fixture
     processes,
     request,
 )
+from test_proxy_session import nested
 from test_proxy_third_party import everything_command, filesystem_command, text_of
 
 SERVER = Path(__file__).resolve().parent / "proxy_fixtures" / "flow_server.py"
@@ -299,11 +300,6 @@ def test_a_tainted_number_is_found_however_it_is_written(action: FlowAction) -> 
 
 
 def test_data_is_tainted_found_and_redacted_however_deep() -> None:
-    def nested(value: Any, depth: int) -> Any:
-        for level in range(depth):
-            value = {"k": value} if level % 2 else [value]
-        return value
-
     # As deep as the strict reader reads (it refuses past about a thousand levels).
     tracker = FlowTracker((FlowRule(sources=("files",), sinks=("*",), action="redact"),))
     tracker.taint("files", {"structuredContent": nested(f"AWS_ACCESS_KEY_ID={AWS}", 900)})

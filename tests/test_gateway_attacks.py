@@ -35,6 +35,7 @@ from test_proxy_http import (  # noqa: F401 - a fixture
     processes,
     request,
 )
+from test_proxy_session import nested
 
 _SECONDS = 30
 _HANDSHAKE = {
@@ -164,12 +165,6 @@ def _note(method: str, params: Any) -> dict[str, Any]:
 _META = {"note": f"key {AWS}"}
 
 
-def _nested(value: Any, depth: int) -> Any:
-    for level in range(depth):
-        value = {"a": value} if level % 2 else [value]
-    return value
-
-
 _QUERY = {"name": "sink__write_query", "arguments": {"q": "SELECT 2"}}
 
 
@@ -195,7 +190,7 @@ REQUESTS: dict[str, Callable[[str], list[Any]]] = {
         _call(f"a-{p}", "tools/call", {**_QUERY, AWS: {"inner": f"key {AWS}"}})
     ],
     "tools/call nested past any bound": lambda p: [
-        _call(f"a-{p}", "tools/call", {**_QUERY, "_meta": {"note": _nested(f"key {AWS}", 300)}})
+        _call(f"a-{p}", "tools/call", {**_QUERY, "_meta": {"note": nested(f"key {AWS}", 300)}})
     ],
     "tools/call a _meta key": lambda p: [
         _call(f"a-{p}", "tools/call", {**_QUERY, "_meta": {"note": {AWS: 1}}})

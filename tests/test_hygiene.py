@@ -27,7 +27,7 @@ from strictmcp.policy import Policy, PolicyError, ResultRule
 from strictmcp.protocol import LATEST, RELATED_TASK, ToolRegistry, decode
 from strictmcp.protocol.jsonrpc import plain_text
 from strictmcp.proxy.session import ProxySession
-from test_proxy_session import Session, messages
+from test_proxy_session import Session, messages, nested
 
 
 def tags(text: str) -> str:
@@ -514,15 +514,9 @@ def test_a_related_task_in_meta_is_an_id_and_is_left_alone() -> None:
     assert cleaned.value["_meta"]["note"] == "n"
 
 
-def _nested(value: Any, depth: int) -> Any:
-    for level in range(depth):
-        value = {"k": value} if level % 2 else [value]
-    return value
-
-
 def test_data_deeper_than_the_walk_is_never_passed_on_uncleaned() -> None:
     hidden = "Sunny." + tags(INSTRUCTION)
-    deep = _nested(hidden, 70)
+    deep = nested(hidden, 70)
     # structuredContent under strip: refused, as a key it cannot clean is.
     result = result_of("ok", {"d": deep})
     assert [v.code for v in clean_result(result, "t", ResultRule(hygiene="strip")).refused] == [
@@ -540,13 +534,13 @@ def test_data_deeper_than_the_walk_is_never_passed_on_uncleaned() -> None:
     # Redaction alike: a key deep down is never sent on unredacted.
     secret = "AKIA" + "5MZXN8QRF3WBY6OE"
     redacting = ResultRule(redact=True)
-    assert clean_result(result_of("ok", {"d": _nested(secret, 70)}), "t", redacting).refused
-    meta = {"content": [], "_meta": {"x": _nested(secret, 70)}}
+    assert clean_result(result_of("ok", {"d": nested(secret, 70)}), "t", redacting).refused
+    meta = {"content": [], "_meta": {"x": nested(secret, 70)}}
     assert secret not in json.dumps(clean_result(meta, "t", redacting).value)
     # Within the walk, as before.
     assert (
         clean_result(
-            result_of("ok", {"d": _nested(hidden, 40)}), "t", ResultRule(hygiene="strip")
+            result_of("ok", {"d": nested(hidden, 40)}), "t", ResultRule(hygiene="strip")
         ).refused
         == []
     )
@@ -556,7 +550,7 @@ def test_the_proxy_refuses_a_result_too_deep_to_clean() -> None:
     policy = Policy.from_dict({"result": [{"tool": "t", "hygiene": "strip"}]})
     session = Session(policy=policy)
     session.start()
-    answer = call_and_answer(session, result_of("ok", {"d": _nested("x" + tags(INSTRUCTION), 70)}))
+    answer = call_and_answer(session, result_of("ok", {"d": nested("x" + tags(INSTRUCTION), 70)}))
     assert tags(INSTRUCTION) not in json.dumps(answer, ensure_ascii=False)
     assert "result-too-deep" in json.dumps(answer)
 

@@ -27,6 +27,13 @@ def line(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
+def nested(value: Any, depth: int) -> Any:
+    """``value`` ``depth`` levels down, in arrays and objects by turns (an attacker's nesting)."""
+    for level in range(depth):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
 def messages(lines: list[bytes]) -> list[Any]:
     return [json.loads(item) for item in lines]
 
