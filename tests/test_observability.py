@@ -386,10 +386,13 @@ def test_traces_continue_the_callers_trace_and_go_upstream(
         bad = {"name": "echo", "arguments": {"text": 7, "secret": "sk-planted"}, "_meta": meta}
         refused = answer(http.post(url, json=request("tools/call", 3, bad), headers=headers))
         assert refused["result"]["isError"] is True
+    wanted = {"mcp.server.operation.duration", "strictmcp.calls"}
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
+        # An export made before the calls were counted holds only some metrics: wait for
+        # one with them, not for the first.
         spans = [s for s in _spans(bodies) if s.name == "tools/call echo"]
-        if len(spans) >= 3 and "/v1/metrics" in bodies:
+        if len(spans) >= 3 and wanted <= _exported_metrics(bodies):
             break
         time.sleep(0.2)
     spans = [s for s in _spans(bodies) if s.name == "tools/call echo"]
@@ -414,15 +417,22 @@ def test_traces_continue_the_callers_trace_and_go_upstream(
     assert onward[0].parent_span_id == by_id["2"].span_id
     dumped = b"".join(bodies.get("/v1/traces", []))
     assert b"sk-planted" not in dumped  # no argument value in any span
-    export = ExportMetricsServiceRequest()
-    export.ParseFromString(bodies["/v1/metrics"][-1])
-    names = {
-        metric.name
-        for resource in export.resource_metrics
-        for scope in resource.scope_metrics
-        for metric in scope.metrics
-    }
-    assert {"mcp.server.operation.duration", "strictmcp.calls"} <= names
+    assert wanted <= _exported_metrics(bodies)
+
+
+def _exported_metrics(bodies: dict[str, list[bytes]]) -> set[str]:
+    """The names of the metrics in the OTLP metrics exports received so far."""
+    names: set[str] = set()
+    for body in list(bodies.get("/v1/metrics", [])):
+        export = ExportMetricsServiceRequest()
+        export.ParseFromString(body)
+        names |= {
+            metric.name
+            for resource in export.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+        }
+    return names
 
 
 def _decisions(scraped: str) -> dict[str, float]:
