@@ -1047,11 +1047,10 @@ class ProxySession:
         self, message: Message, request: Message | None, result: dict[str, Any], plain: bool
     ) -> dict[str, Any] | None:
         """A ``prompts/list``, ``initialize`` or ``server/discover`` ``result`` as the client
-        gets it: what a client gives its model cleaned (prompts' descriptions, the server's
-        instructions), then the prompts the pins withhold left out, or the validate tool's
-        capability added; None: as it came."""
+        gets it: the prompts the pins withhold left out (judged as the server listed them),
+        then what a client gives its model cleaned (prompts' descriptions, the server's
+        instructions), and the validate tool's capability added; None: as it came."""
         method = request.method if request is not None else None
-        # The pins judge the prompts as the server listed them.
         kept = self._prompt_listing(result) if method == "prompts/list" else None
         changed = kept
         answer = message.raw if kept is None else {**message.raw, "result": kept}
